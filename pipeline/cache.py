@@ -1,0 +1,41 @@
+"""Intermediate Levels stored under `.pcg-cache/`, addressed by their stage's cache key.
+
+The key is computed from configuration alone (stage kind and version, params, seed, input keys),
+so a hit means the stage would produce exactly this Level again.
+"""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+from pipeline.fsio import atomic_write
+from pipeline.level import Level
+
+# Bump when the stored representation of a Level changes, so old entries are ignored.
+CACHE_FORMAT = 1
+
+
+class LevelCache:
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    def path(self, key: str) -> Path:
+        return self.root / f"levels-v{CACHE_FORMAT}" / key[:2] / f"{key}.pkl"
+
+    def has(self, key: str) -> bool:
+        return self.path(key).is_file()
+
+    def load(self, key: str) -> Level | None:
+        """The cached Level, or None if absent or unreadable (a damaged entry is just a miss)."""
+        try:
+            data = self.path(key).read_bytes()
+            level = pickle.loads(data)
+        except FileNotFoundError:
+            return None
+        except Exception:
+            return None
+        return level if isinstance(level, Level) else None
+
+    def store(self, key: str, level: Level) -> None:
+        atomic_write(self.path(key), pickle.dumps(level, protocol=pickle.HIGHEST_PROTOCOL))

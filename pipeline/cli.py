@@ -1,0 +1,336 @@
+"""The `pcg` command line. Heavy modules (numpy, numba, pydantic) are imported inside commands so
+that `pcg --help` starts fast."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, List, Optional, TypeVar
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from pipeline.recipe import Recipe
+
+app = typer.Typer(
+    name="pcg",
+    help="Procedural maze and dungeon level packs: TOML recipes in, Tiled maps out.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+DEFAULT_RECIPES = Path("recipes")
+EXPORTS = typer.Option(Path("exports"), "--out", help="Folder that holds the packs.")
+CACHE = typer.Option(Path(".pcg-cache"), "--cache", help="Folder for cached intermediate Levels.")
+QUIET = typer.Option(False, "--quiet", "-q", help="Print only errors.")
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def _console(stderr: bool = False) -> "Console":
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False)
+
+
+def _fail(problems: list[str]) -> None:
+    err = _console(stderr=True)
+    for line in problems:
+        err.print(f"[red]error:[/red] {line}", markup=True, soft_wrap=True)
+
+
+def _user_errors(fn: F) -> F:
+    """Report PipelineErrors as plain lines and exit 1: users see what to fix, not a traceback."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+        from pipeline.errors import PipelineError
+
+        try:
+            return fn(*args, **kwargs)
+        except PipelineError as exc:
+            _fail(exc.problems)
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            _console(stderr=True).print("interrupted")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _load_all(targets: list[Path]) -> tuple[list["Recipe"], list[str]]:
+    """Every recipe found under `targets`, and the problems of those that do not load."""
+    from pipeline.errors import PipelineError, RecipeError
+    from pipeline.recipe import find_recipes, load_recipe
+
+    paths = find_recipes(targets)
+    if not paths:
+        raise PipelineError([f"no recipes (*.toml) found in {', '.join(map(str, targets))}"])
+    recipes, problems = [], []
+    for path in paths:
+        try:
+            recipes.append(load_recipe(path))
+        except RecipeError as exc:
+            problems.extend(exc.problems)
+    seen: dict[str, str] = {}
+    for recipe in list(recipes):
+        other = seen.setdefault(recipe.pack.name, recipe.path)
+        if other != recipe.path:
+            problems.append(f"{recipe.path}: pack.name: {recipe.pack.name!r} is also the pack of {other}; each recipe needs its own")
+            recipes.remove(recipe)
+    return recipes, problems
+
+
+def _check_maps(recipes: list["Recipe"], maps: list[int] | None) -> None:
+    from pipeline.errors import PipelineError
+
+    if not maps:
+        return
+    bad = [f"{r.path}: --map {i}: the pack has maps 0..{r.pack.maps - 1}" for r in recipes for i in maps if not 0 <= i < r.pack.maps]
+    if bad:
+        raise PipelineError(bad)
+
+
+@app.command()
+@_user_errors
+def build(
+    targets: List[Path] = typer.Argument(None, help="Recipe files or folders of recipes [default: recipes/]."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
+    force: bool = typer.Option(False, "--force", help="Rebuild everything, ignoring the cache and existing files."),
+    maps: Optional[List[int]] = typer.Option(None, "--map", help="Build only this map index (repeatable)."),
+    out: Path = EXPORTS,
+    cache: Path = CACHE,
+    quiet: bool = QUIET,
+) -> None:
+    """Build level packs from recipes: only what is stale since the last build."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from pipeline.build import Builder
+    from pipeline.cache import LevelCache
+    from pipeline.executor import default_workers, make_executor
+
+    recipes, problems = _load_all(targets or [DEFAULT_RECIPES])
+    _check_maps(recipes, maps)
+    builder = Builder(exports_root=out, cache=LevelCache(cache), force=force, only=sorted(set(maps)) if maps else None)
+    plans = [builder.plan(r) for r in recipes]
+    todo = sum(len(p.stale_maps) for p in plans)
+    console = _console()
+    reports = []
+    executor = make_executor(min(jobs or default_workers(), todo)) if todo else make_executor(1)
+    try:
+        with Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            console=_console(stderr=True), disable=quiet or todo <= 4, transient=True,
+        ) as bar:
+            for plan in plans:
+                # A fresh pack still goes through build(): that rewrites its manifest if only the
+                # recipe's comments changed, and runs no stage.
+                task = bar.add_task(plan.recipe.pack.name, total=len(plan.stale_maps))
+                report = builder.build(plan, executor, progress=lambda n, t=task: bar.advance(t, n))
+                reports.append(report)
+                if not quiet and not report.up_to_date:
+                    ran = ", ".join(f"{name} x{count}" for name, count in report.stage_runs.items())
+                    removed = f", {report.files_removed} removed" if report.files_removed else ""
+                    console.print(
+                        f"[bold]{report.name}[/bold]: built {report.built}/{report.maps} maps in {report.seconds:.2f} s"
+                        f" ({report.files_written} files written{removed}; ran {ran or 'nothing'})"
+                    )
+    finally:
+        executor.close()
+    if not quiet:
+        fresh = [r.name for r in reports if r.up_to_date]
+        if not todo and not problems:
+            console.print(f"Nothing to do: {len(plans)} pack(s) up to date ({sum(len(p.maps) for p in plans)} maps).")
+        elif fresh:
+            console.print(f"Up to date: {', '.join(fresh)}.")
+    failures = [f for r in reports for f in r.failures]
+    if failures:
+        from rich.table import Table
+
+        table = Table(title=f"{len(failures)} map(s) failed", title_justify="left")
+        for col in ("recipe", "map", "stage", "message"):
+            table.add_column(col)
+        for f in failures:
+            table.add_row(f.recipe, str(f.map), f.stage, f.message)
+        _console(stderr=True).print(table)
+    if problems:
+        _fail(problems)
+    if failures or problems:
+        raise typer.Exit(1)
+
+
+@app.command()
+@_user_errors
+def explain(
+    recipe: Path = typer.Argument(..., help="The recipe to explain."),
+    maps: Optional[List[int]] = typer.Option(None, "--map", help="Explain only this map index (repeatable)."),
+    out: Path = EXPORTS,
+    cache: Path = CACHE,
+) -> None:
+    """Show, per stage, whether it is fresh or stale and why, without building anything."""
+    from collections import Counter
+
+    from rich.table import Table
+
+    from pipeline.build import Builder
+    from pipeline.cache import LevelCache
+    from pipeline.recipe import load_recipe
+
+    loaded = load_recipe(recipe)
+    _check_maps([loaded], maps)
+    plan = Builder(exports_root=out, cache=LevelCache(cache), only=sorted(set(maps)) if maps else None).plan(loaded)
+    table = Table(title=f"{loaded.pack.name} ({loaded.path}): {len(plan.maps)} map(s)", title_justify="left")
+    for col in ("stage", "kind", "status", "why"):
+        table.add_column(col)
+    for spec in loaded.stages:
+        states = [m.stages[spec.name] for m in plan.maps]
+        stale = [s for s in states if s.stale]
+        reasons = Counter(r for s in stale for r in s.reasons)
+        why = "; ".join(r if len(plan.maps) == 1 else f"{r} ({n} maps)" for r, n in reasons.most_common(3))
+        if not spec.is_exporter:
+            cached = sum(s.cached for s in states)
+            why = "; ".join(x for x in (why, f"cached for {cached}/{len(states)} maps") if x)
+        status = "[green]fresh[/green]" if not stale else f"[yellow]stale[/yellow] {len(stale)}/{len(states)}"
+        table.add_row(spec.name, spec.kind, status, why)
+    console = _console()
+    console.print(table)
+    todo = plan.stale_maps
+    console.print(
+        f"`pcg build` would rebuild {len(todo)} of {len(plan.maps)} map(s)" if todo else "Up to date: `pcg build` would run nothing."
+    )
+
+
+@app.command()
+@_user_errors
+def verify(
+    manifest: Path = typer.Argument(..., help="A pack's manifest.json."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
+    quiet: bool = QUIET,
+) -> None:
+    """Rebuild a pack from its manifest in a temporary folder and compare every file's sha256."""
+    from pipeline.executor import default_workers
+    from pipeline.verify import verify_pack
+
+    result = verify_pack(manifest, jobs or default_workers())
+    console = _console()
+    for line in result.warnings:
+        _console(stderr=True).print(f"[yellow]warning:[/yellow] {line}")
+    if result.problems:
+        _fail(result.problems)
+        raise typer.Exit(1)
+    if not quiet:
+        console.print(f"[green]OK[/green]: all {result.files} files of {result.maps} map(s) rebuild byte for byte.")
+
+
+@app.command("list")
+@_user_errors
+def list_(
+    targets: List[Path] = typer.Argument(None, help="Recipe files or folders [default: recipes/]."),
+    out: Path = EXPORTS,
+    cache: Path = CACHE,
+) -> None:
+    """List the recipes with their pack, size, stages and build state."""
+    from rich.table import Table
+
+    from pipeline.build import Builder
+    from pipeline.cache import LevelCache
+
+    recipes, problems = _load_all(targets or [DEFAULT_RECIPES])
+    builder = Builder(exports_root=out, cache=LevelCache(cache))
+    table = Table()
+    for col in ("recipe", "pack", "maps", "stages", "state"):
+        table.add_column(col)
+    for recipe in recipes:
+        plan = builder.plan(recipe)
+        stale = len(plan.stale_maps)
+        state = "[green]up to date[/green]" if not stale else f"[yellow]{stale} stale[/yellow]"
+        table.add_row(recipe.path, recipe.pack.name, str(recipe.pack.maps), ", ".join(s.kind for s in recipe.stages), state)
+    _console().print(table)
+    if problems:
+        _fail(problems)
+        raise typer.Exit(1)
+
+
+@app.command()
+@_user_errors
+def stages(kind: Optional[str] = typer.Argument(None, help="Show one stage kind in full.")) -> None:
+    """List every stage kind with its parameters, or show one in full."""
+    from rich.table import Table
+
+    from pipeline import registry
+    from pipeline.errors import PipelineError, did_you_mean
+
+    kinds = registry.kinds()
+    console = _console()
+    if kind is not None and kind not in kinds:
+        raise PipelineError([f"unknown stage kind {kind!r}{did_you_mean(kind, kinds) or ' (run `pcg stages` for the list)'}"])
+    for name, cls in kinds.items():
+        if kind is not None and name != kind:
+            continue
+        doc = (cls.__doc__ or "").strip()
+        console.print(f"[bold cyan]{name}[/bold cyan]  (version {cls.version}, inputs {cls.arity[0]}..{cls.arity[1]})")
+        console.print(doc if kind else doc.splitlines()[0], soft_wrap=True)
+        table = Table(box=None, padding=(0, 2), show_header=True)
+        for col in ("param", "type", "default", "constraints", "description"):
+            table.add_column(col)
+        for row in registry.param_rows(cls):
+            table.add_row(row["name"], row["type"], row["default"], row["constraints"], row["doc"])
+        console.print(table)
+        console.print()
+
+
+@app.command()
+@_user_errors
+def schema(output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write here instead of standard output.")) -> None:
+    """Write the JSON Schema of recipes, for editors that validate and complete TOML (see README)."""
+    import json
+
+    from pipeline.fsio import atomic_write
+    from pipeline.schema import recipe_schema
+
+    text = json.dumps(recipe_schema(), indent=2) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        atomic_write(output, text.encode("utf-8"))
+
+
+@app.command()
+@_user_errors
+def clean(
+    packs: List[str] = typer.Argument(None, help="Also delete these packs' folders under exports/."),
+    all_packs: bool = typer.Option(False, "--all", help="Also delete every pack folder (those with a manifest.json)."),
+    out: Path = EXPORTS,
+    cache: Path = CACHE,
+) -> None:
+    """Delete the cache of intermediate Levels (and, if asked, built packs)."""
+    import shutil
+
+    from pipeline.errors import PipelineError
+    from pipeline.manifest import MANIFEST
+
+    console = _console()
+    if cache.exists():
+        shutil.rmtree(cache)
+        console.print(f"removed {cache}/")
+    targets = [out / p for p in packs or []]
+    if all_packs and out.is_dir():
+        targets += sorted(d for d in out.iterdir() if (d / MANIFEST).is_file())
+    for folder in targets:
+        # Only folders we built: a stray name must never delete anything else.
+        if folder.parent.resolve() != out.resolve() or not (folder / MANIFEST).is_file():
+            raise PipelineError([f"{folder}: not a pack folder (no {MANIFEST})"])
+        shutil.rmtree(folder)
+        console.print(f"removed {folder}/")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

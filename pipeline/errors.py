@@ -1,0 +1,84 @@
+"""User-facing errors: one line per problem, naming the file and the recipe key."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Iterable
+
+from pydantic import ValidationError
+
+
+class PipelineError(Exception):
+    """An error the user can fix; the CLI prints its lines without a traceback."""
+
+    def __init__(self, problems: Iterable[str]):
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class RecipeError(PipelineError):
+    """One or more problems in a recipe file."""
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {match[0]!r}?)" if match else ""
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        text = repr(value)
+        return text if len(text) <= 40 else text[:37] + "..."
+    return str(value)
+
+
+def _readable(err: dict[str, Any], field_names: Iterable[str]) -> str:
+    """Turn one pydantic error into the short phrase a recipe author needs."""
+    kind = err["type"]
+    ctx = err.get("ctx", {})
+    got = f" (got {_shown(err['input'])})" if "input" in err else ""
+    if kind == "missing":
+        return "is required"
+    if kind == "extra_forbidden":
+        name = str(err["loc"][-1])
+        hint = did_you_mean(name, field_names)
+        return f"unknown parameter{hint or ' (valid: ' + ', '.join(field_names) + ')'}"
+    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        op = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}[kind]
+        bound = next(iter(ctx.values()))
+        return f"must be {op} {bound}{got}"
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return f"must be an integer{got}"
+    if kind in ("float_type", "float_parsing"):
+        return f"must be a number{got}"
+    if kind in ("bool_type", "bool_parsing"):
+        return f"must be true or false{got}"
+    if kind in ("string_type",):
+        return f"must be a string{got}"
+    if kind == "literal_error":
+        return f"must be one of {ctx.get('expected')}{got}"
+    if kind in ("too_short", "too_long"):
+        return f"must have {'at least' if kind == 'too_short' else 'at most'} {ctx.get('min_length', ctx.get('max_length'))} items{got}"
+    if kind in ("tuple_type", "list_type"):
+        return f"must be a list{got}"
+    if kind == "string_pattern_mismatch":
+        return f"must match {ctx.get('pattern')}{got}"
+    if kind == "value_error":
+        return f"{str(ctx.get('error', err['msg']))}{got}"
+    msg = err["msg"]
+    return f"{msg[0].lower()}{msg[1:]}{got}"
+
+
+def validation_problems(exc: ValidationError, prefix: str, field_names: Iterable[str]) -> list[str]:
+    """`prefix.key: phrase` for every error in a pydantic ValidationError."""
+    names = list(field_names)
+    problems = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        key = f"{prefix}.{loc}" if loc else prefix
+        problems.append(f"{key}: {_readable(err, names)}")
+    return problems

@@ -1,0 +1,67 @@
+"""Where batches of maps run: in this process, or on a local process pool.
+
+The build loop only calls `results()`, so a cluster executor (Dask) slots in beside these two.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from typing import Iterator, Protocol
+
+from pipeline.worker import Batch, MapResult, run_batch
+
+Outcome = tuple[Batch, "list[MapResult] | BaseException"]
+
+
+class Executor(Protocol):
+    workers: int
+
+    def results(self, batches: list[Batch]) -> Iterator[Outcome]:
+        """Run every batch; yield each with its results (or the exception that lost it) as it finishes."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class SerialExecutor:
+    workers = 1
+
+    def results(self, batches: list[Batch]) -> Iterator[Outcome]:
+        for batch in batches:
+            yield batch, run_batch(batch)
+
+    def close(self) -> None:
+        pass
+
+
+class ProcessExecutor:
+    def __init__(self, workers: int):
+        self.workers = workers
+        # fork starts workers in milliseconds with the stage modules already imported. Workers are
+        # forked here, before the client starts any thread (rich's progress bar has one).
+        method = "fork" if sys.platform == "linux" else None
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method))
+        self._pool.submit(int).result()  # with fork, the first submit starts every worker: do it now
+
+    def results(self, batches: list[Batch]) -> Iterator[Outcome]:
+        futures: dict[Future[list[MapResult]], Batch] = {self._pool.submit(run_batch, b): b for b in batches}
+        for future in as_completed(futures):
+            batch = futures[future]
+            try:
+                yield batch, future.result()
+            except Exception as exc:  # a worker that died (BrokenProcessPool) or could not unpickle
+                yield batch, exc
+
+    def close(self) -> None:
+        self._pool.shutdown(cancel_futures=True)
+
+
+def default_workers() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def make_executor(workers: int) -> Executor:
+    return SerialExecutor() if workers <= 1 else ProcessExecutor(workers)

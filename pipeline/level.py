@@ -1,0 +1,79 @@
+"""The one data type every stage passes along: a tile grid plus what it means."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Union
+
+import numpy as np
+
+PropertyValue = Union[bool, int, float, str]
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """One tile value: a single character (MarkovJunior style), a name exporters map to tiles, a colour."""
+
+    char: str
+    name: str
+    color: str  # "#rrggbb"
+
+    def rgb(self) -> tuple[int, int, int]:
+        c = self.color.lstrip("#")
+        return int(c[0:2], 16), int(c[2:4], 16), int(c[4:6], 16)
+
+
+@dataclass(frozen=True)
+class MapObject:
+    """A point (w = h = 0) or rectangle in tile units, exported as a Tiled object."""
+
+    name: str
+    type: str
+    x: float
+    y: float
+    w: float = 0.0
+    h: float = 0.0
+    properties: dict[str, PropertyValue] = field(default_factory=dict)
+
+
+@dataclass
+class Level:
+    """A map being generated.
+
+    `tiles` holds one alphabet index per tile; `alphabet[0]` is the fill symbol. Extra per-tile data
+    goes in `layers`, spawn points and rooms in `objects`, stats and provenance in `properties`.
+    """
+
+    tiles: np.ndarray
+    alphabet: tuple[Symbol, ...]
+    layers: dict[str, np.ndarray] = field(default_factory=dict)
+    objects: list[MapObject] = field(default_factory=list)
+    properties: dict[str, PropertyValue] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.tiles.ndim != 2 or self.tiles.dtype != np.uint8:
+            raise ValueError(f"Level.tiles must be a 2-D uint8 array (got {self.tiles.dtype} {self.tiles.shape})")
+        if not self.alphabet:
+            raise ValueError("Level.alphabet is empty")
+        for name, layer in self.layers.items():
+            if layer.shape != self.tiles.shape:
+                raise ValueError(f"layer {name!r} has shape {layer.shape}, tiles have {self.tiles.shape}")
+
+    @property
+    def height(self) -> int:
+        return int(self.tiles.shape[0])
+
+    @property
+    def width(self) -> int:
+        return int(self.tiles.shape[1])
+
+    def index_of(self, name: str) -> int:
+        """Alphabet index of the symbol called `name` (or whose char is `name`)."""
+        for i, sym in enumerate(self.alphabet):
+            if sym.name == name or sym.char == name:
+                return i
+        known = ", ".join(s.name for s in self.alphabet)
+        raise KeyError(f"no symbol {name!r} in this level's alphabet ({known})")
+
+    def with_properties(self, **props: PropertyValue) -> Level:
+        return replace(self, properties={**self.properties, **props})

@@ -1,0 +1,203 @@
+"""Planning: every stage's cache key from configuration alone, and what is stale and why.
+
+Nothing runs here, so `pcg explain` and `pcg build` agree on what a build will do before it starts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipeline.cache import LevelCache
+from pipeline.fsio import sha256_file
+from pipeline.level import PropertyValue
+from pipeline.recipe import Recipe
+from pipeline.seeds import name_hash
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """One stage of one map."""
+
+    name: str
+    key: str
+    seed: tuple[int, int, int]
+    stale: bool
+    reasons: tuple[str, ...]
+    cached: bool = False  # intermediate stages only: the Level is in the cache
+
+
+@dataclass
+class MapPlan:
+    index: int
+    stem: str
+    stages: dict[str, StagePlan]
+    run: tuple[str, ...] = ()  # stages to compute, in order
+    exports: tuple[str, ...] = ()  # export stages to write
+
+    @property
+    def stale(self) -> bool:
+        return bool(self.exports)
+
+
+@dataclass
+class PackPlan:
+    recipe: Recipe
+    pack_dir: Path
+    previous: dict[str, Any] | None  # the pack's last manifest
+    maps: list[MapPlan] = field(default_factory=list)
+
+    @property
+    def stale_maps(self) -> list[MapPlan]:
+        return [m for m in self.maps if m.stale]
+
+
+class KeyMaker:
+    """Cache keys for one recipe; the per-stage parts are computed once, not once per map."""
+
+    def __init__(self, recipe: Recipe):
+        self.recipe = recipe
+        self.static: dict[str, dict[str, Any]] = {}
+        self.name_hashes: dict[str, int] = {}
+        for spec in recipe.stages:
+            self.static[spec.name] = stage_config(spec.kind, spec.params.version, spec.params.model_dump(mode="json"))
+            self.name_hashes[spec.name] = name_hash(spec.name)
+
+    def keys(self, index: int) -> dict[str, tuple[str, tuple[int, int, int]]]:
+        out: dict[str, tuple[str, tuple[int, int, int]]] = {}
+        pack = self.recipe.pack
+        for spec in self.recipe.stages:
+            seed = (index, self.name_hashes[spec.name], pack.seed)
+            payload: dict[str, Any] = {
+                **self.static[spec.name],
+                "seed": list(seed),
+                "inputs": [out[i][0] for i in spec.inputs],
+            }
+            if spec.is_exporter:
+                # What an exporter writes also depends on the file names and provenance it is given.
+                payload["stem"] = pack.stem(index)
+                payload["provenance"] = export_provenance(self.recipe, index, spec.name)
+            out[spec.name] = (hashlib.sha256(canonical_json(payload).encode()).hexdigest(), seed)
+        return out
+
+
+def export_provenance(recipe: Recipe, index: int, exporter: str) -> dict[str, PropertyValue]:
+    """What an exporter records about where a map came from (TMX map properties)."""
+    chain = " > ".join(s.kind for s in recipe.upstream(exporter))
+    return {"pack": recipe.pack.name, "map": index, "seed": recipe.pack.seed, "stages": chain}
+
+
+def stage_config(kind: str, version: int, params: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": kind, "version": version, "params": params}
+
+
+def plan_pack(
+    recipe: Recipe,
+    exports_root: Path,
+    cache: LevelCache,
+    previous: dict[str, Any] | None,
+    force: bool = False,
+    only: list[int] | None = None,
+) -> PackPlan:
+    pack_dir = exports_root / recipe.pack.name
+    plan = PackPlan(recipe=recipe, pack_dir=pack_dir, previous=previous)
+    maker = KeyMaker(recipe)
+    prev_maps = {m["index"]: m for m in (previous or {}).get("maps", [])}
+    prev_stages = (previous or {}).get("stages", {})
+    prev_seed = (previous or {}).get("pack", {}).get("seed")
+    digests: dict[str, str | None] = {}  # shared files (tilesets) are hashed once, not once per map
+    indices = only if only is not None else range(recipe.pack.maps)
+    for index in indices:
+        keys = maker.keys(index)
+        prev = prev_maps.get(index)
+        stages: dict[str, StagePlan] = {}
+        for spec in recipe.stages:
+            key, seed = keys[spec.name]
+            if force:
+                reasons: list[str] = ["--force"]
+            else:
+                reasons = _why_stale(spec.name, key, prev, prev_stages, prev_seed, recipe, keys)
+                if not reasons and spec.is_exporter:
+                    reasons = _outputs_changed(pack_dir, prev, spec.name, digests)
+            cached = not spec.is_exporter and not force and cache.has(key)
+            stages[spec.name] = StagePlan(spec.name, key, seed, bool(reasons), tuple(reasons), cached)
+        mp = MapPlan(index=index, stem=recipe.pack.stem(index), stages=stages)
+        mp.exports = tuple(s.name for s in recipe.exporters if stages[s.name].stale)
+        mp.run = _stages_to_run(recipe, stages, mp.exports)
+        plan.maps.append(mp)
+    return plan
+
+
+def _stages_to_run(recipe: Recipe, stages: dict[str, StagePlan], exports: tuple[str, ...]) -> tuple[str, ...]:
+    """The stale exports, plus every upstream stage whose Level is not cached (inputs first)."""
+    needed: set[str] = set(exports)
+    for spec in reversed(recipe.stages):
+        if spec.name in needed and (spec.is_exporter or not stages[spec.name].cached):
+            needed.update(spec.inputs)
+    return tuple(s.name for s in recipe.stages if s.name in needed and (s.is_exporter or not stages[s.name].cached))
+
+
+def _why_stale(
+    name: str,
+    key: str,
+    prev: dict[str, Any] | None,
+    prev_stages: dict[str, Any],
+    prev_seed: int | None,
+    recipe: Recipe,
+    keys: dict[str, tuple[str, tuple[int, int, int]]],
+) -> list[str]:
+    if prev is None:
+        return ["not built yet"]
+    before = prev.get("stages", {}).get(name)
+    if before is None or name not in prev_stages:
+        return ["new stage"]
+    if before.get("key") == key:
+        return []
+    spec = recipe.by_name[name]
+    old = prev_stages[name]
+    reasons = []
+    if old.get("kind") != spec.kind:
+        reasons.append(f"stage kind changed ({old.get('kind')} -> {spec.kind})")
+    elif old.get("version") != spec.params.version:
+        reasons.append(f"stage version changed ({old.get('version')} -> {spec.params.version})")
+    params = spec.params.model_dump(mode="json")
+    old_params = old.get("params", {})
+    changed = [k for k in sorted(set(params) | set(old_params)) if params.get(k) != old_params.get(k)]
+    if changed and old.get("kind") == spec.kind:
+        shown = ", ".join(f"{k}: {_short(old_params.get(k))} -> {_short(params.get(k))}" for k in changed)
+        reasons.append(f"params changed ({shown})")
+    if prev_seed != recipe.pack.seed:
+        reasons.append(f"pack seed changed ({prev_seed} -> {recipe.pack.seed})")
+    if list(old.get("inputs", [])) != list(spec.inputs):
+        reasons.append("inputs changed (" + ", ".join(old.get("inputs", [])) + " -> " + ", ".join(spec.inputs) + ")")
+    else:
+        for inp in spec.inputs:
+            if prev.get("stages", {}).get(inp, {}).get("key") != keys[inp][0]:
+                reasons.append(f"input {inp!r} changed")
+    return reasons or ["output naming or provenance changed"]
+
+
+def _short(value: Any) -> str:
+    text = canonical_json(value)
+    return text if len(text) <= 30 else text[:27] + "..."
+
+
+def _outputs_changed(pack_dir: Path, prev: dict[str, Any] | None, name: str, digests: dict[str, str | None]) -> list[str]:
+    assert prev is not None
+    recorded = prev.get("files", {})
+    for rel in prev["stages"][name].get("files", []):
+        if rel not in digests:
+            digests[rel] = sha256_file(pack_dir / rel)
+        digest = digests[rel]
+        if digest is None:
+            return [f"output missing on disk ({rel})"]
+        if digest != recorded.get(rel):
+            return [f"output modified on disk ({rel})"]
+    return []

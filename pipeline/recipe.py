@@ -1,0 +1,258 @@
+"""Recipes: TOML files describing a pack (`[pack]`) and a DAG of stages (`[stage.NAME]`).
+
+Loading validates everything at once and raises a RecipeError listing every problem as
+`path: key: message`, so a user fixes a recipe in one round trip.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import tomli
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from pipeline import registry
+from pipeline.errors import RecipeError, did_you_mean, validation_problems
+from pipeline.paths import check_plain_name
+from pipeline.registry import RESERVED_KEYS, StageParams
+
+
+_STAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+
+class PackConfig(BaseModel):
+    """The `[pack]` table."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(description="Folder name of the pack under exports/.")
+    seed: int = Field(ge=0, lt=2**63, description="Pack seed; map i's streams derive from (i, stage, seed).")
+    maps: int = Field(1, ge=1, le=10_000_000, description="Number of maps in the pack.")
+    map_name: str = Field("map_{map:03d}", description="File name of each map (without extension); {map} is its index.")
+    description: str = Field("", description="Free text, copied into the manifest.")
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, value: str) -> str:
+        return check_plain_name(value)
+
+    @field_validator("map_name")
+    @classmethod
+    def _map_name(cls, value: str) -> str:
+        try:
+            sample = value.format(map=0)
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ValueError(f"must be a file name pattern using only {{map}} ({exc})") from None
+        check_plain_name(sample)
+        if value.format(map=1) == sample:
+            raise ValueError("must contain {map} so that every map gets its own file")
+        return value
+
+    def stem(self, map_index: int) -> str:
+        return self.map_name.format(map=map_index)
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """One `[stage.NAME]` table, validated."""
+
+    name: str
+    params: StageParams
+    inputs: tuple[str, ...]
+
+    @property
+    def kind(self) -> str:
+        return self.params.kind
+
+    @property
+    def is_exporter(self) -> bool:
+        return registry.is_exporter(type(self.params))
+
+
+@dataclass(frozen=True)
+class Recipe:
+    path: str  # as the user named it; used in every message
+    text: str
+    pack: PackConfig
+    stages: tuple[StageSpec, ...]  # in an order where inputs come first
+
+    @cached_property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    @cached_property
+    def by_name(self) -> dict[str, StageSpec]:
+        return {s.name: s for s in self.stages}
+
+    @property
+    def exporters(self) -> list[StageSpec]:
+        return [s for s in self.stages if s.is_exporter]
+
+    def upstream(self, name: str) -> list[StageSpec]:
+        """`name` and every stage it depends on, inputs first."""
+        needed = {name}
+        for spec in reversed(self.stages):
+            if spec.name in needed:
+                needed.update(spec.inputs)
+        return [s for s in self.stages if s.name in needed]
+
+
+def find_recipes(targets: list[Path]) -> list[Path]:
+    """Recipe files named directly, or every `*.toml` in a named folder, sorted."""
+    found: list[Path] = []
+    for target in targets:
+        if target.is_dir():
+            found.extend(sorted(target.glob("*.toml")))
+        else:
+            found.append(target)
+    return found
+
+
+def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
+    """Parse and validate a recipe; `text` overrides reading the file (used by `pcg verify`)."""
+    shown = str(path)
+    if text is None:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise RecipeError([f"{shown}: no such recipe file"]) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RecipeError([f"{shown}: cannot read recipe ({exc})"]) from None
+    try:
+        data = tomli.loads(text)
+    except tomli.TOMLDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}: " if getattr(exc, "lineno", None) else ""
+        raise RecipeError([f"{shown}: {where}invalid TOML: {getattr(exc, 'msg', str(exc))}"]) from None
+
+    problems: list[str] = []
+    for key in data:
+        if key not in ("pack", "stage"):
+            problems.append(f"{key}: unknown table{did_you_mean(key, ['pack', 'stage'])} (a recipe has [pack] and [stage.NAME] tables)")
+
+    pack = _load_pack(data.get("pack"), problems)
+    specs = _load_stages(data.get("stage"), problems)
+    ordered = _order(specs, problems) if not problems else []
+    if not problems and not any(s.is_exporter for s in ordered):
+        problems.append("stage: no export stage, so the recipe would write nothing (add e.g. [stage.tmx] with use = \"export.tmx\")")
+    if problems or pack is None:
+        raise RecipeError(f"{shown}: {p}" for p in problems)
+    return Recipe(path=shown, text=text, pack=pack, stages=tuple(ordered))
+
+
+def _load_pack(table: Any, problems: list[str]) -> PackConfig | None:
+    if table is None:
+        problems.append("pack: missing [pack] table (name, seed, maps)")
+        return None
+    if not isinstance(table, dict):
+        problems.append("pack: must be a table")
+        return None
+    try:
+        return PackConfig.model_validate(table)
+    except ValidationError as exc:
+        problems.extend(validation_problems(exc, "pack", PackConfig.model_fields))
+        return None
+
+
+def _load_stages(table: Any, problems: list[str]) -> list[StageSpec]:
+    if table is None:
+        problems.append("stage: no stages (add [stage.NAME] tables with `use = \"kind\"`)")
+        return []
+    if not isinstance(table, dict):
+        problems.append("stage: must be a table of [stage.NAME] tables")
+        return []
+    all_kinds = registry.kinds()
+    specs: list[StageSpec] = []
+    for name, body in table.items():
+        key = f"stage.{name}"
+        if not _STAGE_NAME.match(name):
+            problems.append(f"{key}: stage names use letters, digits, _ and - and start with a letter")
+            continue
+        if not isinstance(body, dict):
+            problems.append(f"{key}: must be a table ([stage.{name}])")
+            continue
+        kind = body.get("use")
+        if not isinstance(kind, str):
+            problems.append(f"{key}.use: is required: the stage kind, e.g. \"maze.backtracker\" (see `pcg stages`)")
+            continue
+        cls = all_kinds.get(kind)
+        if cls is None:
+            hint = did_you_mean(kind, all_kinds) or " (run `pcg stages` for the list)"
+            problems.append(f"{key}.use: unknown stage kind {kind!r}{hint}")
+            continue
+        inputs = _inputs(body, key, problems)
+        params = {k: v for k, v in body.items() if k not in RESERVED_KEYS}
+        try:
+            validated = cls.model_validate(params)
+        except ValidationError as exc:
+            problems.extend(validation_problems(exc, key, cls.model_fields))
+            continue
+        if inputs is None:
+            continue
+        lo, hi = cls.arity
+        if not lo <= len(inputs) <= hi:
+            want = f"{lo}" if lo == hi else f"{lo} to {hi}"
+            problems.append(f"{key}.input: {kind} takes {want} input(s) (got {len(inputs)})")
+            continue
+        specs.append(StageSpec(name=name, params=validated, inputs=inputs))
+    return specs
+
+
+def _inputs(body: dict[str, Any], key: str, problems: list[str]) -> tuple[str, ...] | None:
+    if "input" in body and "inputs" in body:
+        problems.append(f"{key}: give either input or inputs, not both")
+        return None
+    if "input" in body:
+        value = body["input"]
+        if not isinstance(value, str):
+            problems.append(f"{key}.input: must be the name of another stage (got {value!r})")
+            return None
+        return (value,)
+    value = body.get("inputs", [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        problems.append(f"{key}.inputs: must be a list of stage names (got {value!r})")
+        return None
+    return tuple(value)
+
+
+def _order(specs: list[StageSpec], problems: list[str]) -> list[StageSpec]:
+    """Topological order (recipe order among independent stages); reports missing inputs and cycles."""
+    names = [s.name for s in specs]
+    by_name = {s.name: s for s in specs}
+    for spec in specs:
+        for inp in spec.inputs:
+            if inp not in by_name:
+                problems.append(f"stage.{spec.name}.input: no stage named {inp!r}{did_you_mean(inp, names)}")
+            elif by_name[inp].is_exporter:
+                problems.append(f"stage.{spec.name}.input: {inp!r} is an export stage; it writes files and has no Level to pass on")
+    if problems:
+        return []
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+    order: list[StageSpec] = []
+    path: list[str] = []
+
+    def visit(name: str) -> bool:
+        if state.get(name) == 2:
+            return True
+        if state.get(name) == 1:
+            cycle = path[path.index(name):] + [name]
+            problems.append("stage: cycle " + " -> ".join(f"stage.{n}" for n in cycle))
+            return False
+        state[name] = 1
+        path.append(name)
+        for inp in by_name[name].inputs:
+            if not visit(inp):
+                return False
+        path.pop()
+        state[name] = 2
+        order.append(by_name[name])
+        return True
+
+    for name in names:
+        if not visit(name):
+            return []
+    return order

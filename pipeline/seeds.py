@@ -1,0 +1,27 @@
+"""Per-map, per-stage random streams.
+
+Map `i`, stage `s` of a pack seeded `p` draws from `PCG64(SeedSequence([i, blake2b(s), p]))`: the
+varying ids come first (never `p + i`, which makes neighbouring packs share streams), and the stage
+name is hashed with blake2b because Python's `hash()` changes between processes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+BIT_GENERATOR = "PCG64"
+
+
+def name_hash(stage_name: str) -> int:
+    """A stable 64-bit integer for a stage name."""
+    return int.from_bytes(hashlib.blake2b(stage_name.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def stage_seed(map_index: int, stage_name: str, pack_seed: int) -> tuple[int, int, int]:
+    return (map_index, name_hash(stage_name), pack_seed)
+
+
+def rng_for(seed: tuple[int, ...]) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(list(seed))))

@@ -1,0 +1,1 @@
+"""Exporters: stages that turn a Level into files inside the pack folder."""

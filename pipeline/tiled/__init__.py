@@ -1,0 +1,8 @@
+"""Writers for Tiled's TMX/TSX formats (pytmx and pytiled-parser only read them).
+
+We write the 1.8 format that Tiled 1.8 and every later version read, attribute for attribute as
+Tiled itself writes it, so the files diff cleanly against a map re-saved in Tiled.
+"""
+
+FORMAT_VERSION = "1.8"
+TILED_VERSION = "1.8.2"

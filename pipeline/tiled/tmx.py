@@ -1,0 +1,132 @@
+"""TMX maps: one tile layer per grid, an object layer, typed map properties."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import xml.etree.ElementTree as ET
+import zlib
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from pipeline.level import MapObject, PropertyValue
+from pipeline.tiled import FORMAT_VERSION, TILED_VERSION
+from pipeline.tiled.tileset import Tileset
+from pipeline.tiled.xmlout import add_properties, to_bytes
+
+Encoding = Literal["csv", "base64"]
+Compression = Literal["none", "zlib", "gzip"]
+
+
+@dataclass
+class TileLayer:
+    name: str
+    tiles: np.ndarray  # uint8 symbol indices, H x W
+    gids: np.ndarray  # uint32 global tile id for each symbol index
+
+
+@dataclass
+class TmxMap:
+    width: int
+    height: int
+    tile_width: int
+    tile_height: int
+    tileset: Tileset
+    tileset_source: str | None  # path of the external .tsx, or None to embed the tileset
+    layers: list[TileLayer]
+    objects: list[MapObject] = field(default_factory=list)
+    properties: dict[str, PropertyValue] = field(default_factory=dict)
+    encoding: Encoding = "csv"
+    compression: Compression = "none"
+
+    def to_bytes(self) -> bytes:
+        has_objects = bool(self.objects)
+        root = ET.Element(
+            "map",
+            {
+                "version": FORMAT_VERSION,
+                "tiledversion": TILED_VERSION,
+                "orientation": "orthogonal",
+                "renderorder": "right-down",
+                "width": str(self.width),
+                "height": str(self.height),
+                "tilewidth": str(self.tile_width),
+                "tileheight": str(self.tile_height),
+                "infinite": "0",
+                "nextlayerid": str(len(self.layers) + has_objects + 1),
+                "nextobjectid": str(len(self.objects) + 1),
+            },
+        )
+        add_properties(root, self.properties)
+        root.append(self.tileset.element(firstgid=1, source=self.tileset_source))
+        for layer_id, layer in enumerate(self.layers, start=1):
+            node = ET.SubElement(
+                root, "layer", {"id": str(layer_id), "name": layer.name, "width": str(self.width), "height": str(self.height)}
+            )
+            node.append(layer_data(layer.tiles, layer.gids, self.encoding, self.compression))
+        if has_objects:
+            group = ET.SubElement(root, "objectgroup", {"id": str(len(self.layers) + 1), "name": "objects"})
+            for object_id, obj in enumerate(self.objects, start=1):
+                group.append(object_element(obj, object_id, self.tile_width, self.tile_height))
+        return to_bytes(root)
+
+
+def object_element(obj: MapObject, object_id: int, tile_width: int, tile_height: int) -> ET.Element:
+    """A Tiled object; positions and sizes arrive in tiles and are written in pixels."""
+    attrs = {"id": str(object_id), "name": obj.name, "type": obj.type}
+    attrs["x"] = _number(obj.x * tile_width)
+    attrs["y"] = _number(obj.y * tile_height)
+    if obj.w or obj.h:
+        attrs["width"] = _number(obj.w * tile_width)
+        attrs["height"] = _number(obj.h * tile_height)
+    node = ET.Element("object", attrs)
+    add_properties(node, obj.properties)
+    if not (obj.w or obj.h):
+        ET.SubElement(node, "point")
+    return node
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def layer_data(tiles: np.ndarray, gids: np.ndarray, encoding: Encoding, compression: Compression) -> ET.Element:
+    if encoding == "csv":
+        if compression != "none":
+            raise ValueError("CSV layer data cannot be compressed; use encoding = \"base64\"")
+        node = ET.Element("data", {"encoding": "csv"})
+        node.text = "\n" + csv_rows(tiles, gids) + "\n"
+        return node
+    raw = gids.astype("<u4")[tiles].tobytes()
+    if compression == "zlib":
+        raw = zlib.compress(raw, 9)
+    elif compression == "gzip":
+        raw = gzip.compress(raw, compresslevel=9, mtime=0)  # mtime=0: same bytes on every build
+    attrs = {"encoding": "base64"}
+    if compression != "none":
+        attrs["compression"] = compression
+    node = ET.Element("data", attrs)
+    node.text = "\n   " + base64.b64encode(raw).decode("ascii") + "\n  "
+    return node
+
+
+def csv_rows(tiles: np.ndarray, gids: np.ndarray) -> str:
+    """Tiled's CSV layout ("1,2,3,\\n4,5,6"), built with numpy rather than a join per tile.
+
+    Each symbol index has a fixed-width token "gid," padded with NUL bytes; the tokens of the whole
+    grid are laid out at once, a newline column appended, and the padding dropped.
+    """
+    tokens = [f"{int(g)},".encode("ascii") for g in gids]
+    width = max(len(t) for t in tokens)
+    table = np.zeros((len(tokens), width), dtype=np.uint8)
+    for i, token in enumerate(tokens):
+        table[i, : len(token)] = np.frombuffer(token, dtype=np.uint8)
+    h, w = tiles.shape
+    grid = np.zeros((h, w * width + 1), dtype=np.uint8)
+    grid[:, :-1] = table[tiles].reshape(h, w * width)
+    grid[:, -1] = ord("\n")
+    flat = grid.reshape(-1)
+    text = flat[flat != 0].tobytes().decode("ascii")
+    return text[:-2]  # the last tile has neither a comma nor a newline after it

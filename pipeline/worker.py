@@ -1,0 +1,117 @@
+"""What runs in a worker: the stages of a batch of maps, returning their files.
+
+Workers only read the recipe and the cache and write cache entries; every file under exports/ is
+written by the client, so a killed worker can never leave part of a pack behind.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+
+from pipeline.cache import LevelCache
+from pipeline.errors import PipelineError
+from pipeline.level import Level, PropertyValue
+from pipeline.plan import export_provenance
+from pipeline.recipe import Recipe
+from pipeline.registry import ExportContext, Exporter
+from pipeline.seeds import rng_for
+
+
+@dataclass(frozen=True)
+class MapTask:
+    index: int
+    stem: str
+    keys: dict[str, str]
+    seeds: dict[str, tuple[int, int, int]]
+    run: tuple[str, ...]
+    exports: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Batch:
+    recipe: Recipe
+    cache_root: str
+    tasks: tuple[MapTask, ...]
+
+
+@dataclass
+class MapResult:
+    index: int
+    files: dict[str, bytes] = field(default_factory=dict)
+    outputs: dict[str, list[str]] = field(default_factory=dict)  # export stage -> its files
+    digests: dict[str, str] = field(default_factory=dict)  # file -> sha256, set by the client
+    stats: dict[str, PropertyValue] = field(default_factory=dict)
+    ran: list[str] = field(default_factory=list)
+    failure: tuple[str, str] | None = None  # (stage, message)
+
+
+class StageFailed(Exception):
+    def __init__(self, stage: str, message: str):
+        self.stage = stage
+        self.message = message
+
+
+def run_batch(batch: Batch) -> list[MapResult]:
+    cache = LevelCache(batch.cache_root)
+    return [run_map(batch.recipe, cache, task) for task in batch.tasks]
+
+
+def run_map(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
+    result = MapResult(task.index)
+    levels: dict[str, Level] = {}
+
+    def level_of(name: str) -> Level:
+        if name in levels:
+            return levels[name]
+        level = None if name in task.run else cache.load(task.keys[name])
+        if level is None:
+            spec = recipe.by_name[name]
+            inputs = [level_of(i) for i in spec.inputs]
+            level = _call(name, lambda: spec.params.run(inputs, rng_for(task.seeds[name])))
+            if not isinstance(level, Level):
+                raise StageFailed(name, f"returned {type(level).__name__}, not a Level")
+            result.ran.append(name)
+            cache.store(task.keys[name], level)
+        freeze(level)
+        levels[name] = level
+        return level
+
+    try:
+        for name in task.exports:
+            spec = recipe.by_name[name]
+            assert isinstance(spec.params, Exporter)
+            level = level_of(spec.inputs[0])
+            ctx = ExportContext(stem=task.stem, provenance=export_provenance(recipe, task.index, name))
+            files = _call(name, lambda: spec.params.export(level, ctx))
+            result.ran.append(name)
+            result.outputs[name] = sorted(files)
+            for path, data in files.items():
+                if path in result.files and result.files[path] != data:
+                    raise StageFailed(name, f"writes {path}, which another stage of this map wrote differently")
+                result.files[path] = data
+            result.stats.update(level.properties)
+    except StageFailed as failed:
+        return MapResult(task.index, failure=(failed.stage, failed.message))
+    return result
+
+
+def _call(stage: str, fn):  # type: ignore[no-untyped-def]
+    try:
+        return fn()
+    except StageFailed:
+        raise
+    except PipelineError as exc:
+        raise StageFailed(stage, "; ".join(exc.problems)) from None
+    except Exception as exc:
+        # A bug in a stage: keep the innermost frame so the report points at the line.
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        where = f" (at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno})"
+        raise StageFailed(stage, f"{type(exc).__name__}: {exc}{where}") from None
+
+
+def freeze(level: Level) -> None:
+    """Make a Level's arrays read-only: stages are pure and must not modify their inputs."""
+    level.tiles.flags.writeable = False
+    for layer in level.layers.values():
+        layer.flags.writeable = False
