@@ -132,8 +132,11 @@ def build(
                 task = bar.add_task(plan.recipe.pack.name, total=len(plan.stale_maps))
                 report = builder.build(plan, executor, progress=lambda n, t=task: bar.advance(t, n))
                 reports.append(report)
-                if not quiet and not report.up_to_date:
-                    ran = ", ".join(f"{name} x{count}" for name, count in report.stage_runs.items())
+                if not quiet and report.files_removed and report.up_to_date:
+                    console.print(f"[bold]{report.name}[/bold]: removed {report.files_removed} files that no map writes any more")
+                elif not quiet and not report.up_to_date:
+                    runs = report.stage_runs
+                    ran = ", ".join(f"{s.name} x{runs[s.name]}" for s in plan.recipe.stages if runs[s.name])
                     removed = f", {report.files_removed} removed" if report.files_removed else ""
                     console.print(
                         f"[bold]{report.name}[/bold]: built {report.built}/{report.maps} maps in {report.seconds:.2f} s"
@@ -259,7 +262,9 @@ def list_(
 @_user_errors
 def stages(kind: Optional[str] = typer.Argument(None, help="Show one stage kind in full.")) -> None:
     """List every stage kind with its parameters, or show one in full."""
-    from rich.table import Table
+    import inspect
+
+    from rich.text import Text
 
     from pipeline import registry
     from pipeline.errors import PipelineError, did_you_mean
@@ -271,15 +276,17 @@ def stages(kind: Optional[str] = typer.Argument(None, help="Show one stage kind 
     for name, cls in kinds.items():
         if kind is not None and name != kind:
             continue
-        doc = (cls.__doc__ or "").strip()
-        console.print(f"[bold cyan]{name}[/bold cyan]  (version {cls.version}, inputs {cls.arity[0]}..{cls.arity[1]})")
-        console.print(doc if kind else doc.splitlines()[0], soft_wrap=True)
-        table = Table(box=None, padding=(0, 2), show_header=True)
-        for col in ("param", "type", "default", "constraints", "description"):
-            table.add_column(col)
+        doc = inspect.cleandoc(cls.__doc__ or "")
+        lo, hi = cls.arity
+        takes = "no input" if hi == 0 else f"{lo}..{hi} inputs" if lo != hi else f"{lo} input{'s' if lo > 1 else ''}"
+        console.print(Text.assemble((name, "bold cyan"), f"  (version {cls.version}, {takes})"))
+        # Docstrings and param docs are plain text: never let rich read "[w, h]" as markup.
+        console.print(Text("  " + (doc if kind else doc.splitlines()[0]).replace("\n", "\n  ")), soft_wrap=True)
         for row in registry.param_rows(cls):
-            table.add_row(row["name"], row["type"], row["default"], row["constraints"], row["doc"])
-        console.print(table)
+            bounds = f"  ({row['constraints']})" if row["constraints"] else ""
+            console.print(Text.assemble("    ", (row["name"], "green"), f": {row['type']} = {row['default']}{bounds}"))
+            if row["doc"]:
+                console.print(Text(f"        {row['doc']}"), soft_wrap=True)
         console.print()
 
 

@@ -100,26 +100,55 @@ def is_exporter(cls: type[StageParams]) -> bool:
     return issubclass(cls, Exporter)
 
 
-def param_rows(cls: type[StageParams]) -> list[dict[str, Any]]:
-    """Name, type, default and description of each parameter, for `pcg stages`."""
+def param_rows(cls: type[StageParams]) -> list[dict[str, str]]:
+    """Name, type, default, constraints and description of each parameter, for `pcg stages`."""
+    schema = cls.model_json_schema()
     rows = []
-    schema = cls.model_json_schema()["properties"]
     for name, info in cls.model_fields.items():
-        prop = schema.get(name, {})
-        constraints = {k: prop[k] for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "enum", "pattern") if k in prop}
+        prop = schema["properties"].get(name, {})
+        bounds = _bounds_suffix(prop).strip()
         rows.append(
             {
                 "name": name,
-                "type": _type_name(info.annotation),
-                "default": "(required)" if info.is_required() else repr(info.default),
-                "constraints": ", ".join(f"{k}={v}" for k, v in constraints.items()),
+                "type": _schema_type(prop, schema.get("$defs", {})),
+                "default": "required" if info.is_required() else _toml_value(info.default),
+                "constraints": bounds,
                 "doc": info.description or "",
             }
         )
     return rows
 
 
-def _type_name(annotation: Any) -> str:
-    text = getattr(annotation, "__name__", None) if not getattr(annotation, "__args__", None) else None
-    text = text or repr(annotation)
-    return text.replace("typing.", "").replace("typing_extensions.", "")
+_BOUNDS = {"exclusiveMinimum": ">", "minimum": ">=", "exclusiveMaximum": "<", "maximum": "<="}
+_JSON_TYPES = {"integer": "int", "number": "float", "string": "str", "boolean": "bool", "array": "list", "object": "table"}
+
+
+def _schema_type(prop: dict[str, Any], defs: dict[str, Any]) -> str:
+    """A short TOML-flavoured type: `int`, `[int, int]`, `"csv" | "base64"`."""
+    if "$ref" in prop:
+        prop = defs.get(prop["$ref"].rsplit("/", 1)[-1], {})
+    if "enum" in prop:
+        return " | ".join(_toml_value(v) for v in prop["enum"])
+    if "const" in prop:
+        return _toml_value(prop["const"])
+    if "anyOf" in prop:
+        return " | ".join(_schema_type(p, defs) for p in prop["anyOf"])
+    if "prefixItems" in prop:
+        return "[" + ", ".join(_schema_type(p, defs) + _bounds_suffix(p) for p in prop["prefixItems"]) + "]"
+    if prop.get("type") == "array" and "items" in prop:
+        return f"[{_schema_type(prop['items'], defs)}, ...]"
+    return _JSON_TYPES.get(prop.get("type", ""), prop.get("type", "any"))
+
+
+def _bounds_suffix(prop: dict[str, Any]) -> str:
+    return "".join(f" {op} {prop[k]}" for k, op in _BOUNDS.items() if k in prop)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return str(value)

@@ -1,0 +1,3 @@
+from bench.backtracker import main
+
+main()

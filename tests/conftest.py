@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RECIPES = ROOT / "recipes"
+TILED = shutil.which("tiled")
+TMXRASTERIZER = shutil.which("tmxrasterizer")
+
+needs_tiled = pytest.mark.skipif(TILED is None, reason="the real Tiled CLI is not installed (apt-get install tiled)")
+
+SMALL_RECIPE = """\
+[pack]
+name = "small"
+seed = 42
+maps = 6
+
+[stage.maze]
+use = "maze.backtracker"
+cells = [9, 7]
+
+[stage.tmx]
+use = "export.tmx"
+input = "maze"
+tile_size = 8
+
+[stage.preview]
+use = "export.png"
+input = "maze"
+scale = 2
+"""
+
+
+def pcg(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI in a fresh process, as a user would."""
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipeline", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=600
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"pcg {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def tree_digests(folder: Path) -> dict[str, str]:
+    """sha256 of every file under `folder`, by relative path."""
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A fresh project folder with one small recipe in recipes/."""
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "small.toml").write_text(SMALL_RECIPE)
+    return tmp_path
+
+
+def tiled_env() -> dict[str, str]:
+    return {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp")}

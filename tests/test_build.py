@@ -1,0 +1,175 @@
+"""Building packs through the real CLI: determinism, caching, explain, verify, failures."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import pcg, tree_digests
+
+PACK = Path("exports/small")
+
+
+def built(project: Path, *args: str) -> dict[str, str]:
+    pcg("build", "recipes", "-q", *args, cwd=project)
+    return tree_digests(project / PACK)
+
+
+def test_outputs_are_byte_identical_across_jobs_and_single_map_builds(project: Path, tmp_path: Path) -> None:
+    serial = built(project, "-j", "1")
+    assert {"map_000.tmx", "map_005.tmx", "previews/map_003.png", "tilesets/symbols.tsx", "tilesets/symbols.png", "manifest.json"} <= set(serial)
+
+    other = tmp_path / "other"
+    shutil.copytree(project / "recipes", other / "recipes")
+    assert built(other, "-j", "2") == serial  # manifest.json included: it holds no clock or path
+
+    single = tmp_path / "single"
+    shutil.copytree(project / "recipes", single / "recipes")
+    pcg("build", "recipes", "-q", "--map", "4", cwd=single)
+    alone = tree_digests(single / PACK)
+    for name in ("map_004.tmx", "previews/map_004.png", "tilesets/symbols.tsx", "tilesets/symbols.png"):
+        assert alone[name] == serial[name]
+    assert "map_003.tmx" not in alone
+
+
+def test_map_index_out_of_range_is_an_error(project: Path) -> None:
+    proc = pcg("build", "recipes", "--map", "6", cwd=project, check=False)
+    assert proc.returncode == 1
+    assert "--map 6: the pack has maps 0..5" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_second_build_runs_nothing_and_says_so(project: Path) -> None:
+    first = pcg("build", "recipes", "-j", "1", cwd=project)
+    assert "built 6/6 maps" in first.stdout
+    second = pcg("build", "recipes", cwd=project)
+    assert "Nothing to do" in second.stdout
+    assert "built" not in second.stdout
+
+
+def edit(project: Path, old: str, new: str) -> None:
+    path = project / "recipes" / "small.toml"
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def test_changing_one_param_reruns_that_stage_and_downstream_only(project: Path) -> None:
+    before = built(project)
+    edit(project, "tile_size = 8", "tile_size = 12")
+    explain = pcg("explain", "recipes/small.toml", cwd=project).stdout
+    assert "params changed (tile_size: 8 -> 12)" in explain
+    out = pcg("build", "recipes", "-j", "1", cwd=project).stdout
+    assert "ran tmx x6)" in out  # neither the maze nor the preview ran
+    after = tree_digests(project / PACK)
+    assert after["previews/map_000.png"] == before["previews/map_000.png"]
+    assert after["map_000.tmx"] != before["map_000.tmx"]
+
+    edit(project, "cells = [9, 7]", "cells = [10, 7]")
+    explain = pcg("explain", "recipes/small.toml", cwd=project).stdout
+    assert "params changed (cells: [9,7] -> [10,7])" in explain
+    assert "input 'maze' changed" in explain
+    out = pcg("build", "recipes", "-j", "1", cwd=project).stdout
+    assert "ran maze x6, tmx x6, preview x6)" in out
+
+
+def test_explain_names_files_missing_or_modified_on_disk(project: Path) -> None:
+    built(project)
+    (project / PACK / "map_002.tmx").unlink()
+    (project / PACK / "previews" / "map_001.png").write_bytes(b"edited")
+    explain = pcg("explain", "recipes/small.toml", cwd=project).stdout
+    assert "output missing on disk (map_002.tmx)" in explain
+    assert "output modified on disk (previews/map_001.png)" in explain
+    assert "would rebuild 2 of 6" in explain
+    out = pcg("build", "recipes", "-j", "1", cwd=project).stdout
+    assert "built 2/6 maps" in out
+    assert "ran tmx x1, preview x1)" in out  # the mazes come from the cache
+    assert "Nothing to do" in pcg("build", "recipes", cwd=project).stdout
+
+
+def test_cache_survives_and_a_stage_version_bump_is_explained(project: Path) -> None:
+    built(project)
+    manifest_path = project / PACK / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["stages"]["maze"]["version"] = 0
+    for entry in manifest["maps"]:
+        entry["stages"]["maze"]["key"] = "0" * 64
+    manifest_path.write_text(json.dumps(manifest))
+    explain = pcg("explain", "recipes/small.toml", cwd=project).stdout
+    assert "stage version changed (0 -> 1)" in explain
+
+
+def test_comment_edit_rewrites_the_manifest_and_runs_nothing(project: Path) -> None:
+    built(project)
+    path = project / "recipes" / "small.toml"
+    path.write_text("# a new comment\n" + path.read_text())
+    out = pcg("build", "recipes", cwd=project).stdout
+    assert "Nothing to do" in out
+    manifest = json.loads((project / PACK / "manifest.json").read_text())
+    assert manifest["recipe"]["text"].startswith("# a new comment")
+
+
+def test_shrinking_a_pack_removes_its_old_maps(project: Path) -> None:
+    built(project)
+    edit(project, "maps = 6", "maps = 4")
+    out = pcg("build", "recipes", cwd=project).stdout
+    assert "removed 4 files" in out  # two maps' .tmx and .png; the shared tileset stays
+    files = tree_digests(project / PACK)
+    assert "map_003.tmx" in files and "map_004.tmx" not in files and "previews/map_005.png" not in files
+    manifest = json.loads((project / PACK / "manifest.json").read_text())
+    assert [m["index"] for m in manifest["maps"]] == [0, 1, 2, 3]
+
+
+def test_manifest_records_seeds_versions_and_hashes(project: Path) -> None:
+    files = built(project)
+    manifest = json.loads((project / PACK / "manifest.json").read_text())
+    assert manifest["bit_generator"] == "PCG64"
+    assert manifest["numpy"] and manifest["tool_version"]
+    assert len(manifest["recipe"]["sha256"]) == 64
+    entry = manifest["maps"][3]
+    assert entry["stages"]["maze"]["seed"][0] == 3 and entry["stages"]["maze"]["seed"][2] == 42
+    assert entry["stats"]["cells"] == 63
+    for rel, digest in entry["files"].items():
+        assert files[rel] == digest
+
+
+def test_verify_rebuilds_and_catches_tampering(project: Path) -> None:
+    built(project)
+    ok = pcg("verify", "exports/small/manifest.json", cwd=project)
+    assert "OK" in ok.stdout and "rebuild byte for byte" in ok.stdout
+    # The manifest carries the recipe, so editing the recipe afterwards does not break verification.
+    edit(project, "cells = [9, 7]", "cells = [12, 7]")
+    assert pcg("verify", "exports/small/manifest.json", cwd=project).returncode == 0
+    tampered = project / PACK / "map_001.tmx"
+    tampered.write_text(tampered.read_text().replace('value="42"', 'value="43"'))
+    bad = pcg("verify", "exports/small/manifest.json", cwd=project, check=False)
+    assert bad.returncode == 1
+    assert "map_001.tmx was modified on disk" in bad.stderr
+    manifest = json.loads((project / PACK / "manifest.json").read_text())
+    manifest["maps"][2]["files"]["map_002.tmx"] = "f" * 64
+    (project / PACK / "manifest.json").write_text(json.dumps(manifest))
+    bad = pcg("verify", "exports/small/manifest.json", cwd=project, check=False)
+    assert bad.returncode == 1
+    assert "map 2: map_002.tmx rebuilds differently" in bad.stderr
+
+
+def test_list_stages_schema_and_clean(project: Path) -> None:
+    listing = pcg("list", cwd=project).stdout
+    assert "small" in listing and "6 stale" in listing
+    built(project)
+    assert "up to date" in pcg("list", cwd=project).stdout
+    assert "maze.backtracker" in pcg("stages", cwd=project).stdout
+    one = pcg("stages", "maze.backtracker", cwd=project).stdout
+    assert "cells: [int > 0, int > 0] = [20, 20]" in one and "perfect maze" in one
+    pcg("clean", "small", cwd=project)
+    assert not (project / PACK).exists() and not (project / ".pcg-cache").exists()
+    refused = pcg("clean", "recipes", "--out", ".", cwd=project, check=False)
+    assert refused.returncode == 1 and (project / "recipes" / "small.toml").exists()
+
+
+@pytest.mark.parametrize("args", [["--help"], ["build", "--help"], ["explain", "--help"], ["verify", "--help"]])
+def test_help_everywhere(project: Path, args: list[str]) -> None:
+    assert "Usage" in pcg(*args, cwd=project).stdout
