@@ -37,9 +37,12 @@ def _console(stderr: bool = False) -> "Console":
 
 
 def _fail(problems: list[str]) -> None:
+    from rich.markup import escape
+
     err = _console(stderr=True)
     for line in problems:
-        err.print(f"[red]error:[/red] {line}", markup=True, soft_wrap=True)
+        # Messages quote recipes ("[stage.maze]"): escape them so rich shows them, not reads them.
+        err.print(f"[red]error:[/red] {escape(line)}", soft_wrap=True)
 
 
 def _user_errors(fn: F) -> F:
@@ -153,12 +156,13 @@ def build(
     failures = [f for r in reports for f in r.failures]
     if failures:
         from rich.table import Table
+        from rich.text import Text
 
         table = Table(title=f"{len(failures)} map(s) failed", title_justify="left")
         for col in ("recipe", "map", "stage", "message"):
             table.add_column(col)
         for f in failures:
-            table.add_row(f.recipe, str(f.map), f.stage, f.message)
+            table.add_row(Text(f.recipe), str(f.map), Text(f.stage), Text(f.message))
         _console(stderr=True).print(table)
     if problems:
         _fail(problems)
@@ -178,6 +182,7 @@ def explain(
     from collections import Counter
 
     from rich.table import Table
+    from rich.text import Text
 
     from pipeline.build import Builder
     from pipeline.cache import LevelCache
@@ -198,7 +203,7 @@ def explain(
             cached = sum(s.cached for s in states)
             why = "; ".join(x for x in (why, f"cached for {cached}/{len(states)} maps") if x)
         status = "[green]fresh[/green]" if not stale else f"[yellow]stale[/yellow] {len(stale)}/{len(states)}"
-        table.add_row(spec.name, spec.kind, status, why)
+        table.add_row(spec.name, spec.kind, status, Text(why))
     console = _console()
     console.print(table)
     todo = plan.stale_maps
@@ -238,6 +243,7 @@ def list_(
 ) -> None:
     """List the recipes with their pack, size, stages and build state."""
     from rich.table import Table
+    from rich.text import Text
 
     from pipeline.build import Builder
     from pipeline.cache import LevelCache
@@ -246,12 +252,12 @@ def list_(
     builder = Builder(exports_root=out, cache=LevelCache(cache))
     table = Table()
     for col in ("recipe", "pack", "maps", "stages", "state"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for recipe in recipes:
         plan = builder.plan(recipe)
         stale = len(plan.stale_maps)
         state = "[green]up to date[/green]" if not stale else f"[yellow]{stale} stale[/yellow]"
-        table.add_row(recipe.path, recipe.pack.name, str(recipe.pack.maps), ", ".join(s.kind for s in recipe.stages), state)
+        table.add_row(Text(recipe.path), recipe.pack.name, str(recipe.pack.maps), ", ".join(s.name for s in recipe.stages), state)
     _console().print(table)
     if problems:
         _fail(problems)

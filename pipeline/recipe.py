@@ -7,11 +7,13 @@ Loading validates everything at once and raises a RecipeError listing every prob
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+import string
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import tomli
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -22,7 +24,9 @@ from pipeline.paths import check_plain_name
 from pipeline.registry import RESERVED_KEYS, StageParams
 
 
+M = TypeVar("M", bound=BaseModel)
 _STAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_MAP_SPEC = re.compile(r"^(0[1-9][0-9]?)?d?$")
 
 
 class PackConfig(BaseModel):
@@ -44,13 +48,19 @@ class PackConfig(BaseModel):
     @field_validator("map_name")
     @classmethod
     def _map_name(cls, value: str) -> str:
+        # Only `{map}`, `{map:d}` or `{map:0Nd}`: any other field, index, attribute, conversion or
+        # format spec can fail (`{map[0]}`) or give several maps one file name (`{map!s:.1}`).
         try:
-            sample = value.format(map=0)
-        except (KeyError, IndexError, ValueError) as exc:
+            fields = [(name, spec, conv) for _, name, spec, conv in string.Formatter().parse(value) if name is not None]
+        except ValueError as exc:
             raise ValueError(f"must be a file name pattern using only {{map}} ({exc})") from None
-        check_plain_name(sample)
-        if value.format(map=1) == sample:
+        if not fields:
             raise ValueError("must contain {map} so that every map gets its own file")
+        for name, spec, conv in fields:
+            if name != "map" or conv is not None or not _MAP_SPEC.match(spec):
+                shown = "{" + name + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}"
+                raise ValueError(f"must be a file name pattern using only {{map}} or {{map:0Nd}} (not {shown})")
+        check_plain_name(value.format(map=0))
         return value
 
     def stem(self, map_index: int) -> str:
@@ -136,8 +146,12 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
 
     pack = _load_pack(data.get("pack"), problems)
     specs = _load_stages(data.get("stage"), problems)
-    ordered = _order(specs, problems) if not problems else []
-    if not problems and not any(s.is_exporter for s in ordered):
+    declared = data.get("stage") if isinstance(data.get("stage"), dict) else {}
+    ordered = _order(specs, list(declared), problems)
+    kinds = registry.kinds()
+    uses = [b.get("use") for b in declared.values() if isinstance(b, dict)]
+    # Unknown or missing kinds are reported already and might be exporters: only all-known, no-export.
+    if declared and all(isinstance(u, str) and u in kinds and not registry.is_exporter(kinds[u]) for u in uses):
         problems.append("stage: no export stage, so the recipe would write nothing (add e.g. [stage.tmx] with use = \"export.tmx\")")
     if problems or pack is None:
         raise RecipeError(f"{shown}: {p}" for p in problems)
@@ -151,10 +165,16 @@ def _load_pack(table: Any, problems: list[str]) -> PackConfig | None:
     if not isinstance(table, dict):
         problems.append("pack: must be a table")
         return None
+    return _validate(PackConfig, table, "pack", problems)
+
+
+def _validate(cls: type[M], data: dict[str, Any], key: str, problems: list[str]) -> M | None:
+    """Validate strictly: TOML is typed, so "16" is not an integer and 1 is not true. In JSON mode
+    strict validation still accepts arrays for tuples; TOML dates and times become strings."""
     try:
-        return PackConfig.model_validate(table)
+        return cls.model_validate_json(json.dumps(data, default=lambda v: v.isoformat()), strict=True)
     except ValidationError as exc:
-        problems.extend(validation_problems(exc, "pack", PackConfig.model_fields))
+        problems.extend(validation_problems(exc, key, cls.model_fields))
         return None
 
 
@@ -176,8 +196,11 @@ def _load_stages(table: Any, problems: list[str]) -> list[StageSpec]:
             problems.append(f"{key}: must be a table ([stage.{name}])")
             continue
         kind = body.get("use")
-        if not isinstance(kind, str):
+        if "use" not in body:
             problems.append(f"{key}.use: is required: the stage kind, e.g. \"maze.backtracker\" (see `pcg stages`)")
+            continue
+        if not isinstance(kind, str):
+            problems.append(f"{key}.use: must be a string naming a stage kind (got {kind!r}; see `pcg stages`)")
             continue
         cls = all_kinds.get(kind)
         if cls is None:
@@ -185,18 +208,14 @@ def _load_stages(table: Any, problems: list[str]) -> list[StageSpec]:
             problems.append(f"{key}.use: unknown stage kind {kind!r}{hint}")
             continue
         inputs = _inputs(body, key, problems)
-        params = {k: v for k, v in body.items() if k not in RESERVED_KEYS}
-        try:
-            validated = cls.model_validate(params)
-        except ValidationError as exc:
-            problems.extend(validation_problems(exc, key, cls.model_fields))
-            continue
-        if inputs is None:
-            continue
         lo, hi = cls.arity
-        if not lo <= len(inputs) <= hi:
+        if inputs is not None and not lo <= len(inputs) <= hi:
             want = f"{lo}" if lo == hi else f"{lo} to {hi}"
             problems.append(f"{key}.input: {kind} takes {want} input(s) (got {len(inputs)})")
+            inputs = None
+        params = {k: v for k, v in body.items() if k not in RESERVED_KEYS}
+        validated = _validate(cls, params, key, problems)
+        if validated is None or inputs is None:
             continue
         specs.append(StageSpec(name=name, params=validated, inputs=inputs))
     return specs
@@ -219,17 +238,24 @@ def _inputs(body: dict[str, Any], key: str, problems: list[str]) -> tuple[str, .
     return tuple(value)
 
 
-def _order(specs: list[StageSpec], problems: list[str]) -> list[StageSpec]:
-    """Topological order (recipe order among independent stages); reports missing inputs and cycles."""
+def _order(specs: list[StageSpec], declared: list[str], problems: list[str]) -> list[StageSpec]:
+    """Topological order (recipe order among independent stages); reports missing inputs and cycles.
+
+    `declared` holds every stage name in the file, including stages that failed validation: an
+    input naming one of those is not reported again.
+    """
     names = [s.name for s in specs]
     by_name = {s.name: s for s in specs}
+    wiring_ok = True
     for spec in specs:
         for inp in spec.inputs:
-            if inp not in by_name:
-                problems.append(f"stage.{spec.name}.input: no stage named {inp!r}{did_you_mean(inp, names)}")
-            elif by_name[inp].is_exporter:
+            if inp not in declared:
+                problems.append(f"stage.{spec.name}.input: no stage named {inp!r}{did_you_mean(inp, declared)}")
+                wiring_ok = False
+            elif inp in by_name and by_name[inp].is_exporter:
                 problems.append(f"stage.{spec.name}.input: {inp!r} is an export stage; it writes files and has no Level to pass on")
-    if problems:
+                wiring_ok = False
+    if not wiring_ok:
         return []
     state: dict[str, int] = {}  # 1 = on the current path, 2 = done
     order: list[StageSpec] = []
@@ -245,7 +271,8 @@ def _order(specs: list[StageSpec], problems: list[str]) -> list[StageSpec]:
         state[name] = 1
         path.append(name)
         for inp in by_name[name].inputs:
-            if not visit(inp):
+            # An input that failed validation was reported already; order around it.
+            if inp in by_name and not visit(inp):
                 return False
         path.pop()
         state[name] = 2

@@ -163,7 +163,7 @@ def test_list_stages_schema_and_clean(project: Path) -> None:
     assert "up to date" in pcg("list", cwd=project).stdout
     assert "maze.backtracker" in pcg("stages", cwd=project).stdout
     one = pcg("stages", "maze.backtracker", cwd=project).stdout
-    assert "cells: [int > 0, int > 0] = [20, 20]" in one and "perfect maze" in one
+    assert "cells: [int > 0 <= 4096, int > 0 <= 4096] = [20, 20]" in one and "perfect maze" in one
     pcg("clean", "small", cwd=project)
     assert not (project / PACK).exists() and not (project / ".pcg-cache").exists()
     refused = pcg("clean", "recipes", "--out", ".", cwd=project, check=False)

@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Literal
 
 import numpy as np
-from pydantic import Field, PositiveInt, field_validator, model_validator
+from pydantic import Field, PositiveInt, ValidationInfo, field_validator
 
 from pipeline.level import Level
 from pipeline.paths import check_plain_name, check_relative_dir, join, relative_to
@@ -38,11 +38,13 @@ class ExportTmx(Exporter):
     _dir = field_validator("dir")(classmethod(lambda cls, v: check_relative_dir(v)))
     _tileset = field_validator("tileset_name")(classmethod(lambda cls, v: check_plain_name(v)))
 
-    @model_validator(mode="after")
-    def _compression_needs_base64(self) -> "ExportTmx":
-        if self.compression != "none" and self.encoding != "base64":
-            raise ValueError("compression needs encoding = \"base64\" (CSV data is never compressed)")
-        return self
+    @field_validator("compression")
+    @classmethod
+    def _compression_needs_base64(cls, value: str, info: ValidationInfo) -> str:
+        # `encoding` is declared first, so it is already validated here (absent if it was invalid).
+        if value != "none" and info.data.get("encoding", "base64") != "base64":
+            raise ValueError('needs encoding = "base64" (CSV data is never compressed)')
+        return value
 
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
         tileset, sheet = colour_tileset(

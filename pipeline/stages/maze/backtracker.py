@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 import numpy as np
 from numba import njit
-from pydantic import Field, PositiveInt
+from pydantic import Field
 
 from pipeline.level import Level
 from pipeline.registry import StageParams, stage
 from pipeline.stages.maze.block import FLOOR, maze_level
+
+# 4096 x 4096 cells is a 67 M tile map (~0.5 GB while carving); beyond that, a typo.
+MazeSide = Annotated[int, Field(gt=0, le=4096)]
 
 
 @stage("maze.backtracker", version=1)
@@ -24,7 +27,7 @@ class Backtracker(StageParams):
 
     arity: ClassVar[tuple[int, int]] = (0, 0)
 
-    cells: tuple[PositiveInt, PositiveInt] = Field((20, 20), description="Maze size in cells, [width, height].")
+    cells: tuple[MazeSide, MazeSide] = Field((20, 20), description="Maze size in cells, [width, height].")
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         w, h = self.cells
