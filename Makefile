@@ -34,5 +34,6 @@ bench: $(VENV)/.installed-test
 schema: $(VENV)/.installed
 	$(BIN)/pcg schema -o recipe.schema.json
 
-clean:
-	rm -rf .pcg-cache exports/*/ .pytest_cache .hypothesis
+clean: $(VENV)/.installed
+	$(BIN)/pcg clean --all
+	rm -rf .pytest_cache .hypothesis

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -12,7 +13,7 @@ from typing import Any, Callable
 from pipeline.cache import LevelCache
 from pipeline.executor import Executor
 from pipeline.fsio import atomic_write, sha256_bytes, sha256_file
-from pipeline.manifest import MANIFEST, pack_header, read_manifest, write_manifest
+from pipeline.manifest import MANIFEST, assemble, environment, environment_id, read_manifest, recipe_record, write_manifest
 from pipeline.plan import MapPlan, PackPlan, plan_pack
 from pipeline.recipe import Recipe
 from pipeline.worker import Batch, MapResult, MapTask
@@ -69,8 +70,11 @@ class Builder:
         written: dict[str, str] = {}  # path -> sha256 of what this build wrote there
         for batch, outcome in executor.results(self._batches(recipe, stale, executor.workers)):
             if isinstance(outcome, BaseException):
+                why = "its worker process died (killed, out of memory, or a crash in native code)" if isinstance(
+                    outcome, BrokenProcessPool
+                ) else f"{type(outcome).__name__}: {outcome}"
                 for task in batch.tasks:
-                    report.failures.append(Failure(recipe.path, task.index, "-", f"worker lost: {outcome!r}"))
+                    report.failures.append(Failure(recipe.path, task.index, "-", f"worker lost: {why}"))
             else:
                 for result in outcome:
                     self._store(plan, result, written, report)
@@ -80,9 +84,9 @@ class Builder:
                 progress(len(batch.tasks))
         report.built = len(results)
         manifest = self._manifest(plan, results)
-        if self.only is None:
-            report.files_removed = self._remove_obsolete(plan, manifest)
-        write_manifest(plan.pack_dir / MANIFEST, manifest)
+        report.files_removed = self._remove_obsolete(plan, manifest)
+        if manifest["maps"] or plan.previous is not None:  # no manifest for a pack that has no map yet
+            write_manifest(plan.pack_dir / MANIFEST, manifest)
         report.failures.sort(key=lambda f: f.map)
         report.seconds = time.perf_counter() - start
         return report
@@ -128,41 +132,58 @@ class Builder:
 
     def _manifest(self, plan: PackPlan, results: dict[int, MapResult]) -> dict[str, Any]:
         recipe = plan.recipe
+        record = recipe_record(recipe, self.exports_root.parent)
+        env_id = environment_id(environment())
         previous = {m["index"]: m for m in (plan.previous or {}).get("maps", [])}
         planned = {m.index: m for m in plan.maps}
         entries = []
         for index in range(recipe.pack.maps):
             prev = previous.get(index)
             mp = planned.get(index)
-            if mp is None or (index not in results and mp.stale):
-                # Not part of this build, or it failed: the files on disk are still the old ones.
+            if mp is None or (mp.stale and index not in results):
+                # Not part of this build, or it failed: its files are still the earlier ones.
                 if prev is not None:
                     entries.append(prev)
                 continue
-            result = results.get(index)
-            files = dict(prev["files"]) if prev else {}
-            stats = dict(prev.get("stats", {})) if prev else {}
-            outputs = {n: s.get("files", []) for n, s in prev["stages"].items()} if prev else {}
-            if result is not None:
-                files.update(result.digests)
-                stats = result.stats if set(result.outputs) == {s.name for s in recipe.exporters} else {**stats, **result.stats}
-                outputs.update(result.outputs)
-            stages = {}
-            for name, sp in mp.stages.items():
-                stages[name] = {"key": sp.key, "seed": list(sp.seed)}
-                if recipe.by_name[name].is_exporter:
-                    stages[name]["files"] = outputs.get(name, [])
-            live = {f for n in stages for f in stages[n].get("files", [])}
-            entries.append(
-                {
-                    "index": index,
-                    "stem": mp.stem,
-                    "stages": stages,
-                    "stats": dict(sorted(stats.items())),
-                    "files": {f: files[f] for f in sorted(live) if f in files},
-                }
-            )
-        return {**pack_header(recipe), "maps": entries}
+            entries.append(self._entry(recipe, mp, results.get(index), prev, record["sha256"], env_id))
+        return assemble(record, entries, plan.previous)
+
+    @staticmethod
+    def _entry(
+        recipe: Recipe, mp: MapPlan, result: MapResult | None, prev: dict[str, Any] | None, recipe_sha: str, env_id: str
+    ) -> dict[str, Any]:
+        """A map's manifest entry: from this build's result, or carried over where the map was fresh."""
+        prev_stages = prev["stages"] if prev else {}
+        files = {**(prev["files"] if prev else {}), **(result.digests if result else {})}
+        stages: dict[str, dict[str, Any]] = {}
+        for spec in recipe.stages:
+            sp = mp.stages[spec.name]
+            entry: dict[str, Any] = {"key": sp.key, "seed": list(sp.seed)}
+            old = prev_stages.get(spec.name, {}) if prev_stages.get(spec.name, {}).get("key") == sp.key else {}
+            if spec.is_exporter:
+                entry["files"] = result.outputs[spec.name] if result and spec.name in result.outputs else old.get("files", [])
+            elif any(spec.name in e.inputs for e in recipe.exporters):
+                # Stats of a Level that feeds an exporter: from this run, or unchanged since (same key).
+                stats = result.stats.get(spec.name) if result else None
+                stats = stats if stats is not None else old.get("stats")
+                if stats is not None:
+                    entry["stats"] = dict(sorted(stats.items()))
+            stages[spec.name] = entry
+        merged: dict[str, Any] = {}
+        for spec in recipe.exporters:
+            merged.update(stages[spec.inputs[0]].get("stats", {}))
+        live = sorted({f for e in stages.values() for f in e.get("files", [])})
+        return {
+            "index": mp.index,
+            "stem": mp.stem,
+            # A rebuilt map comes from this build; a fresh one has the same keys, so this recipe
+            # makes the same files, but those files were made in the environment recorded before.
+            "recipe": recipe_sha,
+            "environment": env_id if result is not None or prev is None else prev["environment"],
+            "stages": stages,
+            "stats": dict(sorted(merged.items())),
+            "files": {f: files[f] for f in live if f in files},
+        }
 
     def _remove_obsolete(self, plan: PackPlan, manifest: dict[str, Any]) -> int:
         """Delete files an earlier build wrote that no map of this pack writes any more (if unmodified)."""

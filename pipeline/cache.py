@@ -29,13 +29,14 @@ class LevelCache:
     def load(self, key: str) -> Level | None:
         """The cached Level, or None if absent or unreadable (a damaged entry is just a miss)."""
         try:
-            data = self.path(key).read_bytes()
-            level = pickle.loads(data)
-        except FileNotFoundError:
-            return None
-        except Exception:
+            level = pickle.loads(self.path(key).read_bytes())
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
             return None
         return level if isinstance(level, Level) else None
 
     def store(self, key: str, level: Level) -> None:
-        atomic_write(self.path(key), pickle.dumps(level, protocol=pickle.HIGHEST_PROTOCOL))
+        """Best effort: a full disk or an unpicklable Level only costs a recomputation later."""
+        try:
+            atomic_write(self.path(key), pickle.dumps(level, protocol=pickle.HIGHEST_PROTOCOL))
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            pass

@@ -12,6 +12,8 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from pipeline.build import PackReport
+    from pipeline.plan import PackPlan
     from pipeline.recipe import Recipe
 
 app = typer.Typer(
@@ -70,7 +72,9 @@ def _load_all(targets: list[Path]) -> tuple[list["Recipe"], list[str]]:
     from pipeline.errors import PipelineError, RecipeError
     from pipeline.recipe import find_recipes, load_recipe
 
-    paths = find_recipes(targets)
+    if targets == [DEFAULT_RECIPES] and not DEFAULT_RECIPES.is_dir():
+        raise PipelineError(["no recipes/ folder here: run pcg in your project folder, or name recipe files or folders"])
+    paths = list(dict.fromkeys(find_recipes(targets)))  # a recipe named twice is built once
     if not paths:
         raise PipelineError([f"no recipes (*.toml) found in {', '.join(map(str, targets))}"])
     recipes, problems = [], []
@@ -98,11 +102,30 @@ def _check_maps(recipes: list["Recipe"], maps: list[int] | None) -> None:
         raise PipelineError(bad)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _print_report(console: "Console", plan: "PackPlan", report: "PackReport") -> None:
+    removed = f"removed {_count(report.files_removed, 'file')} that no map writes any more" if report.files_removed else ""
+    if report.up_to_date:
+        if removed:
+            console.print(f"[bold]{report.name}[/bold]: {removed}", soft_wrap=True)
+        return
+    runs = report.stage_runs
+    ran = ", ".join(f"{s.name} x{runs[s.name]}" for s in plan.recipe.stages if runs[s.name])
+    console.print(
+        f"[bold]{report.name}[/bold]: built {report.built}/{report.maps} maps in {report.seconds:.2f} s"
+        f" ({_count(report.files_written, 'file')} written; ran {ran or 'nothing'}{'; ' + removed if removed else ''})",
+        soft_wrap=True,
+    )
+
+
 @app.command()
 @_user_errors
 def build(
-    targets: List[Path] = typer.Argument(None, help="Recipe files or folders of recipes [default: recipes/]."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
+    targets: List[Path] = typer.Argument(None, help="Recipe files, or folders whose *.toml files are recipes (default: recipes/)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
     force: bool = typer.Option(False, "--force", help="Rebuild everything, ignoring the cache and existing files."),
     maps: Optional[List[int]] = typer.Option(None, "--map", help="Build only this map index (repeatable)."),
     out: Path = EXPORTS,
@@ -119,38 +142,39 @@ def build(
     recipes, problems = _load_all(targets or [DEFAULT_RECIPES])
     _check_maps(recipes, maps)
     builder = Builder(exports_root=out, cache=LevelCache(cache), force=force, only=sorted(set(maps)) if maps else None)
-    plans = [builder.plan(r) for r in recipes]
+    plans = []
+    for plan in (builder.plan(r) for r in recipes):
+        if plan.owner is not None and not force:
+            problems.append(
+                f"{plan.recipe.path}: pack.name: {plan.pack_dir} was built from {plan.owner}; give this pack another"
+                " name, or pass --force to replace it"
+            )
+        else:
+            plans.append(plan)
     todo = sum(len(p.stale_maps) for p in plans)
     console = _console()
     reports = []
     executor = make_executor(min(jobs or default_workers(), todo)) if todo else make_executor(1)
     try:
+        # One console for the bar and the report lines, so rich prints the lines above the bar.
         with Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-            console=_console(stderr=True), disable=quiet or todo <= 4, transient=True,
+            console=console, disable=quiet or todo <= 4, transient=True,
         ) as bar:
             for plan in plans:
                 # A fresh pack still goes through build(): that rewrites its manifest if only the
-                # recipe's comments changed, and runs no stage.
-                task = bar.add_task(plan.recipe.pack.name, total=len(plan.stale_maps))
+                # recipe's comments changed, and removes maps the pack no longer has.
+                task = bar.add_task(plan.recipe.pack.name, total=len(plan.stale_maps), visible=bool(plan.stale_maps))
                 report = builder.build(plan, executor, progress=lambda n, t=task: bar.advance(t, n))
                 reports.append(report)
-                if not quiet and report.files_removed and report.up_to_date:
-                    console.print(f"[bold]{report.name}[/bold]: removed {report.files_removed} files that no map writes any more")
-                elif not quiet and not report.up_to_date:
-                    runs = report.stage_runs
-                    ran = ", ".join(f"{s.name} x{runs[s.name]}" for s in plan.recipe.stages if runs[s.name])
-                    removed = f", {report.files_removed} removed" if report.files_removed else ""
-                    console.print(
-                        f"[bold]{report.name}[/bold]: built {report.built}/{report.maps} maps in {report.seconds:.2f} s"
-                        f" ({report.files_written} files written{removed}; ran {ran or 'nothing'})"
-                    )
+                if not quiet:
+                    _print_report(console, plan, report)
     finally:
         executor.close()
     if not quiet:
-        fresh = [r.name for r in reports if r.up_to_date]
-        if not todo and not problems:
-            console.print(f"Nothing to do: {len(plans)} pack(s) up to date ({sum(len(p.maps) for p in plans)} maps).")
+        fresh = [r.name for r in reports if r.up_to_date and not r.files_removed]
+        if len(fresh) == len(reports) and not problems:
+            console.print(f"Nothing to do: {_count(len(plans), 'pack')} up to date ({_count(sum(len(p.maps) for p in plans), 'map')}).")
         elif fresh:
             console.print(f"Up to date: {', '.join(fresh)}.")
     failures = [f for r in reports for f in r.failures]
@@ -158,7 +182,7 @@ def build(
         from rich.table import Table
         from rich.text import Text
 
-        table = Table(title=f"{len(failures)} map(s) failed", title_justify="left")
+        table = Table(title=f"{_count(len(failures), 'map')} failed", title_justify="left")
         for col in ("recipe", "map", "stage", "message"):
             table.add_column(col)
         for f in failures:
@@ -186,19 +210,22 @@ def explain(
 
     from pipeline.build import Builder
     from pipeline.cache import LevelCache
+    from pipeline.errors import PipelineError
     from pipeline.recipe import load_recipe
 
+    if recipe.is_dir():
+        raise PipelineError([f"{recipe}: is a folder; name one recipe file (pcg list shows them all)"])
     loaded = load_recipe(recipe)
     _check_maps([loaded], maps)
     plan = Builder(exports_root=out, cache=LevelCache(cache), only=sorted(set(maps)) if maps else None).plan(loaded)
-    table = Table(title=f"{loaded.pack.name} ({loaded.path}): {len(plan.maps)} map(s)", title_justify="left")
+    table = Table(title=f"{loaded.pack.name} ({loaded.path}): {_count(len(plan.maps), 'map')}", title_justify="left")
     for col in ("stage", "kind", "status", "why"):
         table.add_column(col)
     for spec in loaded.stages:
         states = [m.stages[spec.name] for m in plan.maps]
         stale = [s for s in states if s.stale]
         reasons = Counter(r for s in stale for r in s.reasons)
-        why = "; ".join(r if len(plan.maps) == 1 else f"{r} ({n} maps)" for r, n in reasons.most_common(3))
+        why = "; ".join(r if len(plan.maps) == 1 else f"{r} ({_count(n, 'map')})" for r, n in reasons.most_common(3))
         if not spec.is_exporter:
             cached = sum(s.cached for s in states)
             why = "; ".join(x for x in (why, f"cached for {cached}/{len(states)} maps") if x)
@@ -207,23 +234,27 @@ def explain(
     console = _console()
     console.print(table)
     todo = plan.stale_maps
+    if plan.owner is not None:
+        console.print(f"{plan.pack_dir} was built from {plan.owner}: `pcg build` refuses to replace it without --force.")
+    if plan.obsolete:
+        console.print(f"The pack no longer has maps {', '.join(map(str, plan.obsolete))}: `pcg build` removes their files.")
     console.print(
-        f"`pcg build` would rebuild {len(todo)} of {len(plan.maps)} map(s)" if todo else "Up to date: `pcg build` would run nothing."
+        f"`pcg build` would rebuild {len(todo)} of {_count(len(plan.maps), 'map')}." if todo else "Up to date: `pcg build` would run no stage."
     )
 
 
 @app.command()
 @_user_errors
 def verify(
-    manifest: Path = typer.Argument(..., help="A pack's manifest.json."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
+    manifest: Path = typer.Argument(..., help="A pack's manifest.json, or its pack folder."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
     quiet: bool = QUIET,
 ) -> None:
     """Rebuild a pack from its manifest in a temporary folder and compare every file's sha256."""
     from pipeline.executor import default_workers
     from pipeline.verify import verify_pack
 
-    result = verify_pack(manifest, jobs or default_workers())
+    result = verify_pack(manifest / "manifest.json" if manifest.is_dir() else manifest, jobs or default_workers())
     console = _console()
     for line in result.warnings:
         _console(stderr=True).print(f"[yellow]warning:[/yellow] {line}")
@@ -237,7 +268,7 @@ def verify(
 @app.command("list")
 @_user_errors
 def list_(
-    targets: List[Path] = typer.Argument(None, help="Recipe files or folders [default: recipes/]."),
+    targets: List[Path] = typer.Argument(None, help="Recipe files, or folders whose *.toml files are recipes (default: recipes/)."),
     out: Path = EXPORTS,
     cache: Path = CACHE,
 ) -> None:
@@ -315,7 +346,7 @@ def schema(output: Optional[Path] = typer.Option(None, "-o", "--output", help="W
 @app.command()
 @_user_errors
 def clean(
-    packs: List[str] = typer.Argument(None, help="Also delete these packs' folders under exports/."),
+    packs: List[Path] = typer.Argument(None, help="Also delete these packs: names under exports/, or pack folders."),
     all_packs: bool = typer.Option(False, "--all", help="Also delete every pack folder (those with a manifest.json)."),
     out: Path = EXPORTS,
     cache: Path = CACHE,
@@ -326,19 +357,37 @@ def clean(
     from pipeline.errors import PipelineError
     from pipeline.manifest import MANIFEST
 
-    console = _console()
-    if cache.exists():
-        shutil.rmtree(cache)
-        console.print(f"removed {cache}/")
-    targets = [out / p for p in packs or []]
-    if all_packs and out.is_dir():
-        targets += sorted(d for d in out.iterdir() if (d / MANIFEST).is_file())
-    for folder in targets:
+    folders = []
+    for pack in packs or []:
+        folder = pack if (pack / MANIFEST).is_file() else out / pack
         # Only folders we built: a stray name must never delete anything else.
-        if folder.parent.resolve() != out.resolve() or not (folder / MANIFEST).is_file():
-            raise PipelineError([f"{folder}: not a pack folder (no {MANIFEST})"])
-        shutil.rmtree(folder)
-        console.print(f"removed {folder}/")
+        if not (folder / MANIFEST).is_file():
+            raise PipelineError([f"{pack}: not a pack (no {MANIFEST} in {pack} or {out / pack})"])
+        folders.append(folder)
+    if all_packs and out.is_dir():
+        folders += sorted(d for d in out.iterdir() if (d / MANIFEST).is_file())
+    console = _console()
+    removed = [p for p in [cache, *dict.fromkeys(folders)] if p.exists()]
+    for path in removed:
+        shutil.rmtree(path)
+        console.print(f"removed {path}/", soft_wrap=True)
+    if not removed:
+        console.print("Nothing to clean.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from pipeline import __version__
+
+        print(f"pcg-pipeline {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """Procedural maze and dungeon level packs: TOML recipes in, Tiled maps out."""
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ import multiprocessing
 import os
 import sys
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from typing import Iterator, Protocol
 
 from pipeline.worker import Batch, MapResult, run_batch
@@ -40,20 +41,32 @@ class SerialExecutor:
 class ProcessExecutor:
     def __init__(self, workers: int):
         self.workers = workers
+        self._pool = self._start()
+
+    def _start(self) -> ProcessPoolExecutor:
         # fork starts workers in milliseconds with the stage modules already imported. Workers are
         # forked here, before the client starts any thread (rich's progress bar has one).
         method = "fork" if sys.platform == "linux" else None
-        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method))
-        self._pool.submit(int).result()  # with fork, the first submit starts every worker: do it now
+        pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context(method))
+        pool.submit(int).result()  # with fork, the first submit starts every worker: do it now
+        return pool
 
     def results(self, batches: list[Batch]) -> Iterator[Outcome]:
         futures: dict[Future[list[MapResult]], Batch] = {self._pool.submit(run_batch, b): b for b in batches}
+        broken = False
         for future in as_completed(futures):
             batch = futures[future]
             try:
                 yield batch, future.result()
-            except Exception as exc:  # a worker that died (BrokenProcessPool) or could not unpickle
+            except BrokenProcessPool as exc:  # a worker died: its batch and those queued are lost
+                broken = True
                 yield batch, exc
+            except Exception as exc:  # a result that could not be pickled back
+                yield batch, exc
+        if broken:
+            # A broken pool refuses new work; the next pack gets a fresh one.
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = self._start()
 
     def close(self) -> None:
         self._pool.shutdown(cancel_futures=True)

@@ -55,6 +55,9 @@ class Level:
             raise ValueError(f"Level.tiles must be a 2-D uint8 array (got {self.tiles.dtype} {self.tiles.shape})")
         if not self.alphabet:
             raise ValueError("Level.alphabet is empty")
+        # Exporters map symbols to tiles by name, and rewrite rules by char: both must be unique.
+        if len({s.name for s in self.alphabet}) < len(self.alphabet) or len({s.char for s in self.alphabet}) < len(self.alphabet):
+            raise ValueError(f"Level.alphabet repeats a symbol name or char: {self.alphabet}")
         for name, layer in self.layers.items():
             if layer.shape != self.tiles.shape:
                 raise ValueError(f"layer {name!r} has shape {layer.shape}, tiles have {self.tiles.shape}")

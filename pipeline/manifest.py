@@ -1,9 +1,22 @@
-"""`manifest.json`: how every map of a pack was made, and the sha256 of every file it wrote."""
+"""`manifest.json`: how every map of a pack was made, and the sha256 of every file it wrote.
+
+Layout (format 1):
+
+- the latest build's environment (`tool_version`, `python`, `numpy`, `bit_generator`, `numba`,
+  `pillow`, `zlib`), its recipe (`recipe`: path, sha256, text), `pack` and `stages`;
+- `maps`: per map its stem, per stage the cache key and seed tuple, its stats, the sha256 of each
+  file, and `recipe` / `environment`: which recipe and environment its files came from;
+- `earlier`: the recipes and environments that maps not rebuilt by the latest build (a `--map`
+  build, a failed map) still come from, so `pcg verify` rebuilds every map from its own recipe.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import platform
+import zlib
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -18,23 +31,42 @@ from pipeline.seeds import BIT_GENERATOR
 
 MANIFEST = "manifest.json"
 FORMAT = 1
+ENV_KEYS = ("tool_version", "python", "numpy", "bit_generator", "numba", "pillow", "zlib")
 
 
 def read_manifest(path: Path) -> dict[str, Any] | None:
-    """The manifest at `path`; None if there is none (or it is unreadable: then the pack rebuilds)."""
+    """The manifest at `path`; None if there is none or it is damaged (then the pack rebuilds)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (FileNotFoundError, ValueError, OSError):
         return None
-    return data if isinstance(data, dict) and data.get("format") == FORMAT else None
+    return data if _well_formed(data) else None
 
 
 def load_manifest(path: Path) -> dict[str, Any]:
     """Like read_manifest, for a manifest the user named: missing or damaged is an error."""
     data = read_manifest(path)
     if data is None:
-        raise PipelineError([f"{path}: not a pcg-pipeline manifest (missing, unreadable or another format)"])
+        raise PipelineError([f"{path}: not a pcg-pipeline manifest (missing, unreadable, damaged or another format)"])
     return data
+
+
+def _well_formed(data: Any) -> bool:
+    """The structure the planner and builder rely on; anything else is treated as no manifest."""
+    try:
+        assert isinstance(data, dict) and data.get("format") == FORMAT
+        assert isinstance(data["recipe"]["sha256"], str) and isinstance(data["recipe"]["text"], str)
+        assert isinstance(data["stages"], dict) and isinstance(data["pack"], dict)
+        for entry in data["maps"]:
+            assert isinstance(entry["index"], int) and isinstance(entry["recipe"], str)
+            assert isinstance(entry["environment"], str) and isinstance(entry["stats"], dict)
+            assert all(isinstance(k, str) and isinstance(v, str) for k, v in entry["files"].items())
+            for stage in entry["stages"].values():
+                assert isinstance(stage["key"], str) and isinstance(stage.get("files", []), list)
+        assert isinstance(data.get("earlier", {}).get("recipes", {}), dict)
+    except (AssertionError, KeyError, TypeError, AttributeError):
+        return False
+    return True
 
 
 def _version(package: str) -> str:
@@ -45,7 +77,8 @@ def _version(package: str) -> str:
 
 
 def environment() -> dict[str, str]:
-    """Versions that decide the bytes of a pack (NumPy guarantees streams only per build, NEP 19)."""
+    """Versions that decide the bytes of a pack (NumPy guarantees streams only per build, NEP 19;
+    zlib decides compressed layer data)."""
     return {
         "tool_version": __version__,
         "python": platform.python_version(),
@@ -53,21 +86,78 @@ def environment() -> dict[str, str]:
         "bit_generator": BIT_GENERATOR,
         "numba": _version("numba"),
         "pillow": _version("pillow"),
+        "zlib": zlib.ZLIB_RUNTIME_VERSION,
     }
 
 
-def pack_header(recipe: Recipe) -> dict[str, Any]:
+def environment_id(env: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(env, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def project_path(recipe: Recipe, project_root: Path) -> str:
+    """The recipe's path relative to the project (the folder that holds exports/), so that the
+    manifest does not depend on how the user spelled it."""
+    return Path(os.path.relpath(os.path.abspath(recipe.path), os.path.abspath(project_root))).as_posix()
+
+
+def recipe_record(recipe: Recipe, project_root: Path) -> dict[str, Any]:
+    """The recipe as the manifest keeps it."""
     return {
-        "format": FORMAT,
-        "tool": "pcg-pipeline",
-        **environment(),
-        "recipe": {"path": recipe.path, "sha256": recipe.sha256, "text": recipe.text},
+        "path": project_path(recipe, project_root),
+        "sha256": recipe.sha256,
+        "text": recipe.text,
         "pack": recipe.pack.model_dump(mode="json"),
         "stages": {
             s.name: {"kind": s.kind, "version": s.params.version, "inputs": list(s.inputs), "params": s.params.model_dump(mode="json")}
             for s in recipe.stages
         },
     }
+
+
+def recipe_config(manifest: dict[str, Any], sha: str) -> dict[str, Any] | None:
+    """The recorded recipe (path, text, pack, stages) with this sha256, current or earlier."""
+    if manifest["recipe"]["sha256"] == sha:
+        return {**manifest["recipe"], "pack": manifest["pack"], "stages": manifest["stages"]}
+    earlier = manifest.get("earlier", {}).get("recipes", {}).get(sha)
+    return {**earlier, "sha256": sha} if earlier else None
+
+
+def environment_of(manifest: dict[str, Any], env_id: str) -> dict[str, str] | None:
+    current = {k: manifest.get(k) for k in ENV_KEYS}
+    if environment_id(current) == env_id:  # type: ignore[arg-type]
+        return current  # type: ignore[return-value]
+    return manifest.get("earlier", {}).get("environments", {}).get(env_id)
+
+
+def assemble(
+    recipe: dict[str, Any], maps: list[dict[str, Any]], previous: dict[str, Any] | None
+) -> dict[str, Any]:
+    """A manifest for the latest build's recipe record, env and map entries; `previous` supplies
+    the records of recipes and environments that retained entries still come from."""
+    env = environment()
+    env_id = environment_id(env)
+    earlier: dict[str, dict[str, Any]] = {"recipes": {}, "environments": {}}
+    for entry in maps:
+        if entry["recipe"] != recipe["sha256"] and previous is not None:
+            old = recipe_config(previous, entry["recipe"])
+            if old is not None:
+                earlier["recipes"][entry["recipe"]] = {k: old[k] for k in ("path", "text", "pack", "stages")}
+        if entry["environment"] != env_id and previous is not None:
+            old_env = environment_of(previous, entry["environment"])
+            if old_env is not None:
+                earlier["environments"][entry["environment"]] = old_env
+    manifest: dict[str, Any] = {
+        "format": FORMAT,
+        "tool": "pcg-pipeline",
+        **env,
+        "recipe": {k: recipe[k] for k in ("path", "sha256", "text")},
+        "pack": recipe["pack"],
+        "stages": recipe["stages"],
+        "maps": maps,
+    }
+    if earlier["recipes"] or earlier["environments"]:
+        manifest["earlier"] = {k: dict(sorted(v.items())) for k, v in earlier.items()}
+    return manifest
 
 
 def encode(manifest: dict[str, Any]) -> bytes:

@@ -14,6 +14,7 @@ from typing import Any
 from pipeline.cache import LevelCache
 from pipeline.fsio import sha256_file
 from pipeline.level import PropertyValue
+from pipeline.manifest import project_path, recipe_config
 from pipeline.recipe import Recipe
 from pipeline.seeds import name_hash
 
@@ -53,6 +54,8 @@ class PackPlan:
     pack_dir: Path
     previous: dict[str, Any] | None  # the pack's last manifest
     maps: list[MapPlan] = field(default_factory=list)
+    obsolete: list[int] = field(default_factory=list)  # built maps the pack no longer has
+    owner: str | None = None  # another recipe that built this pack folder, if any
 
     @property
     def stale_maps(self) -> list[MapPlan]:
@@ -108,22 +111,28 @@ def plan_pack(
 ) -> PackPlan:
     pack_dir = exports_root / recipe.pack.name
     plan = PackPlan(recipe=recipe, pack_dir=pack_dir, previous=previous)
+    if previous is not None:
+        plan.obsolete = sorted(m["index"] for m in previous["maps"] if m["index"] >= recipe.pack.maps)
+        built_by = previous["recipe"].get("path")
+        if built_by != project_path(recipe, exports_root.parent):
+            plan.owner = built_by
     maker = KeyMaker(recipe)
     prev_maps = {m["index"]: m for m in (previous or {}).get("maps", [])}
-    prev_stages = (previous or {}).get("stages", {})
-    prev_seed = (previous or {}).get("pack", {}).get("seed")
     digests: dict[str, str | None] = {}  # shared files (tilesets) are hashed once, not once per map
     indices = only if only is not None else range(recipe.pack.maps)
     for index in indices:
         keys = maker.keys(index)
         prev = prev_maps.get(index)
+        # Each map is compared with the recipe its files came from (a --map build can leave a
+        # pack whose maps come from different versions of the recipe).
+        before = recipe_config(previous, prev["recipe"]) if previous and prev else None
         stages: dict[str, StagePlan] = {}
         for spec in recipe.stages:
             key, seed = keys[spec.name]
             if force:
                 reasons: list[str] = ["--force"]
             else:
-                reasons = _why_stale(spec.name, key, prev, prev_stages, prev_seed, recipe, keys)
+                reasons = _why_stale(spec.name, key, prev, before, recipe, keys)
                 if not reasons and spec.is_exporter:
                     reasons = _outputs_changed(pack_dir, prev, spec.name, digests)
             cached = not spec.is_exporter and not force and cache.has(key)
@@ -148,20 +157,21 @@ def _why_stale(
     name: str,
     key: str,
     prev: dict[str, Any] | None,
-    prev_stages: dict[str, Any],
-    prev_seed: int | None,
+    before: dict[str, Any] | None,
     recipe: Recipe,
     keys: dict[str, tuple[str, tuple[int, int, int]]],
 ) -> list[str]:
     if prev is None:
         return ["not built yet"]
-    before = prev.get("stages", {}).get(name)
-    if before is None or name not in prev_stages:
-        return ["new stage"]
-    if before.get("key") == key:
+    if prev["stages"].get(name, {}).get("key") == key:
         return []
+    if before is None:
+        return ["the recipe it was built from is not in the manifest"]
+    if name not in before["stages"] or name not in prev["stages"]:
+        return ["new stage"]
     spec = recipe.by_name[name]
-    old = prev_stages[name]
+    old = before["stages"][name]
+    prev_seed = before["pack"].get("seed")
     reasons = []
     if old.get("kind") != spec.kind:
         reasons.append(f"stage kind changed ({old.get('kind')} -> {spec.kind})")
@@ -179,9 +189,11 @@ def _why_stale(
         reasons.append("inputs changed (" + ", ".join(old.get("inputs", [])) + " -> " + ", ".join(spec.inputs) + ")")
     else:
         for inp in spec.inputs:
-            if prev.get("stages", {}).get(inp, {}).get("key") != keys[inp][0]:
+            if prev["stages"].get(inp, {}).get("key") != keys[inp][0]:
                 reasons.append(f"input {inp!r} changed")
-    return reasons or ["output naming or provenance changed"]
+    if not reasons and spec.is_exporter and before["pack"] != recipe.pack.model_dump(mode="json"):
+        reasons.append("pack name or map_name changed")
+    return reasons or ["cache key changed"]
 
 
 def _short(value: Any) -> str:

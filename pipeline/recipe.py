@@ -34,7 +34,10 @@ class PackConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(description="Folder name of the pack under exports/.")
+    name: str = Field(
+        description="Folder name of the pack under exports/.",
+        json_schema_extra={"pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"},  # for editors; the validator explains
+    )
     seed: int = Field(ge=0, lt=2**63, description="Pack seed; map i's streams derive from (i, stage, seed).")
     maps: int = Field(1, ge=1, le=10_000_000, description="Number of maps in the pack.")
     map_name: str = Field("map_{map:03d}", description="File name of each map (without extension); {map} is its index.")
@@ -145,14 +148,17 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
             problems.append(f"{key}: unknown table{did_you_mean(key, ['pack', 'stage'])} (a recipe has [pack] and [stage.NAME] tables)")
 
     pack = _load_pack(data.get("pack"), problems)
-    specs = _load_stages(data.get("stage"), problems)
+    specs, wiring = _load_stages(data.get("stage"), problems)
     declared = data.get("stage") if isinstance(data.get("stage"), dict) else {}
-    ordered = _order(specs, list(declared), problems)
     kinds = registry.kinds()
-    uses = [b.get("use") for b in declared.values() if isinstance(b, dict)]
+    uses = {n: b.get("use") for n, b in declared.items() if isinstance(b, dict)}
+    exporters = {n for n, u in uses.items() if isinstance(u, str) and u in kinds and registry.is_exporter(kinds[u])}
+    ordered = _order(specs, problems) if _wiring_ok(wiring, list(declared), exporters, problems) else []
     # Unknown or missing kinds are reported already and might be exporters: only all-known, no-export.
-    if declared and all(isinstance(u, str) and u in kinds and not registry.is_exporter(kinds[u]) for u in uses):
+    if declared and not exporters and all(isinstance(u, str) and u in kinds for u in uses.values()):
         problems.append("stage: no export stage, so the recipe would write nothing (add e.g. [stage.tmx] with use = \"export.tmx\")")
+    if pack is not None:
+        _check_outputs(ordered, pack, problems)
     if problems or pack is None:
         raise RecipeError(f"{shown}: {p}" for p in problems)
     return Recipe(path=shown, text=text, pack=pack, stages=tuple(ordered))
@@ -178,15 +184,18 @@ def _validate(cls: type[M], data: dict[str, Any], key: str, problems: list[str])
         return None
 
 
-def _load_stages(table: Any, problems: list[str]) -> list[StageSpec]:
+def _load_stages(table: Any, problems: list[str]) -> tuple[list[StageSpec], dict[str, tuple[str, ...]]]:
+    """The valid stages, and the inputs of every stage whose `input`/`inputs` parsed (valid or not,
+    so that a wrong input name is reported together with a wrong parameter)."""
     if table is None:
         problems.append("stage: no stages (add [stage.NAME] tables with `use = \"kind\"`)")
-        return []
+        return [], {}
     if not isinstance(table, dict):
         problems.append("stage: must be a table of [stage.NAME] tables")
-        return []
+        return [], {}
     all_kinds = registry.kinds()
     specs: list[StageSpec] = []
+    wiring: dict[str, tuple[str, ...]] = {}
     for name, body in table.items():
         key = f"stage.{name}"
         if not _STAGE_NAME.match(name):
@@ -195,6 +204,9 @@ def _load_stages(table: Any, problems: list[str]) -> list[StageSpec]:
         if not isinstance(body, dict):
             problems.append(f"{key}: must be a table ([stage.{name}])")
             continue
+        inputs = _inputs(body, key, problems)
+        if inputs is not None:
+            wiring[name] = inputs
         kind = body.get("use")
         if "use" not in body:
             problems.append(f"{key}.use: is required: the stage kind, e.g. \"maze.backtracker\" (see `pcg stages`)")
@@ -207,7 +219,6 @@ def _load_stages(table: Any, problems: list[str]) -> list[StageSpec]:
             hint = did_you_mean(kind, all_kinds) or " (run `pcg stages` for the list)"
             problems.append(f"{key}.use: unknown stage kind {kind!r}{hint}")
             continue
-        inputs = _inputs(body, key, problems)
         lo, hi = cls.arity
         if inputs is not None and not lo <= len(inputs) <= hi:
             want = f"{lo}" if lo == hi else f"{lo} to {hi}"
@@ -218,7 +229,39 @@ def _load_stages(table: Any, problems: list[str]) -> list[StageSpec]:
         if validated is None or inputs is None:
             continue
         specs.append(StageSpec(name=name, params=validated, inputs=inputs))
-    return specs
+    return specs, wiring
+
+
+def _wiring_ok(wiring: dict[str, tuple[str, ...]], declared: list[str], exporters: set[str], problems: list[str]) -> bool:
+    """Every input names a declared stage that passes a Level on."""
+    ok = True
+    for name, inputs in wiring.items():
+        for inp in inputs:
+            if inp not in declared:
+                problems.append(f"stage.{name}.input: no stage named {inp!r}{did_you_mean(inp, declared)}")
+                ok = False
+            elif inp in exporters:
+                problems.append(f"stage.{name}.input: {inp!r} is an export stage; it writes files and has no Level to pass on")
+                ok = False
+    return ok
+
+
+def _check_outputs(specs: list[StageSpec], pack: PackConfig, problems: list[str]) -> None:
+    """Two exporters must not write the same file: one would overwrite the other."""
+    writers: dict[str, str] = {}
+    for spec in specs:
+        if not spec.is_exporter:
+            continue
+        clashes: dict[str, list[str]] = {}
+        for path in spec.params.outputs(pack.stem(0)):  # type: ignore[attr-defined]
+            other = writers.setdefault(path, spec.name)
+            if other != spec.name:
+                clashes.setdefault(other, []).append(path)
+        for other, paths in clashes.items():
+            problems.append(
+                f"stage.{spec.name}: writes {', '.join(paths)}, which stage.{other} also writes"
+                " (give one of them another `dir` or file name)"
+            )
 
 
 def _inputs(body: dict[str, Any], key: str, problems: list[str]) -> tuple[str, ...] | None:
@@ -238,25 +281,9 @@ def _inputs(body: dict[str, Any], key: str, problems: list[str]) -> tuple[str, .
     return tuple(value)
 
 
-def _order(specs: list[StageSpec], declared: list[str], problems: list[str]) -> list[StageSpec]:
-    """Topological order (recipe order among independent stages); reports missing inputs and cycles.
-
-    `declared` holds every stage name in the file, including stages that failed validation: an
-    input naming one of those is not reported again.
-    """
-    names = [s.name for s in specs]
+def _order(specs: list[StageSpec], problems: list[str]) -> list[StageSpec]:
+    """Topological order (recipe order among independent stages); reports cycles by name."""
     by_name = {s.name: s for s in specs}
-    wiring_ok = True
-    for spec in specs:
-        for inp in spec.inputs:
-            if inp not in declared:
-                problems.append(f"stage.{spec.name}.input: no stage named {inp!r}{did_you_mean(inp, declared)}")
-                wiring_ok = False
-            elif inp in by_name and by_name[inp].is_exporter:
-                problems.append(f"stage.{spec.name}.input: {inp!r} is an export stage; it writes files and has no Level to pass on")
-                wiring_ok = False
-    if not wiring_ok:
-        return []
     state: dict[str, int] = {}  # 1 = on the current path, 2 = done
     order: list[StageSpec] = []
     path: list[str] = []
@@ -279,7 +306,7 @@ def _order(specs: list[StageSpec], declared: list[str], problems: list[str]) -> 
         order.append(by_name[name])
         return True
 
-    for name in names:
-        if not visit(name):
+    for spec in specs:
+        if not visit(spec.name):
             return []
     return order

@@ -57,6 +57,10 @@ class Exporter(StageParams):
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
 
+    def outputs(self, stem: str) -> list[str]:
+        """The files `export` writes for the map called `stem` (checked when a recipe loads)."""
+        raise NotImplementedError
+
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
         raise NotImplementedError
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,7 +13,7 @@ from pipeline.cache import LevelCache
 from pipeline.errors import PipelineError
 from pipeline.executor import make_executor
 from pipeline.fsio import sha256_file
-from pipeline.manifest import environment, load_manifest
+from pipeline.manifest import environment, environment_of, load_manifest, recipe_config
 from pipeline.recipe import load_recipe
 
 
@@ -26,39 +28,51 @@ class VerifyResult:
 def verify_pack(manifest_path: Path, workers: int) -> VerifyResult:
     manifest = load_manifest(manifest_path)
     pack_dir = manifest_path.parent
-    result = VerifyResult()
-    here = environment()
-    for key in ("numpy", "bit_generator", "numba", "pillow", "tool_version"):
-        if manifest.get(key) != here[key]:
-            result.warnings.append(f"{key} differs: the pack was built with {manifest.get(key)}, this is {here[key]}; bytes may differ")
-    recipe_info = manifest.get("recipe", {})
-    # The recipe travels inside the manifest, so a pack verifies even after its recipe was edited.
-    recipe = load_recipe(recipe_info.get("path", str(manifest_path)), text=recipe_info.get("text", ""))
-    indices = [m["index"] for m in manifest.get("maps", [])]
-    if not indices:
+    result = VerifyResult(maps=len(manifest["maps"]))
+    if not manifest["maps"]:
         raise PipelineError([f"{manifest_path}: the manifest lists no maps"])
+    here = environment()
+    by_recipe: dict[str, list[int]] = defaultdict(list)
+    for entry in manifest["maps"]:
+        by_recipe[entry["recipe"]].append(entry["index"])
+    for env_id in sorted({e["environment"] for e in manifest["maps"]}):
+        built_with = environment_of(manifest, env_id) or {}
+        for key, value in here.items():
+            if built_with.get(key) != value:
+                result.warnings.append(f"{key} differs: maps were built with {built_with.get(key)}, this is {value}; bytes may differ")
+    rebuilt: dict[int, Path] = {}
     with tempfile.TemporaryDirectory(prefix="pcg-verify-") as tmp:
-        root = Path(tmp)
-        builder = Builder(exports_root=root / "exports", cache=LevelCache(root / "cache"), only=indices)
-        executor = make_executor(min(workers, len(indices)))
-        try:
-            report = builder.build(builder.plan(recipe), executor)
-        finally:
-            executor.close()
-        for f in report.failures:
-            result.problems.append(f"map {f.map}: stage {f.stage}: {f.message}")
-        rebuilt_dir = root / "exports" / recipe.pack.name
+        for n, (sha, indices) in enumerate(sorted(by_recipe.items())):
+            # The recipes travel inside the manifest, so a pack verifies even after its recipe was
+            # edited, and maps that a --map build left on an older recipe rebuild from that one.
+            record = recipe_config(manifest, sha)
+            if record is None:
+                result.problems.append(f"maps {indices}: their recipe ({sha[:12]}) is not in the manifest")
+                continue
+            if hashlib.sha256(record["text"].encode("utf-8")).hexdigest() != sha:
+                result.problems.append(f"maps {indices}: the recipe text in the manifest does not match its sha256 {sha[:12]}")
+                continue
+            recipe = load_recipe(record["path"], text=record["text"])
+            root = Path(tmp) / str(n)
+            builder = Builder(exports_root=root / "exports", cache=LevelCache(root / "cache"), only=indices)
+            executor = make_executor(min(workers, len(indices)))
+            try:
+                report = builder.build(builder.plan(recipe), executor)
+            finally:
+                executor.close()
+            for f in report.failures:
+                result.problems.append(f"map {f.map}: stage {f.stage}: {f.message}")
+            rebuilt.update({i: root / "exports" / recipe.pack.name for i in indices})
         checked: set[tuple[str, str]] = set()  # shared files (tilesets) are listed by every map
         for entry in manifest["maps"]:
-            result.maps += 1
-            for rel, digest in entry.get("files", {}).items():
+            for rel, digest in entry["files"].items():
                 if (rel, digest) in checked:
                     continue
                 checked.add((rel, digest))
-                rebuilt = sha256_file(rebuilt_dir / rel)
-                if rebuilt != digest:
-                    what = "was not rebuilt" if rebuilt is None else "rebuilds differently"
-                    result.problems.append(f"map {entry['index']}: {rel} {what} (manifest {digest[:12]}, rebuilt {str(rebuilt)[:12]})")
+                again = sha256_file(rebuilt[entry["index"]] / rel) if entry["index"] in rebuilt else None
+                if again != digest:
+                    what = "was not rebuilt" if again is None else "rebuilds differently"
+                    result.problems.append(f"map {entry['index']}: {rel} {what} (manifest {digest[:12]}, rebuilt {str(again)[:12]})")
                 on_disk = sha256_file(pack_dir / rel)
                 if on_disk != digest:
                     what = "is missing" if on_disk is None else "was modified"

@@ -7,7 +7,7 @@ written by the client, so a killed worker can never leave part of a pack behind.
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pipeline.cache import LevelCache
 from pipeline.errors import PipelineError
@@ -41,7 +41,7 @@ class MapResult:
     files: dict[str, bytes] = field(default_factory=dict)
     outputs: dict[str, list[str]] = field(default_factory=dict)  # export stage -> its files
     digests: dict[str, str] = field(default_factory=dict)  # file -> sha256, set by the client
-    stats: dict[str, PropertyValue] = field(default_factory=dict)
+    stats: dict[str, dict[str, PropertyValue]] = field(default_factory=dict)  # stage -> its Level's properties
     ran: list[str] = field(default_factory=list)
     failure: tuple[str, str] | None = None  # (stage, message)
 
@@ -54,7 +54,13 @@ class StageFailed(Exception):
 
 def run_batch(batch: Batch) -> list[MapResult]:
     cache = LevelCache(batch.cache_root)
-    return [run_map(batch.recipe, cache, task) for task in batch.tasks]
+    results = []
+    for task in batch.tasks:
+        try:
+            results.append(run_map(batch.recipe, cache, task))
+        except Exception as exc:  # outside any stage: still this map's failure alone, on every executor
+            results.append(MapResult(task.index, failure=("-", f"{type(exc).__name__}: {exc}")))
+    return results
 
 
 def run_map(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
@@ -67,7 +73,9 @@ def run_map(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
         level = None if name in task.run else cache.load(task.keys[name])
         if level is None:
             spec = recipe.by_name[name]
-            inputs = [level_of(i) for i in spec.inputs]
+            # Each stage gets its own shallow copies: arrays are read-only, and a stage that
+            # edits an input's properties or objects must not change what another stage sees.
+            inputs = [private_copy(level_of(i)) for i in spec.inputs]
             level = _call(name, lambda: spec.params.run(inputs, rng_for(task.seeds[name])))
             if not isinstance(level, Level):
                 raise StageFailed(name, f"returned {type(level).__name__}, not a Level")
@@ -75,6 +83,7 @@ def run_map(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
             cache.store(task.keys[name], level)
         freeze(level)
         levels[name] = level
+        result.stats[name] = dict(level.properties)
         return level
 
     try:
@@ -84,13 +93,14 @@ def run_map(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
             level = level_of(spec.inputs[0])
             ctx = ExportContext(stem=task.stem, provenance=export_provenance(recipe, task.index, name))
             files = _call(name, lambda: spec.params.export(level, ctx))
+            if sorted(files) != sorted(spec.params.outputs(task.stem)):
+                raise StageFailed(name, f"wrote {sorted(files)} but declares {sorted(spec.params.outputs(task.stem))}")
             result.ran.append(name)
             result.outputs[name] = sorted(files)
             for path, data in files.items():
                 if path in result.files and result.files[path] != data:
                     raise StageFailed(name, f"writes {path}, which another stage of this map wrote differently")
                 result.files[path] = data
-            result.stats.update(level.properties)
     except StageFailed as failed:
         return MapResult(task.index, failure=(failed.stage, failed.message))
     return result
@@ -108,6 +118,10 @@ def _call(stage: str, fn):  # type: ignore[no-untyped-def]
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f" (at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno})"
         raise StageFailed(stage, f"{type(exc).__name__}: {exc}{where}") from None
+
+
+def private_copy(level: Level) -> Level:
+    return replace(level, layers=dict(level.layers), objects=list(level.objects), properties=dict(level.properties))
 
 
 def freeze(level: Level) -> None:

@@ -173,3 +173,81 @@ def test_list_stages_schema_and_clean(project: Path) -> None:
 @pytest.mark.parametrize("args", [["--help"], ["build", "--help"], ["explain", "--help"], ["verify", "--help"]])
 def test_help_everywhere(project: Path, args: list[str]) -> None:
     assert "Usage" in pcg(*args, cwd=project).stdout
+
+
+def test_map_builds_then_a_shrink_leave_no_orphans(project: Path) -> None:
+    built(project)
+    edit(project, "maps = 6", "maps = 4")
+    pcg("build", "recipes", "-q", "--map", "1", cwd=project)
+    files = tree_digests(project / PACK)
+    assert "map_005.tmx" not in files and "previews/map_004.png" not in files
+    # Dropping an exporter removes what it wrote.
+    path = project / "recipes" / "small.toml"
+    path.write_text(path.read_text().split("[stage.preview]")[0])
+    out = pcg("build", "recipes", cwd=project).stdout
+    assert "removed 4 files that no map writes any more" in out
+    assert not any(name.startswith("previews/") for name in tree_digests(project / PACK))
+
+
+def test_a_map_build_after_editing_the_recipe_keeps_a_verifiable_pack(project: Path) -> None:
+    built(project)
+    edit(project, "cells = [9, 7]", "cells = [11, 7]")
+    pcg("build", "recipes", "-q", "--map", "1", cwd=project)
+    manifest = json.loads((project / PACK / "manifest.json").read_text())
+    shas = {m["index"]: m["recipe"] for m in manifest["maps"]}
+    assert shas[1] == manifest["recipe"]["sha256"] and shas[0] != shas[1]
+    assert "cells = [9, 7]" in manifest["earlier"]["recipes"][shas[0]]["text"]
+    # Maps 0, 2..5 still come from the old recipe: verify rebuilds each map from its own.
+    assert "rebuild byte for byte" in pcg("verify", "exports/small", cwd=project).stdout
+    explain = pcg("explain", "recipes/small.toml", cwd=project).stdout
+    assert "params changed (cells: [9,7] -> [11,7]) (5 maps)" in explain
+    pcg("build", "recipes", "-q", cwd=project)
+    manifest = json.loads((project / PACK / "manifest.json").read_text())
+    assert "earlier" not in manifest
+
+
+def test_a_damaged_manifest_means_a_full_rebuild_not_a_crash(project: Path) -> None:
+    first = built(project)
+    (project / PACK / "manifest.json").write_text('{"format": 1, "maps": [{"index": "zero"}]}')
+    out = pcg("build", "recipes", "-j", "1", cwd=project).stdout
+    assert "built 6/6 maps" in out and "0 files written" in out  # same bytes: nothing rewritten
+    assert tree_digests(project / PACK) == first
+
+
+def test_the_manifest_does_not_depend_on_how_the_recipe_is_named(project: Path, tmp_path: Path) -> None:
+    first = built(project)
+    other = tmp_path / "other"
+    shutil.copytree(project / "recipes", other / "recipes")
+    pcg("build", str((other / "recipes" / "small.toml").resolve()), "-q", cwd=other)
+    assert tree_digests(other / PACK)["manifest.json"] == first["manifest.json"]
+
+
+def test_another_recipe_cannot_silently_take_over_a_pack(project: Path) -> None:
+    first = built(project)
+    (project / "elsewhere").mkdir()
+    (project / "elsewhere" / "copy.toml").write_text((project / "recipes" / "small.toml").read_text().replace("seed = 42", "seed = 5"))
+    proc = pcg("build", "elsewhere/copy.toml", cwd=project, check=False)
+    assert proc.returncode == 1
+    assert "elsewhere/copy.toml: pack.name: exports/small was built from recipes/small.toml" in proc.stderr
+    assert tree_digests(project / PACK) == first
+    assert "built 6/6 maps" in pcg("build", "elsewhere/copy.toml", "--force", cwd=project).stdout
+
+
+def test_maps_remember_the_environment_that_built_them(project: Path) -> None:
+    from pipeline.manifest import ENV_KEYS, environment_id
+
+    built(project)
+    path = project / PACK / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["numpy"] = "1.0.0"  # as if an older numpy had built the pack
+    old_id = environment_id({k: manifest[k] for k in ENV_KEYS})
+    for entry in manifest["maps"]:
+        entry["environment"] = old_id
+    path.write_text(json.dumps(manifest))
+    assert "Nothing to do" in pcg("build", "recipes", cwd=project).stdout
+    manifest = json.loads(path.read_text())
+    assert manifest["numpy"] != "1.0.0"  # the latest build's environment ...
+    assert {m["environment"] for m in manifest["maps"]} == {old_id}  # ... did not make these files
+    assert manifest["earlier"]["environments"][old_id]["numpy"] == "1.0.0"
+    proc = pcg("verify", "exports/small/manifest.json", cwd=project)
+    assert "numpy differs: maps were built with 1.0.0" in proc.stderr

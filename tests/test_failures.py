@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from typing import ClassVar, Iterator
 
@@ -59,9 +61,10 @@ def test_failing_maps_are_listed_and_the_others_build(
 
     result = runner.invoke(app, ["build", "recipes", "-j", jobs])
     assert result.exit_code == 1
-    assert f"{len(failing)} map(s) failed" in result.output
-    for i in failing:
-        assert f"recipes/small.toml │ {i}   │ flaky │ ValueError: the flaky stage gave up" in result.output
+    assert f"{len(failing)} map{'s' if len(failing) > 1 else ''} failed" in result.output
+    rows = re.findall(r"│\s*(\S+)\s*│\s*(\d+)\s*│\s*(\S+)\s*│\s*(ValueError: [^│]*?)\s*│", result.output)
+    assert [(r[0], int(r[1]), r[2]) for r in rows] == [("recipes/small.toml", i, "flaky") for i in failing]
+    assert all(r[3].startswith("ValueError: the flaky stage gave up") for r in rows)
     assert f"built {6 - len(failing)}/6 maps" in result.output
     after = tree_digests(project / "exports" / "small")
     for i in failing:
@@ -73,3 +76,47 @@ def test_failing_maps_are_listed_and_the_others_build(
     again = runner.invoke(app, ["build", "recipes", "-j", jobs])
     assert again.exit_code == 1  # failed maps stay stale until they build
     assert "built 0/6 maps" in again.output
+
+
+class Crash(StageParams):
+    """Test stage: kills the worker process it runs in."""
+
+    arity: ClassVar[tuple[int, int]] = (1, 1)
+
+    def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
+        os._exit(3)
+
+
+def test_a_dead_worker_fails_its_maps_and_the_next_pack_still_builds(
+    project: Path, monkeypatch: pytest.MonkeyPatch, flaky_kind: None
+) -> None:
+    registry.kinds()
+    stage("test.crash", version=1)(Crash)
+    try:
+        monkeypatch.chdir(project)
+        crashing = SMALL_RECIPE.replace('name = "small"', 'name = "crashing"').replace(
+            'input = "maze"\ntile_size', 'input = "crash"\ntile_size'
+        )
+        crashing += '\n[stage.crash]\nuse = "test.crash"\ninput = "maze"\n'
+        (project / "recipes" / "a_crashing.toml").write_text(crashing)
+        result = CliRunner().invoke(app, ["build", "recipes", "-j", "2"])
+        assert result.exit_code == 1
+        assert "worker lost" in result.output
+        assert "small: built 6/6 maps" in result.output  # built after the crash, on a fresh pool
+        assert (project / "exports" / "small" / "manifest.json").is_file()
+        assert not (project / "exports" / "crashing" / "map_000.tmx").exists()
+    finally:
+        del registry._KINDS["test.crash"]
+
+
+def test_a_failed_map_builds_once_its_stage_is_fixed(project: Path, monkeypatch: pytest.MonkeyPatch, flaky_kind: None) -> None:
+    monkeypatch.chdir(project)
+    recipe = SMALL_RECIPE.replace('input = "maze"\ntile_size', 'input = "flaky"\ntile_size')
+    (project / "recipes" / "small.toml").write_text(recipe + '\n[stage.flaky]\nuse = "test.flaky"\ninput = "maze"\nthreshold = 0.5\n')
+    runner = CliRunner()
+    assert runner.invoke(app, ["build", "recipes", "-j", "1"]).exit_code == 1
+    (project / "recipes" / "small.toml").write_text(recipe + '\n[stage.flaky]\nuse = "test.flaky"\ninput = "maze"\nthreshold = 0.0\n')
+    fixed = runner.invoke(app, ["build", "recipes", "-j", "1"])
+    assert fixed.exit_code == 0, fixed.output
+    assert "built 6/6 maps" in fixed.output
+    assert "Nothing to do" in runner.invoke(app, ["build", "recipes"]).output

@@ -75,7 +75,9 @@ class TmxMap:
 
 def object_element(obj: MapObject, object_id: int, tile_width: int, tile_height: int) -> ET.Element:
     """A Tiled object; positions and sizes arrive in tiles and are written in pixels."""
-    attrs = {"id": str(object_id), "name": obj.name, "type": obj.type}
+    attrs = {"id": str(object_id), "name": obj.name}
+    if obj.type:
+        attrs["type"] = obj.type  # Tiled omits an empty type
     attrs["x"] = _number(obj.x * tile_width)
     attrs["y"] = _number(obj.y * tile_height)
     if obj.w or obj.h:

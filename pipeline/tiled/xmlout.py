@@ -39,8 +39,12 @@ def add_properties(parent: ET.Element, properties: Mapping[str, PropertyValue]) 
         kind = property_type(value)
         if kind:
             attrs["type"] = kind
-        attrs["value"] = property_text(value)
-        ET.SubElement(node, "property", attrs)
+        text = property_text(value)
+        if "\n" in text:
+            ET.SubElement(node, "property", attrs).text = text  # Tiled writes multi-line strings as text
+        else:
+            attrs["value"] = text
+            ET.SubElement(node, "property", attrs)
 
 
 def to_bytes(root: ET.Element) -> bytes:

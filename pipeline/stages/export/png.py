@@ -22,6 +22,9 @@ class ExportPng(Exporter):
 
     _dir = field_validator("dir")(classmethod(lambda cls, v: check_relative_dir(v)))
 
+    def outputs(self, stem: str) -> list[str]:
+        return [join(self.dir, f"{stem}.png")]
+
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
         return {join(self.dir, f"{ctx.stem}.png"): render_preview(level, self.scale)}
 

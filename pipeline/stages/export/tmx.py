@@ -46,16 +46,28 @@ class ExportTmx(Exporter):
             raise ValueError('needs encoding = "base64" (CSV data is never compressed)')
         return value
 
+    @property
+    def _tsx_path(self) -> str:
+        return f"tilesets/{self.tileset_name}.tsx"
+
+    @property
+    def _sheet_path(self) -> str:
+        return f"tilesets/{self.tileset_name}.png"
+
+    def outputs(self, stem: str) -> list[str]:
+        shared = [self._sheet_path] if self.embed_tileset else [self._tsx_path, self._sheet_path]
+        return [join(self.dir, f"{stem}.tmx"), *shared]
+
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
         tileset, sheet = colour_tileset(
             level.alphabet, self.tileset_name, self.tile_size, margin=self.margin, spacing=self.spacing
         )
-        sheet_path = f"tilesets/{tileset.image}"
+        sheet_path = self._sheet_path
         if self.embed_tileset:
             # An embedded tileset's image path is relative to the map, not to a .tsx.
             tileset = replace(tileset, image=relative_to(sheet_path, self.dir))
         gids = np.array([1 + tileset.tile_id(sym.name) for sym in level.alphabet], dtype=np.uint32)
-        tsx_path = f"tilesets/{self.tileset_name}.tsx"
+        tsx_path = self._tsx_path
         tmx = TmxMap(
             width=level.width,
             height=level.height,
