@@ -19,9 +19,9 @@ from pipeline.tiled.tmx import TileLayer, TmxMap
 class ExportTmx(Exporter):
     """Write each map as a Tiled TMX file, as Tiled itself writes it.
 
-    Symbols are mapped to tiles by name through the tileset. With no art given, a tilesheet PNG is
-    drawn from the alphabet's colours (one tile per symbol, `tile_size` pixels, with `margin` and
-    `spacing`) and shared by every map of the pack under `tilesets/`. Map properties carry the pack,
+    Symbols are mapped to tiles by name through the tileset (each tile's `name` property). The
+    tilesheet PNG is drawn from the alphabet's colours (one tile per symbol, `tile_size` pixels,
+    with `margin` and `spacing`) and shared by every map of the pack under `tilesets/`. Map properties carry the pack,
     map index, seed, stage chain and the Level's stats as typed Tiled properties.
     """
 
