@@ -90,11 +90,18 @@ def test_pytmx_loads_every_map_with_our_tiles(packs: Path) -> None:
 
 
 def test_tileset_fields_match_the_tilesheet(packs: Path) -> None:
-    for tsx in sorted(packs.rglob("*.tsx")):
-        text = tsx.read_text()
-        image = Image.open(tsx.parent / "symbols.png")
-        assert f'width="{image.width}" height="{image.height}"' in text
-        assert 'tilecount="2" columns="2"' in text
+    """columns and tilecount are what Tiled derives from the image, margin and spacing."""
+    for path in tmx_files(packs):
+        tmx = pytmx.TiledMap(str(path))
+        (tileset,) = tmx.tilesets
+        image = Image.open(path.parent / tileset.source)  # pytmx resolves the image relative to the map
+        tw, m, sp = tileset.tilewidth, tileset.margin, tileset.spacing
+        columns = (image.width - 2 * m + sp) // (tw + sp)
+        rows = (image.height - 2 * m + sp) // (tileset.tileheight + sp)
+        assert (tileset.columns, tileset.tilecount) == (columns, columns * rows) == (2, 2), path
+        assert image.width == 2 * m + columns * tw + (columns - 1) * sp, path
+    embedded = pytmx.TiledMap(str(packs / "embedded" / "map_000.tmx")).tilesets[0]
+    assert (embedded.margin, embedded.spacing) == (2, 1)
 
 
 @needs_tiled
