@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     name="pcg",
-    help="Procedural maze and dungeon level packs: TOML recipes in, Tiled maps out.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -16,15 +16,17 @@ TMXRASTERIZER = shutil.which("tmxrasterizer")
 
 needs_tiled = pytest.mark.skipif(TILED is None, reason="the real Tiled CLI is not installed (apt-get install tiled)")
 
-SMALL_RECIPE = """\
+def recipe_text(name: str = "small", seed: int = 42, maps: int = 6, cells: tuple[int, int] = (9, 7), scale: int = 2) -> str:
+    """A valid recipe: a backtracker maze exported as TMX (8-pixel tiles) and a preview PNG."""
+    return f"""\
 [pack]
-name = "small"
-seed = 42
-maps = 6
+name = "{name}"
+seed = {seed}
+maps = {maps}
 
 [stage.maze]
 use = "maze.backtracker"
-cells = [9, 7]
+cells = [{cells[0]}, {cells[1]}]
 
 [stage.tmx]
 use = "export.tmx"
@@ -34,8 +36,11 @@ tile_size = 8
 [stage.preview]
 use = "export.png"
 input = "maze"
-scale = 2
+scale = {scale}
 """
+
+
+SMALL_RECIPE = recipe_text()
 
 
 def pcg(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -36,32 +36,15 @@ from typing import Iterator
 
 import pytest
 
+from conftest import recipe_text
+
 CORPUS = Path(__file__).parent / "bad_recipes"
 RECIPES, OUT, CACHE = "recipes", "exports", "cache"  # relative to each run's working folder
 TIMEOUT = 120
 
-GOOD_RECIPE = """\
-# A tiny valid pack. Most bad recipes also name their pack "good": if one got past validation
-# it would rebuild these files, and the byte-for-byte comparison would catch it.
-[pack]
-name = "good"
-seed = 1
-maps = 2
-
-[stage.maze]
-use = "maze.backtracker"
-cells = [4, 3]
-
-[stage.tmx]
-use = "export.tmx"
-input = "maze"
-tile_size = 8
-
-[stage.preview]
-use = "export.png"
-input = "maze"
-scale = 1
-"""
+# Most bad recipes also name their pack "good": if one got past validation it would rebuild these
+# files, and the byte-for-byte comparison would catch it.
+GOOD_RECIPE = recipe_text(name="good", seed=1, maps=2, cells=(4, 3), scale=1)
 
 # `python -m pipeline` plus one extra stage kind. No built-in kind can close a cycle (generators
 # take no input and export stages cannot be inputs), so cycle.toml needs a kind with one input.
