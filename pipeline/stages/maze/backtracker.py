@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Annotated, ClassVar
 
 import numpy as np
-from numba import njit
 from pydantic import Field
 
+from pipeline.jit import compiled
 from pipeline.level import Level
 from pipeline.registry import StageParams, stage
 from pipeline.stages.maze.block import FLOOR, maze_level
@@ -38,7 +38,7 @@ class Backtracker(StageParams):
         return maze_level(tiles)
 
 
-@njit(cache=True)
+@compiled
 def carve_backtracker(w: int, h: int, start: int, choices: np.ndarray) -> np.ndarray:
     tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
     visited = np.zeros(w * h, dtype=np.bool_)
