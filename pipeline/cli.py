@@ -132,14 +132,26 @@ def build(
     quiet: bool = QUIET,
 ) -> None:
     """Build level packs from recipes: only what is stale since the last build."""
+    from pipeline.lock import pack_locks
+
+    recipes, problems = _load_all(targets or [DEFAULT_RECIPES])
+    _check_maps(recipes, maps)
+    console = _console()
+    waiting = (lambda pack: None) if quiet else (lambda pack: console.print(f"waiting for another pcg build of {pack} ..."))
+    with pack_locks(cache / "locks", [r.pack.name for r in recipes], waiting):
+        _build_locked(recipes, problems, jobs, force, maps, out, cache, quiet, console)
+
+
+def _build_locked(
+    recipes: list["Recipe"], problems: list[str], jobs: int | None, force: bool, maps: list[int] | None,
+    out: Path, cache: Path, quiet: bool, console: "Console",
+) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from pipeline.build import Builder
     from pipeline.cache import LevelCache
     from pipeline.executor import default_workers, make_executor
 
-    recipes, problems = _load_all(targets or [DEFAULT_RECIPES])
-    _check_maps(recipes, maps)
     builder = Builder(exports_root=out, cache=LevelCache(cache), force=force, only=sorted(set(maps)) if maps else None)
     plans = []
     for plan in (builder.plan(r) for r in recipes):
@@ -151,7 +163,6 @@ def build(
         else:
             plans.append(plan)
     todo = sum(len(p.stale_maps) for p in plans)
-    console = _console()
     reports = []
     executor = make_executor(min(jobs or default_workers(), todo)) if todo else make_executor(1)
     try:

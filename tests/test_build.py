@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -251,3 +253,19 @@ def test_maps_remember_the_environment_that_built_them(project: Path) -> None:
     assert manifest["earlier"]["environments"][old_id]["numpy"] == "1.0.0"
     proc = pcg("verify", "exports/small/manifest.json", cwd=project)
     assert "numpy differs: maps were built with 1.0.0" in proc.stderr
+
+
+def test_two_builds_of_one_pack_take_turns(project: Path) -> None:
+    from pipeline.lock import pack_locks
+
+    with pack_locks(project / ".pcg-cache" / "locks", ["small"], lambda pack: None):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pipeline", "build", "recipes", "-j", "1"],
+            cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        assert proc.stdout is not None
+        assert "waiting for another pcg build of small" in proc.stdout.readline()
+        assert not (project / PACK).exists()  # nothing written while the other build holds the pack
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "built 6/6 maps" in out
