@@ -21,7 +21,25 @@ RESERVED_KEYS = ("use", "input", "inputs")
 # Every module that defines stage kinds. Registering a new kind is one line here; modules are
 # imported on first use so that `pcg --help` never pays for numba.
 STAGE_MODULES: tuple[str, ...] = (
+    "pipeline.stages.maze.aldous_broder",
     "pipeline.stages.maze.backtracker",
+    "pipeline.stages.maze.binary_tree",
+    "pipeline.stages.maze.eller",
+    "pipeline.stages.maze.growing_tree",
+    "pipeline.stages.maze.hunt_and_kill",
+    "pipeline.stages.maze.kruskal",
+    "pipeline.stages.maze.prim_modified",
+    "pipeline.stages.maze.prim_simplified",
+    "pipeline.stages.maze.prim_true",
+    "pipeline.stages.maze.recursive_division",
+    "pipeline.stages.maze.serpentine",
+    "pipeline.stages.maze.sidewinder",
+    "pipeline.stages.maze.small_rooms",
+    "pipeline.stages.maze.spiral",
+    "pipeline.stages.maze.wilson",
+    "pipeline.stages.post.braid",
+    "pipeline.stages.post.cut_walls",
+    "pipeline.stages.post.prune_dead_ends",
     "pipeline.stages.export.tmx",
     "pipeline.stages.export.png",
 )

@@ -7,7 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+from scipy import ndimage
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = ROOT / "recipes"
@@ -73,3 +75,33 @@ def project(tmp_path: Path) -> Path:
 
 def tiled_env() -> dict[str, str]:
     return {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp")}
+
+
+def assert_perfect_maze(tiles: np.ndarray, w: int, h: int) -> None:
+    assert tiles.shape == (2 * h + 1, 2 * w + 1)
+    assert tiles.dtype == np.uint8
+    # Every cell is floor, every pillar (even, even) and the border are wall.
+    assert (tiles[1::2, 1::2] == 1).all()
+    assert (tiles[0::2, 0::2] == 0).all()
+    assert (tiles[0, :] == 0).all() and (tiles[-1, :] == 0).all()
+    assert (tiles[:, 0] == 0).all() and (tiles[:, -1] == 0).all()
+    cells = w * h
+    passages = int(np.count_nonzero(tiles == 1)) - cells
+    # A connected graph on `cells` nodes with `cells - 1` edges is a tree: no loops.
+    assert passages == cells - 1
+    _, components = ndimage.label(tiles == 1)
+    assert components == 1
+    if cells > 1:
+        assert (_open_sides(tiles) >= 1).all()
+
+
+
+def _open_sides(tiles: np.ndarray) -> np.ndarray:
+    open_ = tiles != 0
+    return open_[0:-1:2, 1::2].astype(int) + open_[2::2, 1::2] + open_[1::2, 0:-1:2] + open_[1::2, 2::2]
+
+
+def assert_all_reachable(tiles: np.ndarray) -> None:
+    """Every open tile of a block-form maze is in one connected region."""
+    _, components = ndimage.label(tiles != 0)
+    assert components == 1

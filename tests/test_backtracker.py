@@ -5,29 +5,10 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import ndimage
 
+from conftest import assert_perfect_maze
 from pipeline.seeds import rng_for
 from pipeline.stages.maze.backtracker import Backtracker
-from pipeline.stages.maze.block import FLOOR, WALL, open_sides
-
-
-def assert_perfect_maze(tiles: np.ndarray, w: int, h: int) -> None:
-    assert tiles.shape == (2 * h + 1, 2 * w + 1)
-    assert tiles.dtype == np.uint8
-    # Every cell is floor, every pillar (even, even) and the border are wall.
-    assert (tiles[1::2, 1::2] == FLOOR).all()
-    assert (tiles[0::2, 0::2] == WALL).all()
-    assert (tiles[0, :] == WALL).all() and (tiles[-1, :] == WALL).all()
-    assert (tiles[:, 0] == WALL).all() and (tiles[:, -1] == WALL).all()
-    cells = w * h
-    passages = int(np.count_nonzero(tiles == FLOOR)) - cells
-    # A connected graph on `cells` nodes with `cells - 1` edges is a tree: no loops.
-    assert passages == cells - 1
-    _, components = ndimage.label(tiles == FLOOR)
-    assert components == 1
-    if cells > 1:
-        assert (open_sides(tiles) >= 1).all()
 
 
 @settings(max_examples=60, deadline=None)

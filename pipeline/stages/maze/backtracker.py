@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar
-
 import numpy as np
-from pydantic import Field
 
 from pipeline.jit import compiled
-from pipeline.level import Level
-from pipeline.registry import StageParams, stage
-from pipeline.stages.maze.block import FLOOR, maze_level
-
-# 4096 x 4096 cells is a 67 M tile map (~0.5 GB while carving); beyond that, a typo.
-MazeSide = Annotated[int, Field(gt=0, le=4096)]
+from pipeline.registry import stage
+from pipeline.stages.maze.block import FLOOR
+from pipeline.stages.maze.generator import MazeGenerator
 
 
-@stage("maze.backtracker", version=1)
-class Backtracker(StageParams):
+@stage("maze.backtracker", version=2)
+class Backtracker(MazeGenerator):
     """Recursive backtracker: a random depth-first walk that backs up at dead ends.
 
     Gives long, winding corridors with few dead ends (about 10% of cells) and a low branching
@@ -25,17 +19,11 @@ class Backtracker(StageParams):
     block form: `cells = [w, h]` becomes a (2h+1) x (2w+1) tile grid of `wall` and `floor`.
     """
 
-    arity: ClassVar[tuple[int, int]] = (0, 0)
-
-    cells: tuple[MazeSide, MazeSide] = Field((20, 20), description="Maze size in cells, [width, height].")
-
-    def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
-        w, h = self.cells
+    def carve(self, w: int, h: int, rng: np.random.Generator) -> np.ndarray:
         start = int(rng.integers(w * h))
         # One uniform draw per carve step: the walk carves exactly w*h - 1 passages.
         choices = rng.random(w * h - 1)
-        tiles = carve_backtracker(w, h, start, choices)
-        return maze_level(tiles)
+        return carve_backtracker(w, h, start, choices)
 
 
 @compiled

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.level import Level, PropertyValue, Symbol
+from pipeline.stages.maze.stats import Solution, maze_stats
 
 WALL, FLOOR = 0, 1
 MAZE_ALPHABET = (
@@ -13,9 +14,9 @@ MAZE_ALPHABET = (
 )
 
 
-def maze_level(tiles: np.ndarray, **properties: PropertyValue) -> Level:
+def maze_level(tiles: np.ndarray, solution: Solution = "corners", **properties: PropertyValue) -> Level:
     """Wrap a carved block grid as a Level with its maze statistics."""
-    return Level(tiles=tiles, alphabet=MAZE_ALPHABET, properties={**maze_stats(tiles), **properties})
+    return Level(tiles=tiles, alphabet=MAZE_ALPHABET, properties={**maze_stats(tiles, solution), **properties})
 
 
 def open_sides(tiles: np.ndarray) -> np.ndarray:
@@ -27,13 +28,3 @@ def open_sides(tiles: np.ndarray) -> np.ndarray:
     count += open_[1::2, 0:-1:2]  # west
     count += open_[1::2, 2::2]  # east
     return count
-
-
-def maze_stats(tiles: np.ndarray) -> dict[str, PropertyValue]:
-    cells = (tiles.shape[0] // 2) * (tiles.shape[1] // 2)
-    dead_ends = int(np.count_nonzero(open_sides(tiles) == 1))
-    return {
-        "cells": cells,
-        "dead_ends": dead_ends,
-        "dead_end_pct": round(100.0 * dead_ends / cells, 3),
-    }

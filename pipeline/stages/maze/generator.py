@@ -1,0 +1,103 @@
+"""The base every maze generator shares: size, the optional carving mask, statistics options."""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar
+
+import numpy as np
+from pydantic import Field
+
+from pipeline.errors import PipelineError
+from pipeline.jit import compiled
+from pipeline.level import Level
+from pipeline.registry import StageParams
+from pipeline.stages.maze.block import FLOOR, WALL, maze_level
+from pipeline.stages.maze.graph import join_forest, union
+from pipeline.stages.maze.stats import Solution
+
+# 4096 x 4096 cells is a 67 M tile map (~0.5 GB while carving); beyond that, a typo.
+MazeSide = Annotated[int, Field(gt=0, le=4096)]
+
+
+class MazeStage(StageParams):
+    """Options every stage that outputs a maze has: how its statistics are measured."""
+
+    solution: Solution = Field(
+        "corners",
+        description="Entrance and exit for the solution statistic: the first and last open cells"
+        " (top-left and bottom-right), or the two ends of the longest shortest path.",
+    )
+
+
+class MazeGenerator(MazeStage):
+    """Base of the maze generators: `carve` makes a block grid of `cells = [w, h]`.
+
+    With an input Level, the maze takes the input's size and carves only the cells whose input
+    tile is one of `carve_on`: each connected part of that area becomes its own perfect maze.
+    """
+
+    arity: ClassVar[tuple[int, int]] = (0, 1)
+
+    cells: tuple[MazeSide, MazeSide] = Field((20, 20), description="Maze size in cells, [width, height].")
+    carve_on: tuple[str, ...] = Field(
+        ("floor",), min_length=1, description="With an input Level: carve only cells whose input tile is one of these symbols."
+    )
+
+    def carve(self, w: int, h: int, rng: np.random.Generator) -> np.ndarray:
+        """A (2h+1) x (2w+1) uint8 grid of WALL and FLOOR."""
+        raise NotImplementedError
+
+    def finish(self, tiles: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """A last step after carving (the non-perfect mazes cut walls here)."""
+        return tiles
+
+    def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
+        if inputs:
+            allowed = carving_mask(inputs[0], self.carve_on)
+            h, w = allowed.shape
+            tiles = restrict(self.carve(w, h, rng), allowed, rng.permutation(2 * w * h))
+        else:
+            w, h = self.cells
+            tiles = self.carve(w, h, rng)
+        return maze_level(self.finish(tiles, rng), self.solution)
+
+
+def carving_mask(level: Level, symbols: tuple[str, ...]) -> np.ndarray:
+    """Cells (h x w booleans) whose tile in `level` is one of `symbols`."""
+    if level.height % 2 == 0 or level.width % 2 == 0 or level.height < 3 or level.width < 3:
+        raise PipelineError([f"the input is {level.width} x {level.height} tiles; a maze needs odd sizes (2w+1 x 2h+1)"])
+    try:
+        wanted = [level.index_of(s) for s in symbols]
+    except KeyError as exc:
+        raise PipelineError([f"carve_on: {exc.args[0]}"]) from None
+    return np.isin(level.tiles[1::2, 1::2], wanted)
+
+
+@compiled
+def restrict(tiles: np.ndarray, allowed: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Keep a maze to the allowed cells, then rejoin what the cut split.
+
+    Cells outside `allowed` and the passages into them become wall. The passages left form a
+    forest; walls between allowed neighbours in different trees are opened in the random `order`
+    (Kruskal's rule), so every connected part of the allowed area ends up a spanning tree.
+    """
+    h, w = allowed.shape
+    out = tiles.copy()
+    parent = np.arange(w * h)
+    for y in range(h):
+        for x in range(w):
+            if not allowed[y, x]:
+                out[2 * y + 1, 2 * x + 1] = WALL
+                out[2 * y, 2 * x + 1] = WALL
+                out[2 * y + 2, 2 * x + 1] = WALL
+                out[2 * y + 1, 2 * x] = WALL
+                out[2 * y + 1, 2 * x + 2] = WALL
+    for y in range(h):
+        for x in range(w):
+            c = y * w + x
+            if x + 1 < w and out[2 * y + 1, 2 * x + 2] == FLOOR:
+                union(parent, c, c + 1)
+            if y + 1 < h and out[2 * y + 2, 2 * x + 1] == FLOOR:
+                union(parent, c, c + w)
+    join_forest(out, allowed, parent, order)
+    return out

@@ -1,0 +1,122 @@
+"""Compiled graph helpers shared by maze stages: union-find and breadth-first search on cells.
+
+Cells are numbered `y * w + x`; in block form cell (x, y) is tile (2y+1, 2x+1) and the tile
+between two neighbouring cells is the wall (or passage) joining them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline.jit import compiled
+
+# Neighbour offsets in the order every kernel uses: north, east, south, west.
+DX = np.array([0, 1, 0, -1], dtype=np.int64)
+DY = np.array([-1, 0, 1, 0], dtype=np.int64)
+
+
+@compiled
+def find(parent: np.ndarray, a: int) -> int:
+    while parent[a] != a:
+        parent[a] = parent[parent[a]]  # path halving
+        a = parent[a]
+    return a
+
+
+@compiled
+def union(parent: np.ndarray, a: int, b: int) -> bool:
+    """Join the sets of a and b; False if they were already one set."""
+    ra = find(parent, a)
+    rb = find(parent, b)
+    if ra == rb:
+        return False
+    # Hang the higher-numbered root under the lower: deterministic, and shallow enough with halving.
+    if ra < rb:
+        parent[rb] = ra
+    else:
+        parent[ra] = rb
+    return True
+
+
+@compiled
+def bfs(tiles: np.ndarray, open_cells: np.ndarray, start: int, dist: np.ndarray, queue: np.ndarray) -> tuple[int, int]:
+    """Distances (in steps) from `start` to every reachable open cell, written into `dist` (-1 for
+    unreached); returns the farthest cell (the first found at the largest distance) and how many
+    cells were reached."""
+    h = (tiles.shape[0] - 1) // 2
+    w = (tiles.shape[1] - 1) // 2
+    dist[:] = -1
+    dist[start] = 0
+    head = 0
+    tail = 1
+    queue[0] = start
+    far = start
+    while head < tail:
+        c = queue[head]
+        head += 1
+        if dist[c] > dist[far]:
+            far = c
+        x = c % w
+        y = c // w
+        for d in range(4):
+            nx = x + DX[d]
+            ny = y + DY[d]
+            if nx < 0 or ny < 0 or nx >= w or ny >= h:
+                continue
+            n = ny * w + nx
+            if dist[n] >= 0 or not open_cells[n]:
+                continue
+            if tiles[2 * y + 1 + DY[d], 2 * x + 1 + DX[d]] == 0:
+                continue
+            dist[n] = dist[c] + 1
+            queue[tail] = n
+            tail += 1
+    return far, tail
+
+
+@compiled
+def join_forest(tiles: np.ndarray, allowed: np.ndarray, parent: np.ndarray, order: np.ndarray) -> None:
+    """Kruskal's rule: walk the candidate walls in `order` (wall e is east of cell e // 2 when e is
+    even, south when odd) and open each that joins two allowed cells in different trees."""
+    h, w = allowed.shape
+    for k in range(order.shape[0]):
+        e = order[k]
+        c = e // 2
+        x = c % w
+        y = c // w
+        if not allowed[y, x]:
+            continue
+        if e % 2 == 0:
+            if x + 1 < w and allowed[y, x + 1] and union(parent, c, c + 1):
+                tiles[2 * y + 1, 2 * x + 2] = 1
+        elif y + 1 < h and allowed[y + 1, x] and union(parent, c, c + w):
+            tiles[2 * y + 2, 2 * x + 1] = 1
+
+
+@compiled
+def flood(tiles: np.ndarray, open_cells: np.ndarray, start: int, seen: np.ndarray, queue: np.ndarray) -> int:
+    """Mark every open cell reachable from `start` in `seen` (cells already seen are walls to
+    it); returns how many it marked."""
+    h = (tiles.shape[0] - 1) // 2
+    w = (tiles.shape[1] - 1) // 2
+    seen[start] = True
+    head = 0
+    tail = 1
+    queue[0] = start
+    while head < tail:
+        c = queue[head]
+        head += 1
+        x = c % w
+        y = c // w
+        for d in range(4):
+            nx = x + DX[d]
+            ny = y + DY[d]
+            if nx < 0 or ny < 0 or nx >= w or ny >= h:
+                continue
+            n = ny * w + nx
+            if seen[n] or not open_cells[n] or tiles[2 * y + 1 + DY[d], 2 * x + 1 + DX[d]] == 0:
+                continue
+            seen[n] = True
+            queue[tail] = n
+            tail += 1
+    return tail

@@ -1,0 +1,132 @@
+"""Growing tree: grow from a list of active cells, picking which one to grow by a rule."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from pydantic import Field, field_validator
+
+from pipeline.jit import compiled
+from pipeline.registry import stage
+from pipeline.stages.maze.generator import MazeGenerator
+from pipeline.stages.maze.graph import DX, DY
+
+METHODS = ("newest", "random", "oldest", "middle")
+_TERM = re.compile(r"^\s*(newest|random|oldest|middle)\s*(?::\s*(\d+(?:\.\d+)?)\s*)?$")
+
+
+def parse_selection(text: str) -> np.ndarray:
+    """`"newest:75,random:25"` -> weights for (newest, random, oldest, middle), summing to 1."""
+    weights = np.zeros(len(METHODS))
+    for term in text.split(","):
+        match = _TERM.match(term)
+        if not match:
+            raise ValueError(f"must be methods from {', '.join(METHODS)} with optional weights, e.g. \"newest:75,random:25\"")
+        weights[METHODS.index(match.group(1))] += float(match.group(2) or 1)
+    if weights.sum() <= 0:
+        raise ValueError("needs a positive weight")
+    return weights / weights.sum()
+
+
+@stage("maze.growing_tree", version=1)
+class GrowingTree(MazeGenerator):
+    """Growing tree: keep a list of active cells; each step take one by `selection`, carve to a
+    random unvisited neighbour (adding it to the list) or, if it has none, drop it.
+
+    `newest` is the recursive backtracker (long rivers, ~10% dead ends), `random` behaves like
+    Prim's (short branches, ~30%), `oldest` grows in waves from the start, `middle` in between.
+    Mix them with weights: `"newest:75,random:25"` gives long corridors with some branching.
+    """
+
+    selection: str = Field("newest", description='Which active cell grows: newest, random, oldest, middle, or a weighted mix such as "newest:75,random:25".')
+
+    @field_validator("selection")
+    @classmethod
+    def _valid(cls, value: str) -> str:
+        parse_selection(value)
+        return value
+
+    def carve(self, w: int, h: int, rng: np.random.Generator) -> np.ndarray:
+        return carve_growing_tree(w, h, np.cumsum(parse_selection(self.selection)), rng)
+
+
+@compiled
+def _fenwick_add(tree: np.ndarray, i: int, delta: int) -> None:
+    i += 1
+    while i < tree.shape[0]:
+        tree[i] += delta
+        i += i & -i
+
+
+@compiled
+def _fenwick_select(tree: np.ndarray, k: int, top_bit: int) -> int:
+    """Position of the k-th (0-based) active slot."""
+    pos = 0
+    bit = top_bit
+    while bit > 0:
+        nxt = pos + bit
+        if nxt < tree.shape[0] and tree[nxt] <= k:
+            pos = nxt
+            k -= tree[nxt]
+        bit >>= 1
+    return pos
+
+
+@compiled
+def carve_growing_tree(w: int, h: int, cumulative: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    # Active cells sit in slots in the order they were added; a Fenwick tree over the slots finds
+    # the k-th active one in O(log n), so removing from the middle never shifts the list.
+    n = w * h
+    tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    visited = np.zeros(n, dtype=np.bool_)
+    slot_cell = np.empty(n, dtype=np.int64)
+    tree = np.zeros(n + 1, dtype=np.int64)
+    top_bit = 1
+    while top_bit * 2 <= n:
+        top_bit *= 2
+    options = np.empty(4, dtype=np.int64)
+    start = rng.integers(0, n)
+    visited[start] = True
+    tiles[2 * (start // w) + 1, 2 * (start % w) + 1] = 1
+    slot_cell[0] = start
+    _fenwick_add(tree, 0, 1)
+    used = 1
+    active = 1
+    while active > 0:
+        u = rng.random()
+        if u < cumulative[0]:
+            k = active - 1
+        elif u < cumulative[1]:
+            k = rng.integers(0, active)
+        elif u < cumulative[2]:
+            k = 0
+        else:
+            k = active // 2
+        slot = _fenwick_select(tree, k, top_bit)
+        c = slot_cell[slot]
+        x = c % w
+        y = c // w
+        m = 0
+        for d in range(4):
+            nx = x + DX[d]
+            ny = y + DY[d]
+            if 0 <= nx < w and 0 <= ny < h and not visited[ny * w + nx]:
+                options[m] = d
+                m += 1
+        if m == 0:
+            _fenwick_add(tree, slot, -1)
+            active -= 1
+            continue
+        d = options[rng.integers(0, m)]
+        nx = x + DX[d]
+        ny = y + DY[d]
+        nc = ny * w + nx
+        visited[nc] = True
+        tiles[2 * ny + 1, 2 * nx + 1] = 1
+        tiles[y + ny + 1, x + nx + 1] = 1
+        slot_cell[used] = nc
+        _fenwick_add(tree, used, 1)
+        used += 1
+        active += 1
+    return tiles

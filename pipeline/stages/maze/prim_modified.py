@@ -1,0 +1,63 @@
+"""Modified Prim's algorithm: join a random frontier cell to the maze."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline.jit import compiled
+from pipeline.registry import stage
+from pipeline.stages.maze.generator import MazeGenerator
+from pipeline.stages.maze.graph import DX, DY
+
+
+@stage("maze.prim_modified", version=1)
+class PrimModified(MazeGenerator):
+    """Modified Prim's algorithm (Walter D. Pullen's name): keep the cells next to the maze; each
+    step pick one at random and join it to a random neighbour already in the maze.
+
+    The most dead ends of the catalogue's tree growers (about 36%): a spiky, radial texture.
+    """
+
+    def carve(self, w: int, h: int, rng: np.random.Generator) -> np.ndarray:
+        return carve_prim_modified(w, h, rng)
+
+
+@compiled
+def carve_prim_modified(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
+    n = w * h
+    tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    state = np.zeros(n, dtype=np.int8)  # 0 outside, 1 frontier, 2 in the maze
+    frontier = np.empty(n, dtype=np.int64)
+    options = np.empty(4, dtype=np.int64)
+    size = 0
+    c = rng.integers(0, n)
+    while True:
+        state[c] = 2
+        x = c % w
+        y = c // w
+        tiles[2 * y + 1, 2 * x + 1] = 1
+        for d in range(4):
+            nx = x + DX[d]
+            ny = y + DY[d]
+            if 0 <= nx < w and 0 <= ny < h and state[ny * w + nx] == 0:
+                state[ny * w + nx] = 1
+                frontier[size] = ny * w + nx
+                size += 1
+        if size == 0:
+            break
+        k = rng.integers(0, size)
+        c = frontier[k]
+        size -= 1
+        frontier[k] = frontier[size]
+        x = c % w
+        y = c // w
+        m = 0
+        for d in range(4):
+            nx = x + DX[d]
+            ny = y + DY[d]
+            if 0 <= nx < w and 0 <= ny < h and state[ny * w + nx] == 2:
+                options[m] = d
+                m += 1
+        d = options[rng.integers(0, m)]
+        tiles[2 * y + 1 + DY[d], 2 * x + 1 + DX[d]] = 1
+    return tiles

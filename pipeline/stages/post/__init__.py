@@ -1,0 +1,1 @@
+"""Post-processing of mazes: braid, prune dead ends, cut walls."""

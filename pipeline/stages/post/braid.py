@@ -1,0 +1,82 @@
+"""Braiding: remove dead ends by opening a wall, which adds loops."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from pydantic import Field
+
+from pipeline.jit import compiled
+from pipeline.level import Level
+from pipeline.registry import stage
+from pipeline.stages.maze.graph import DX, DY
+from pipeline.stages.post.maze_input import MazeEdit
+
+
+@stage("post.braid", version=1)
+class Braid(MazeEdit):
+    """Braid a maze: visit a `fraction` of its dead ends in random order and open one more wall
+    of each, preferring a wall into another dead end so that one opening removes two.
+
+    A fully braided maze (`fraction = 1`) has no dead ends at all, only loops: harder to solve
+    by following walls, and no place for a player to be cornered.
+    """
+
+    arity: ClassVar[tuple[int, int]] = (1, 1)
+
+    fraction: float = Field(1.0, ge=0, le=1, description="Fraction of the dead ends to remove.")
+
+    def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
+        level = inputs[0]
+        grid = self.open_grid(level)
+        return self.result(level, braid(grid, self.fraction, rng))
+
+
+@compiled
+def braid(grid: np.ndarray, fraction: float, rng: np.random.Generator) -> np.ndarray:
+    out = grid.copy()
+    h = (out.shape[0] - 1) // 2
+    w = (out.shape[1] - 1) // 2
+    ends = np.empty(w * h, dtype=np.int64)
+    m = 0
+    for y in range(h):
+        for x in range(w):
+            if out[2 * y + 1, 2 * x + 1] and _sides(out, x, y) == 1:
+                ends[m] = y * w + x
+                m += 1
+    ends = ends[:m][rng.permutation(m)]
+    todo = int(round(fraction * m))
+    preferred = np.empty(4, dtype=np.int64)
+    other = np.empty(4, dtype=np.int64)
+    for k in range(todo):
+        c = ends[k]
+        x = c % w
+        y = c // w
+        if _sides(out, x, y) != 1:
+            continue  # a braid from a neighbouring dead end already opened this one
+        p = 0
+        q = 0
+        for d in range(4):
+            nx = x + DX[d]
+            ny = y + DY[d]
+            if 0 <= nx < w and 0 <= ny < h and out[2 * ny + 1, 2 * nx + 1] and not out[2 * y + 1 + DY[d], 2 * x + 1 + DX[d]]:
+                if _sides(out, nx, ny) == 1:
+                    preferred[p] = d
+                    p += 1
+                else:
+                    other[q] = d
+                    q += 1
+        if p > 0:
+            d = preferred[rng.integers(0, p)]
+        elif q > 0:
+            d = other[rng.integers(0, q)]
+        else:
+            continue  # boxed in by walls of the grid or closed cells
+        out[2 * y + 1 + DY[d], 2 * x + 1 + DX[d]] = 1
+    return out
+
+
+@compiled
+def _sides(grid: np.ndarray, x: int, y: int) -> int:
+    return int(grid[2 * y, 2 * x + 1] != 0) + int(grid[2 * y + 2, 2 * x + 1] != 0) + int(grid[2 * y + 1, 2 * x] != 0) + int(grid[2 * y + 1, 2 * x + 2] != 0)
