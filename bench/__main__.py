@@ -1,3 +1,4 @@
-from bench.backtracker import main
+from bench import backtracker, catalogue
 
-main()
+backtracker.main()
+catalogue.main()

@@ -275,6 +275,48 @@ def verify(
         console.print(f"[green]OK[/green]: all {result.files} files of {result.maps} map(s) rebuild byte for byte.")
 
 
+@app.command()
+@_user_errors
+def stats(
+    recipe: Path = typer.Argument(..., help="The recipe whose pack to summarise (built first if stale)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
+    out: Path = EXPORTS,
+    cache: Path = CACHE,
+) -> None:
+    """Maze statistics of a pack: mean and spread per stage over its maps, to compare algorithms.
+
+    Stages whose Level an export stage writes are measured: dead ends, solution length,
+    diameter, loops, straightness (see README).
+    """
+    from rich.table import Table
+
+    from pipeline.errors import PipelineError
+    from pipeline.lock import pack_locks
+    from pipeline.manifest import MANIFEST, read_manifest
+    from pipeline.recipe import load_recipe
+    from pipeline.report import stage_stats
+
+    loaded = load_recipe(recipe)
+    console = _console()
+    with pack_locks(cache / "locks", [loaded.pack.name], lambda pack: None):
+        _build_locked([loaded], [], jobs, False, None, out, cache, True, console)
+    manifest = read_manifest(out / loaded.pack.name / MANIFEST)
+    summary = stage_stats(manifest) if manifest else {}
+    if not summary:
+        raise PipelineError([f"{recipe}: no stage of this pack has statistics (only stages that an export stage writes are measured)"])
+    keys = list(dict.fromkeys(k for table in summary.values() for k in table))
+    table = Table(title=f"{loaded.pack.name}: mean ± sd over {len(manifest['maps'])} maps", title_justify="left")  # type: ignore[index]
+    table.add_column("stage")
+    table.add_column("kind")
+    for key in keys:
+        table.add_column(key, justify="right")
+    kinds = {s.name: s.kind for s in loaded.stages}
+    for name, values in summary.items():
+        cells = [f"{values[k][0]:.4g} ± {values[k][1]:.2g}" if k in values else "" for k in keys]
+        table.add_row(name, kinds.get(name, "?"), *cells)
+    console.print(table)
+
+
 @app.command("list")
 @_user_errors
 def list_(

@@ -247,16 +247,20 @@ def _wiring_ok(wiring: dict[str, tuple[str, ...]], declared: list[str], exporter
 
 
 def _check_outputs(specs: list[StageSpec], pack: PackConfig, problems: list[str]) -> None:
-    """Two exporters must not write the same file: one would overwrite the other."""
+    """Two exporters must not write the same file (one would overwrite the other), except the
+    files every map shares, such as a tileset, which several exporters may write alike."""
     writers: dict[str, str] = {}
+    shared: set[str] = set()
     for spec in specs:
         if not spec.is_exporter:
             continue
         clashes: dict[str, list[str]] = {}
+        mine = set(spec.params.shared_outputs())  # type: ignore[attr-defined]
         for path in spec.params.outputs(pack.stem(0)):  # type: ignore[attr-defined]
             other = writers.setdefault(path, spec.name)
-            if other != spec.name:
+            if other != spec.name and not (path in mine and path in shared):
                 clashes.setdefault(other, []).append(path)
+        shared |= mine
         for other, paths in clashes.items():
             problems.append(
                 f"stage.{spec.name}: writes {', '.join(paths)}, which stage.{other} also writes"

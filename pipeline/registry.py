@@ -79,6 +79,11 @@ class Exporter(StageParams):
         """The files `export` writes for the map called `stem` (checked when a recipe loads)."""
         raise NotImplementedError
 
+    def shared_outputs(self) -> list[str]:
+        """Those of `outputs` that every map shares (a tileset): several export stages may write
+        one, as long as they write the same bytes (checked as the files are written)."""
+        return []
+
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
         raise NotImplementedError
 

@@ -54,9 +54,11 @@ class ExportTmx(Exporter):
     def _sheet_path(self) -> str:
         return f"tilesets/{self.tileset_name}.png"
 
+    def shared_outputs(self) -> list[str]:
+        return [self._sheet_path] if self.embed_tileset else [self._tsx_path, self._sheet_path]
+
     def outputs(self, stem: str) -> list[str]:
-        shared = [self._sheet_path] if self.embed_tileset else [self._tsx_path, self._sheet_path]
-        return [join(self.dir, f"{stem}.tmx"), *shared]
+        return [join(self.dir, f"{stem}.tmx"), *self.shared_outputs()]
 
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
         tileset, sheet = colour_tileset(

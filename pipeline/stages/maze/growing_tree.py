@@ -75,13 +75,17 @@ def _fenwick_select(tree: np.ndarray, k: int, top_bit: int) -> int:
 
 @compiled
 def carve_growing_tree(w: int, h: int, cumulative: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    # Active cells sit in slots in the order they were added; a Fenwick tree over the slots finds
-    # the k-th active one in O(log n), so removing from the middle never shifts the list.
+    # Active cells sit in slots in the order they were added, chained in a doubly linked list
+    # (newest = tail, oldest = head, removal in O(1)). When `random` or `middle` can be chosen,
+    # a Fenwick tree over the slots also finds the k-th active one in O(log n).
     n = w * h
     tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
     visited = np.zeros(n, dtype=np.bool_)
-    slot_cell = np.empty(n, dtype=np.int64)
-    tree = np.zeros(n + 1, dtype=np.int64)
+    slot_cell = np.empty(n, dtype=np.int32)
+    prev = np.empty(n, dtype=np.int32)
+    nxt = np.empty(n, dtype=np.int32)
+    by_rank = cumulative[1] > cumulative[0] or cumulative[3] > cumulative[2]
+    tree = np.zeros(n + 1 if by_rank else 1, dtype=np.int32)
     top_bit = 1
     while top_bit * 2 <= n:
         top_bit *= 2
@@ -90,20 +94,24 @@ def carve_growing_tree(w: int, h: int, cumulative: np.ndarray, rng: np.random.Ge
     visited[start] = True
     tiles[2 * (start // w) + 1, 2 * (start % w) + 1] = 1
     slot_cell[0] = start
-    _fenwick_add(tree, 0, 1)
+    prev[0] = -1
+    nxt[0] = -1
+    head = 0
+    tail = 0
+    if by_rank:
+        _fenwick_add(tree, 0, 1)
     used = 1
     active = 1
     while active > 0:
         u = rng.random()
         if u < cumulative[0]:
-            k = active - 1
+            slot = tail
         elif u < cumulative[1]:
-            k = rng.integers(0, active)
+            slot = _fenwick_select(tree, rng.integers(0, active), top_bit)
         elif u < cumulative[2]:
-            k = 0
+            slot = head
         else:
-            k = active // 2
-        slot = _fenwick_select(tree, k, top_bit)
+            slot = _fenwick_select(tree, active // 2, top_bit)
         c = slot_cell[slot]
         x = c % w
         y = c // w
@@ -114,8 +122,19 @@ def carve_growing_tree(w: int, h: int, cumulative: np.ndarray, rng: np.random.Ge
             if 0 <= nx < w and 0 <= ny < h and not visited[ny * w + nx]:
                 options[m] = d
                 m += 1
-        if m == 0:
-            _fenwick_add(tree, slot, -1)
+        if m == 0:  # no way on: the cell leaves the active list
+            if by_rank:
+                _fenwick_add(tree, slot, -1)
+            p = prev[slot]
+            q = nxt[slot]
+            if p >= 0:
+                nxt[p] = q
+            else:
+                head = q
+            if q >= 0:
+                prev[q] = p
+            else:
+                tail = p
             active -= 1
             continue
         d = options[rng.integers(0, m)]
@@ -126,7 +145,15 @@ def carve_growing_tree(w: int, h: int, cumulative: np.ndarray, rng: np.random.Ge
         tiles[2 * ny + 1, 2 * nx + 1] = 1
         tiles[y + ny + 1, x + nx + 1] = 1
         slot_cell[used] = nc
-        _fenwick_add(tree, used, 1)
+        prev[used] = tail
+        nxt[used] = -1
+        if tail >= 0:
+            nxt[tail] = used
+        else:
+            head = used
+        tail = used
+        if by_rank:
+            _fenwick_add(tree, used, 1)
         used += 1
         active += 1
     return tiles
