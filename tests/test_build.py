@@ -271,3 +271,20 @@ def test_two_builds_of_one_pack_take_turns(project: Path) -> None:
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert "built 6/6 maps" in out
+
+
+def test_every_example_recipe_builds_and_its_maps_load_in_pytmx(tmp_path: Path) -> None:
+    import pytmx
+
+    from conftest import RECIPES
+
+    shutil.copytree(RECIPES, tmp_path / "recipes")
+    pcg("build", "recipes", "-q", cwd=tmp_path)
+    tmx = sorted((tmp_path / "exports").rglob("*.tmx"))
+    assert len(tmx) >= 60
+    for path in tmx:
+        props = pytmx.TiledMap(str(path)).properties
+        assert {"cells", "dead_end_pct", "solution_pct", "diameter", "loops", "straightness"} <= set(props), path
+    stats = pcg("stats", "recipes/comparison.toml", cwd=tmp_path, check=True).stdout
+    for name in ("maze.aldous_broder", "maze.prim_modified", "maze.spiral", "dead_end_pct", "straightness"):
+        assert name in stats
