@@ -16,6 +16,33 @@ DY = np.array([-1, 0, 1, 0], dtype=np.int64)
 
 
 @compiled
+def neighbours_where(flags: np.ndarray, value: int, x: int, y: int, w: int, h: int, options: np.ndarray) -> int:
+    """Write into `options` the directions from cell (x, y) to neighbours whose flag equals
+    `value`; returns how many."""
+    m = 0
+    for d in range(4):
+        nx = x + DX[d]
+        ny = y + DY[d]
+        if 0 <= nx < w and 0 <= ny < h and flags[ny * w + nx] == value:
+            options[m] = d
+            m += 1
+    return m
+
+
+@compiled
+def random_direction(rng: np.random.Generator, pool: np.ndarray) -> int:
+    """A uniform direction 0..3 from two random bits; `pool` ([bits, count]) keeps the rest of
+    each 62-bit draw for the next 30 calls, since random walks take hundreds of millions of steps."""
+    if pool[1] == 0:
+        pool[0] = rng.integers(0, 1 << 62)
+        pool[1] = 31
+    d = pool[0] & 3
+    pool[0] >>= 2
+    pool[1] -= 1
+    return d
+
+
+@compiled
 def find(parent: np.ndarray, a: int) -> int:
     while parent[a] != a:
         parent[a] = parent[parent[a]]  # path halving

@@ -10,7 +10,7 @@ from pydantic import Field, field_validator
 from pipeline.jit import compiled
 from pipeline.registry import stage
 from pipeline.stages.maze.generator import MazeGenerator
-from pipeline.stages.maze.graph import DX, DY
+from pipeline.stages.maze.graph import DX, DY, neighbours_where
 
 METHODS = ("newest", "random", "oldest", "middle")
 _TERM = re.compile(r"^\s*(newest|random|oldest|middle)\s*(?::\s*(\d+(?:\.\d+)?)\s*)?$")
@@ -115,13 +115,7 @@ def carve_growing_tree(w: int, h: int, cumulative: np.ndarray, rng: np.random.Ge
         c = slot_cell[slot]
         x = c % w
         y = c // w
-        m = 0
-        for d in range(4):
-            nx = x + DX[d]
-            ny = y + DY[d]
-            if 0 <= nx < w and 0 <= ny < h and not visited[ny * w + nx]:
-                options[m] = d
-                m += 1
+        m = neighbours_where(visited, False, x, y, w, h, options)
         if m == 0:  # no way on: the cell leaves the active list
             if by_rank:
                 _fenwick_add(tree, slot, -1)

@@ -7,7 +7,7 @@ import numpy as np
 from pipeline.jit import compiled
 from pipeline.registry import stage
 from pipeline.stages.maze.generator import MazeGenerator
-from pipeline.stages.maze.graph import DX, DY
+from pipeline.stages.maze.graph import DX, DY, neighbours_where
 
 
 @stage("maze.hunt_and_kill", version=1)
@@ -39,13 +39,7 @@ def carve_hunt_and_kill(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
     while remaining > 0:
         x = c % w
         y = c // w
-        m = 0
-        for d in range(4):
-            nx = x + DX[d]
-            ny = y + DY[d]
-            if 0 <= nx < w and 0 <= ny < h and not visited[ny * w + nx]:
-                options[m] = d
-                m += 1
+        m = neighbours_where(visited, False, x, y, w, h, options)
         if m > 0:  # kill: walk on
             d = options[rng.integers(0, m)]
         else:  # hunt: the first unvisited cell, in reading order, with a visited neighbour
@@ -58,13 +52,7 @@ def carve_hunt_and_kill(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
                 for xx in range(w):
                     if visited[yy * w + xx]:
                         continue
-                    m = 0
-                    for dd in range(4):
-                        nx = xx + DX[dd]
-                        ny = yy + DY[dd]
-                        if 0 <= nx < w and 0 <= ny < h and visited[ny * w + nx]:
-                            options[m] = dd
-                            m += 1
+                    m = neighbours_where(visited, True, xx, yy, w, h, options)
                     if m > 0:
                         # Join the found cell to a random visited neighbour; the walk goes on from it.
                         back = options[rng.integers(0, m)]

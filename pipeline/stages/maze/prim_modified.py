@@ -7,7 +7,7 @@ import numpy as np
 from pipeline.jit import compiled
 from pipeline.registry import stage
 from pipeline.stages.maze.generator import MazeGenerator
-from pipeline.stages.maze.graph import DX, DY
+from pipeline.stages.maze.graph import DX, DY, neighbours_where
 
 
 @stage("maze.prim_modified", version=1)
@@ -51,13 +51,7 @@ def carve_prim_modified(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
         frontier[k] = frontier[size]
         x = c % w
         y = c // w
-        m = 0
-        for d in range(4):
-            nx = x + DX[d]
-            ny = y + DY[d]
-            if 0 <= nx < w and 0 <= ny < h and state[ny * w + nx] == 2:
-                options[m] = d
-                m += 1
+        m = neighbours_where(state, 2, x, y, w, h, options)
         d = options[rng.integers(0, m)]
         tiles[2 * y + 1 + DY[d], 2 * x + 1 + DX[d]] = 1
     return tiles

@@ -6,7 +6,7 @@ import numpy as np
 
 from pipeline.jit import compiled
 from pipeline.registry import stage
-from pipeline.stages.maze.graph import DX, DY
+from pipeline.stages.maze.graph import DX, DY, random_direction
 from pipeline.stages.maze.generator import MazeGenerator
 
 
@@ -32,8 +32,7 @@ def carve_wilson(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
     root = rng.integers(0, n)
     in_tree[root] = True
     tiles[2 * (root // w) + 1, 2 * (root % w) + 1] = 1
-    bits = 0
-    left = 0
+    pool = np.zeros(2, dtype=np.int64)
     for start in range(n):
         if in_tree[start]:
             continue
@@ -41,12 +40,7 @@ def carve_wilson(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
         x = start % w
         y = start // w
         while not in_tree[y * w + x]:
-            if left == 0:
-                bits = rng.integers(0, 1 << 62)
-                left = 31
-            d = bits & 3
-            bits >>= 2
-            left -= 1
+            d = random_direction(rng, pool)
             nx = x + DX[d]
             ny = y + DY[d]
             if nx < 0 or ny < 0 or nx >= w or ny >= h:
