@@ -70,3 +70,13 @@ def test_stats_of_a_known_maze() -> None:
     s = maze_stats(tiles)
     assert (s["cells"], s["dead_ends"], s["loops"], s["diameter"], s["solution_pct"], s["straightness"]) == (3, 2, 0, 2, 100.0, 1.0)
     assert (s["entrance"], s["exit"]) == ("0,0", "2,0")
+
+
+def test_farthest_solution_runs_between_the_ends_of_the_diameter() -> None:
+    for i in range(10):
+        corners = registry.kinds()["maze.kruskal"](cells=(20, 14)).run([], rng_for((i, 0, 0))).properties
+        far = registry.kinds()["maze.kruskal"](cells=(20, 14), solution="farthest").run([], rng_for((i, 0, 0))).properties
+        assert far["diameter"] == corners["diameter"]
+        assert far["solution_pct"] == round(100 * (far["diameter"] + 1) / 280, 3)
+        assert far["solution_pct"] >= corners["solution_pct"]
+        assert corners["entrance"] == "0,0" and corners["exit"] == "19,13"
