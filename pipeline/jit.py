@@ -3,9 +3,31 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
+from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+@functools.cache
+def _cache_dir() -> Path:
+    """Where numba keeps compiled kernels: a folder per version of our source.
+
+    numba checks only the source file of the function it compiles, not the helpers it calls from
+    other files nor the global arrays it bakes in, so its own cache can serve stale code after an
+    edit. Naming the folder after a hash of every module of the package rules that out.
+    """
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode())
+        digest.update(path.read_bytes())
+    base = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "pcg-pipeline"
+    )
+    return Path(base) / f"numba-{digest.hexdigest()[:16]}"
 
 
 class _Lazy:
@@ -18,7 +40,10 @@ class _Lazy:
 
     def materialize(self) -> Any:
         if self.dispatcher is None:
+            import numba
             from numba import njit
+
+            numba.config.CACHE_DIR = str(_cache_dir())
 
             # Compiled code can only call compiled code: swap every lazy helper this function
             # names (imported or local) for its real dispatcher before numba reads the globals.

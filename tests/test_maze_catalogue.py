@@ -31,20 +31,34 @@ def test_every_catalogue_kind_is_registered() -> None:
     assert set(PERFECT + NON_PERFECT) <= set(registry.kinds())
 
 
+# Parameters that change how a generator works, drawn by the property tests.
+OPTIONS: dict[str, st.SearchStrategy] = {
+    "maze.binary_tree": st.fixed_dictionaries({"bias": st.sampled_from(["NE", "NW", "SE", "SW"])}),
+    "maze.growing_tree": st.fixed_dictionaries(
+        {"selection": st.sampled_from(["newest", "random", "oldest", "middle", "newest:75,random:25", "oldest:1,middle:2,random:3"])}
+    ),
+    "maze.serpentine": st.fixed_dictionaries({"direction": st.sampled_from(["horizontal", "vertical"])}),
+    "maze.small_rooms": st.fixed_dictionaries({"room": st.integers(1, 7)}),
+    "maze.spiral": st.fixed_dictionaries({"spiral": st.integers(2, 12)}),
+}
+
+
 @pytest.mark.parametrize("name", PERFECT)
 @settings(max_examples=25, deadline=None)
-@given(w=st.integers(1, 24), h=st.integers(1, 24), seed=SEEDS)
-def test_perfect_generators_make_spanning_trees(name: str, w: int, h: int, seed: tuple[int, int, int]) -> None:
-    level = kind(name, cells=(w, h)).run([], rng_for(seed))
+@given(data=st.data(), w=st.integers(1, 24), h=st.integers(1, 24), seed=SEEDS)
+def test_perfect_generators_make_spanning_trees(name: str, data: st.DataObject, w: int, h: int, seed: tuple[int, int, int]) -> None:
+    options = data.draw(OPTIONS.get(name, st.just({})))
+    level = kind(name, cells=(w, h), **options).run([], rng_for(seed))
     assert_perfect_maze(level.tiles, w, h)
     assert level.properties["loops"] == 0 and level.properties["cells"] == w * h
 
 
 @pytest.mark.parametrize("name", NON_PERFECT)
 @settings(max_examples=25, deadline=None)
-@given(w=st.integers(1, 30), h=st.integers(1, 30), cut=st.floats(0, 1), seed=SEEDS)
-def test_non_perfect_generators_reach_every_cell(name: str, w: int, h: int, cut: float, seed: tuple[int, int, int]) -> None:
-    level = kind(name, cells=(w, h), cut_walls=cut).run([], rng_for(seed))
+@given(data=st.data(), w=st.integers(1, 30), h=st.integers(1, 30), cut=st.floats(0, 1), seed=SEEDS)
+def test_non_perfect_generators_reach_every_cell(name: str, data: st.DataObject, w: int, h: int, cut: float, seed: tuple[int, int, int]) -> None:
+    options = data.draw(OPTIONS.get(name, st.just({})))
+    level = kind(name, cells=(w, h), cut_walls=cut, **options).run([], rng_for(seed))
     assert (level.tiles[1::2, 1::2] == 1).all()
     assert_all_reachable(level.tiles)
 
@@ -115,6 +129,7 @@ def growing_tree_pct(selection: str) -> float:
 
 
 def test_growing_tree_selection_moves_between_backtracker_and_prim() -> None:
+    # (the dead-end table above covers "newest"; here the other selections and a mix)
     newest, mixed, random = growing_tree_pct("newest"), growing_tree_pct("newest:50,random:50"), growing_tree_pct("random")
     assert abs(newest - 10) < TOLERANCE  # newest is the recursive backtracker
     assert 24 < random < 31  # random selection: short Prim-like branches (measured 27.5%)

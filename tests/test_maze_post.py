@@ -61,15 +61,59 @@ def test_cut_walls_adds_exactly_that_many_loops(w: int, h: int, walls: int, seed
     assert_all_reachable(after.tiles)
 
 
-def test_stats_of_a_known_maze() -> None:
-    # A 3 x 1 corridor: entrance (0,0), exit (2,0), no loops, two dead ends, one straight cell.
-    tiles = np.zeros((3, 7), dtype=np.uint8)
-    tiles[1, 1:6] = 1
+def grid_from(rows: list[str]) -> np.ndarray:
+    """A block-form grid from text: '#' wall, '.' open."""
+    return np.array([[0 if ch == "#" else 1 for ch in row] for row in rows], dtype=np.uint8)
+
+
+def test_stats_of_known_mazes() -> None:
     from pipeline.stages.maze.stats import maze_stats
 
-    s = maze_stats(tiles)
-    assert (s["cells"], s["dead_ends"], s["loops"], s["diameter"], s["solution_pct"], s["straightness"]) == (3, 2, 0, 2, 100.0, 1.0)
-    assert (s["entrance"], s["exit"]) == ("0,0", "2,0")
+    corridor = maze_stats(grid_from(["#######", "#.....#", "#######"]))
+    assert (corridor["cells"], corridor["dead_ends"], corridor["loops"], corridor["diameter"]) == (3, 2, 0, 2)
+    assert (corridor["solution_pct"], corridor["straightness"], corridor["entrance"], corridor["exit"]) == (100.0, 1.0, "0,0", "2,0")
+    ring = maze_stats(grid_from(["#####", "#...#", "#.#.#", "#...#", "#####"]))  # 2 x 2 cells, one loop
+    assert (ring["cells"], ring["dead_ends"], ring["loops"], ring["diameter"], ring["straightness"]) == (4, 0, 1, 2, 0.0)
+    # A hook through 4 cells: (0,0) -> (1,0) -> (1,1) -> (0,1). The exit corner (1,1) is 3 cells in.
+    bend = maze_stats(grid_from(["#####", "#...#", "###.#", "#...#", "#####"]))
+    assert (bend["dead_ends"], bend["diameter"], bend["straightness"], bend["solution_pct"]) == (2, 3, 0.0, 75.0)
+    # Two parts: a 3-cell corridor and, apart from it, a 1-cell room; the exit stays in the
+    # entrance's part, the diameter is the larger part's, and loops count the parts.
+    parts = maze_stats(grid_from(["#########", "#.....#.#", "#########"]))
+    assert (parts["cells"], parts["loops"], parts["diameter"], parts["exit"], parts["solution_pct"]) == (4, 0, 2, "2,0", 75.0)
+    single = maze_stats(grid_from(["###", "#.#", "###"]))
+    assert (single["cells"], single["diameter"], single["solution_pct"], single["dead_ends"]) == (1, 0, 100.0, 0)
+    empty = maze_stats(grid_from(["###", "###", "###"]))
+    assert empty["cells"] == 0 and empty["diameter"] == 0 and empty["entrance"] == ""
+
+
+def true_diameter(tiles: np.ndarray) -> int:
+    """All-pairs shortest paths (scipy) over the open cells: the exact longest one."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import shortest_path
+
+    h, w = (tiles.shape[0] - 1) // 2, (tiles.shape[1] - 1) // 2
+    idx = np.arange(w * h).reshape(h, w)
+    east = (tiles[1::2, 2:-1:2] == 1) & (tiles[1::2, 1:-2:2] == 1) & (tiles[1::2, 3::2] == 1)
+    south = (tiles[2:-1:2, 1::2] == 1) & (tiles[1:-2:2, 1::2] == 1) & (tiles[3::2, 1::2] == 1)
+    a = np.concatenate([idx[:, :-1][east], idx[:-1, :][south]])
+    b = np.concatenate([idx[:, 1:][east], idx[1:, :][south]])
+    graph = coo_matrix((np.ones(a.size), (a, b)), shape=(w * h, w * h))
+    d = shortest_path(graph, directed=False, unweighted=True)
+    return int(d[np.isfinite(d)].max())
+
+
+@settings(max_examples=30, deadline=None)
+@given(gen=GENERATORS, w=st.integers(1, 12), h=st.integers(1, 12), seed=SEEDS)
+def test_diameter_is_exact_on_perfect_mazes_and_a_lower_bound_with_loops(gen: str, w: int, h: int, seed: tuple[int, int, int]) -> None:
+    level = maze(gen, w, h, seed)
+    far = registry.kinds()[gen](cells=(w, h), solution="farthest").run([], rng_for(seed)).properties
+    exact = true_diameter(level.tiles)
+    if level.properties["loops"] == 0:
+        assert level.properties["diameter"] == exact
+    else:
+        assert level.properties["diameter"] <= exact
+    assert far["solution_pct"] == round(100 * (far["diameter"] + 1) / level.properties["cells"], 3)
 
 
 def test_farthest_solution_runs_between_the_ends_of_the_diameter() -> None:
@@ -80,3 +124,15 @@ def test_farthest_solution_runs_between_the_ends_of_the_diameter() -> None:
         assert far["solution_pct"] == round(100 * (far["diameter"] + 1) / 280, 3)
         assert far["solution_pct"] >= corners["solution_pct"]
         assert corners["entrance"] == "0,0" and corners["exit"] == "19,13"
+
+
+def test_edits_leave_openings_in_the_border_alone() -> None:
+    from pipeline.level import Level
+    from pipeline.stages.maze.block import MAZE_ALPHABET
+
+    # A corridor of 3 cells whose east end opens through the border (an exit another stage made).
+    tiles = grid_from(["#######", "#......", "#######"])
+    level = Level(tiles=tiles, alphabet=MAZE_ALPHABET)
+    for name, params in (("post.prune_dead_ends", {"passes": 0}), ("post.braid", {}), ("post.cut_walls", {"walls": 3})):
+        out = registry.kinds()[name](**params).run([level], rng_for((0,))).tiles
+        assert out[1, -1] == 1 and (out[0] == 0).all() and (out[-1] == 0).all(), name

@@ -34,6 +34,9 @@ class MazeGenerator(MazeStage):
 
     With an input Level, the maze takes the input's size and carves only the cells whose input
     tile is one of `carve_on`: each connected part of that area becomes its own perfect maze.
+    The generator carves the whole grid, the cells outside the area are cut away and the pieces
+    left are rejoined by Kruskal's rule, so near the area's edges the texture is partly
+    Kruskal's (and the uniform generators are no longer exactly uniform there).
     """
 
     arity: ClassVar[tuple[int, int]] = (0, 1)

@@ -67,12 +67,11 @@ def union(parent: np.ndarray, a: int, b: int) -> bool:
 
 @compiled
 def bfs(tiles: np.ndarray, open_cells: np.ndarray, start: int, dist: np.ndarray, queue: np.ndarray) -> tuple[int, int]:
-    """Distances (in steps) from `start` to every reachable open cell, written into `dist` (-1 for
-    unreached); returns the farthest cell (the first found at the largest distance) and how many
-    cells were reached."""
+    """Distances (in steps) from `start` to every reachable open cell, written into `dist`, which
+    must hold -1 everywhere on entry. The reached cells are `queue[:count]` (so the caller can
+    reset just those); returns the farthest cell (first found at the largest distance) and count."""
     h = (tiles.shape[0] - 1) // 2
     w = (tiles.shape[1] - 1) // 2
-    dist[:] = -1
     dist[start] = 0
     head = 0
     tail = 1
@@ -119,31 +118,3 @@ def join_forest(tiles: np.ndarray, allowed: np.ndarray, parent: np.ndarray, orde
         elif y + 1 < h and allowed[y + 1, x] and union(parent, c, c + w):
             tiles[2 * y + 2, 2 * x + 1] = 1
 
-
-@compiled
-def flood(tiles: np.ndarray, open_cells: np.ndarray, start: int, seen: np.ndarray, queue: np.ndarray) -> int:
-    """Mark every open cell reachable from `start` in `seen` (cells already seen are walls to
-    it); returns how many it marked."""
-    h = (tiles.shape[0] - 1) // 2
-    w = (tiles.shape[1] - 1) // 2
-    seen[start] = True
-    head = 0
-    tail = 1
-    queue[0] = start
-    while head < tail:
-        c = queue[head]
-        head += 1
-        x = c % w
-        y = c // w
-        for d in range(4):
-            nx = x + DX[d]
-            ny = y + DY[d]
-            if nx < 0 or ny < 0 or nx >= w or ny >= h:
-                continue
-            n = ny * w + nx
-            if seen[n] or not open_cells[n] or tiles[2 * y + 1 + DY[d], 2 * x + 1 + DX[d]] == 0:
-                continue
-            seen[n] = True
-            queue[tail] = n
-            tail += 1
-    return tail

@@ -48,7 +48,7 @@ class GrowingTree(MazeGenerator):
         return value
 
     def carve(self, w: int, h: int, rng: np.random.Generator) -> np.ndarray:
-        return carve_growing_tree(w, h, np.cumsum(parse_selection(self.selection)), rng)
+        return carve_growing_tree(w, h, parse_selection(self.selection), rng)
 
 
 @compiled
@@ -74,7 +74,7 @@ def _fenwick_select(tree: np.ndarray, k: int, top_bit: int) -> int:
 
 
 @compiled
-def carve_growing_tree(w: int, h: int, cumulative: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def carve_growing_tree(w: int, h: int, weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     # Active cells sit in slots in the order they were added, chained in a doubly linked list
     # (newest = tail, oldest = head, removal in O(1)). When `random` or `middle` can be chosen,
     # a Fenwick tree over the slots also finds the k-th active one in O(log n).
@@ -84,7 +84,13 @@ def carve_growing_tree(w: int, h: int, cumulative: np.ndarray, rng: np.random.Ge
     slot_cell = np.empty(n, dtype=np.int32)
     prev = np.empty(n, dtype=np.int32)
     nxt = np.empty(n, dtype=np.int32)
-    by_rank = cumulative[1] > cumulative[0] or cumulative[3] > cumulative[2]
+    by_rank = weights[1] > 0 or weights[3] > 0
+    # The method drawn for u in [0, 1); rounding can leave the running sum a hair under 1, so the
+    # last method with a weight takes whatever is past it.
+    last = 0
+    for i in range(4):
+        if weights[i] > 0:
+            last = i
     tree = np.zeros(n + 1 if by_rank else 1, dtype=np.int32)
     top_bit = 1
     while top_bit * 2 <= n:
@@ -104,11 +110,18 @@ def carve_growing_tree(w: int, h: int, cumulative: np.ndarray, rng: np.random.Ge
     active = 1
     while active > 0:
         u = rng.random()
-        if u < cumulative[0]:
+        method = last
+        total = 0.0
+        for i in range(4):
+            total += weights[i]
+            if weights[i] > 0 and u < total:
+                method = i
+                break
+        if method == 0:
             slot = tail
-        elif u < cumulative[1]:
+        elif method == 1:
             slot = _fenwick_select(tree, rng.integers(0, active), top_bit)
-        elif u < cumulative[2]:
+        elif method == 2:
             slot = head
         else:
             slot = _fenwick_select(tree, active // 2, top_bit)

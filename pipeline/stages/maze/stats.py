@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 
 from pipeline.level import PropertyValue
-from pipeline.stages.maze.graph import bfs, flood
+from pipeline.stages.maze.graph import bfs
 from pipeline.jit import compiled
 
 Solution = Literal["corners", "farthest"]
@@ -33,8 +33,6 @@ def maze_stats(tiles: np.ndarray, solution: Solution = "corners") -> dict[str, P
     east = floor[1::2, 2::2] & cell_open
     sides = north.astype(np.int8) + south + west + east
     cells = int(np.count_nonzero(cell_open))
-    if cells == 0:
-        return {"cells": 0}
     dead_ends = int(np.count_nonzero(sides == 1))
     corridors = sides == 2
     straight = corridors & ((north & south) | (east & west))
@@ -42,51 +40,64 @@ def maze_stats(tiles: np.ndarray, solution: Solution = "corners") -> dict[str, P
     passages = int(np.count_nonzero(floor[1::2, 2:-1:2] & cell_open[:, :-1] & cell_open[:, 1:]))
     passages += int(np.count_nonzero(floor[2:-1:2, 1::2] & cell_open[:-1, :] & cell_open[1:, :]))
     flat_open = np.ascontiguousarray(cell_open).reshape(-1)
-    components, diameter, path, entrance, exit_ = _walks(np.ascontiguousarray(floor.view(np.uint8)), flat_open, solution == "farthest")
+    components, diameter, path, entrance, exit_ = (
+        _walks(np.ascontiguousarray(floor.view(np.uint8)), flat_open, solution == "farthest") if cells else (0, 0, -1, -1, -1)
+    )
     w = cell_open.shape[1]
+    # Every key is always present, so a stage's stats never mix with stale ones from its input.
     return {
         "cells": cells,
         "dead_ends": dead_ends,
-        "dead_end_pct": round(100.0 * dead_ends / cells, 3),
-        "solution_pct": round(100.0 * (path + 1) / cells, 3),
+        "dead_end_pct": round(100.0 * dead_ends / cells, 3) if cells else 0.0,
+        "solution_pct": round(100.0 * (path + 1) / cells, 3) if cells else 0.0,
         "diameter": int(diameter),
         "loops": passages - cells + int(components),
         "straightness": round(float(np.count_nonzero(straight)) / max(1, int(np.count_nonzero(corridors))), 4),
-        "entrance": f"{entrance % w},{entrance // w}",
-        "exit": f"{exit_ % w},{exit_ // w}",
+        "entrance": f"{entrance % w},{entrance // w}" if cells else "",
+        "exit": f"{exit_ % w},{exit_ // w}" if cells else "",
     }
 
 
 @compiled
 def _walks(tiles: np.ndarray, open_cells: np.ndarray, farthest: bool) -> tuple[int, int, int, int, int]:
-    """(components, diameter, solution steps, entrance cell, exit cell)."""
+    """(parts, diameter, solution steps, entrance cell, exit cell).
+
+    Each connected part gets a double sweep (the farthest cell from any cell, then the farthest
+    from that one); the diameter is the largest over the parts. `corners`: the entrance is the
+    first open cell in reading order and the exit the last one in the same part.
+    """
     n = open_cells.shape[0]
-    first = -1
-    last = -1
-    cells = 0
-    for c in range(n):
-        if open_cells[c]:
-            cells += 1
-            if first < 0:
-                first = c
-            last = c
-    dist = np.empty(n, dtype=np.int64)
+    dist = np.full(n, -1, dtype=np.int64)
     queue = np.empty(n, dtype=np.int64)
-    # Double sweep in the entrance's part: the farthest cell from the entrance, then the farthest
-    # from that one. The first sweep also gives the corner-to-corner solution.
-    a, reached = bfs(tiles, open_cells, first, dist, queue)
-    steps = dist[last]
-    b, _ = bfs(tiles, open_cells, a, dist, queue)
-    diameter = dist[b]
-    # Count the parts the entrance's sweep did not reach (none in a connected maze).
-    components = 1
-    if reached < cells:
-        seen = np.zeros(n, dtype=np.bool_)
-        flood(tiles, open_cells, first, seen, queue)
-        for c in range(n):
-            if open_cells[c] and not seen[c]:
-                components += 1
-                flood(tiles, open_cells, c, seen, queue)
+    seen = np.zeros(n, dtype=np.bool_)
+    parts = 0
+    diameter = -1
+    far_a = -1
+    far_b = -1
+    entrance = -1
+    exit_ = -1
+    steps = -1
+    for c in range(n):
+        if not open_cells[c] or seen[c]:
+            continue
+        parts += 1
+        a, count = bfs(tiles, open_cells, c, dist, queue)
+        if entrance < 0:
+            entrance = c  # the first open cell starts the first part
+            exit_ = c
+            for k in range(count):
+                exit_ = max(exit_, queue[k])
+            steps = dist[exit_]
+        for k in range(count):
+            seen[queue[k]] = True
+            dist[queue[k]] = -1
+        b, count = bfs(tiles, open_cells, a, dist, queue)
+        if dist[b] > diameter:
+            diameter = dist[b]
+            far_a = a
+            far_b = b
+        for k in range(count):
+            dist[queue[k]] = -1
     if farthest:
-        return components, diameter, diameter, a, b
-    return components, diameter, steps, first, last
+        return parts, diameter, diameter, far_a, far_b
+    return parts, diameter, steps, entrance, exit_

@@ -19,7 +19,8 @@ class Braid(MazeEdit):
     """Braid a maze: visit a `fraction` of its dead ends in random order and open one more wall
     of each, preferring a wall into another dead end so that one opening removes two.
 
-    A fully braided maze (`fraction = 1`) has no dead ends at all, only loops: harder to solve
+    A fully braided maze (`fraction = 1`) has no dead ends, only loops (except where a dead end
+    has no closed wall to another cell, as at the ends of a one-cell-wide maze): harder to solve
     by following walls, and no place for a player to be cornered.
     """
 
@@ -45,6 +46,8 @@ def braid(grid: np.ndarray, fraction: float, rng: np.random.Generator) -> np.nda
             if out[2 * y + 1, 2 * x + 1] and _sides(out, x, y) == 1:
                 ends[m] = y * w + x
                 m += 1
+    if m == 0:
+        return out
     ends = ends[:m][rng.permutation(m)]
     todo = int(round(fraction * m))
     preferred = np.empty(4, dtype=np.int64)

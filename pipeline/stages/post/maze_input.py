@@ -22,9 +22,14 @@ class MazeEdit(MazeStage):
         if level.height % 2 == 0 or level.width % 2 == 0 or level.height < 3 or level.width < 3:
             raise PipelineError([f"the input is {level.width} x {level.height} tiles; a block-form maze has odd sizes (2w+1 x 2h+1)"])
         try:
-            return (level.tiles != level.index_of(self.wall)).astype(np.uint8)
+            grid = (level.tiles != level.index_of(self.wall)).astype(np.uint8)
         except KeyError as exc:
             raise PipelineError([f"wall: {exc.args[0]}"]) from None
+        # The border is never a passage between two cells; openings in it (an exit carved by
+        # another stage) are kept as they are by `result` and ignored by the edit.
+        grid[0, :] = grid[-1, :] = 0
+        grid[:, 0] = grid[:, -1] = 0
+        return grid
 
     def result(self, level: Level, grid: np.ndarray) -> Level:
         """The input Level with `grid` applied (opened tiles become `floor`, closed ones `wall`)."""
@@ -33,9 +38,10 @@ class MazeEdit(MazeStage):
         except KeyError as exc:
             raise PipelineError([f"floor: {exc.args[0]}"]) from None
         tiles = level.tiles.copy()
-        was_open = tiles != wall
-        tiles[(grid != 0) & ~was_open] = floor
-        tiles[(grid == 0) & was_open] = wall
+        inner = tiles[1:-1, 1:-1]  # a view: edits land in `tiles`, the border stays as it was
+        was_open = inner != wall
+        inner[(grid[1:-1, 1:-1] != 0) & ~was_open] = floor
+        inner[(grid[1:-1, 1:-1] == 0) & was_open] = wall
         # Per-tile layers describe the old layout; stats are measured again.
         return Level(tiles=tiles, alphabet=level.alphabet, objects=list(level.objects),
                      properties={**level.properties, **maze_stats(grid, self.solution)})
