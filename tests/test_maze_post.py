@@ -98,7 +98,7 @@ def true_diameter(tiles: np.ndarray) -> int:
     south = (tiles[2:-1:2, 1::2] == 1) & (tiles[1:-2:2, 1::2] == 1) & (tiles[3::2, 1::2] == 1)
     a = np.concatenate([idx[:, :-1][east], idx[:-1, :][south]])
     b = np.concatenate([idx[:, 1:][east], idx[1:, :][south]])
-    graph = coo_matrix((np.ones(a.size), (a, b)), shape=(w * h, w * h))
+    graph = coo_matrix((np.ones(a.size), (a, b)), shape=(w * h, w * h)).tocsr()
     d = shortest_path(graph, directed=False, unweighted=True)
     return int(d[np.isfinite(d)].max())
 
