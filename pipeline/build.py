@@ -133,7 +133,8 @@ class Builder:
     def _manifest(self, plan: PackPlan, results: dict[int, MapResult]) -> dict[str, Any]:
         recipe = plan.recipe
         record = recipe_record(recipe, self.exports_root.parent)
-        env_id = environment_id(environment())
+        env = environment()
+        env_id = environment_id(env)
         previous = {m["index"]: m for m in (plan.previous or {}).get("maps", [])}
         planned = {m.index: m for m in plan.maps}
         entries = []
@@ -146,7 +147,7 @@ class Builder:
                     entries.append(prev)
                 continue
             entries.append(self._entry(recipe, mp, results.get(index), prev, record["sha256"], env_id))
-        return assemble(record, entries, plan.previous)
+        return assemble(record, entries, plan.previous, env)
 
     @staticmethod
     def _entry(

@@ -130,11 +130,10 @@ def environment_of(manifest: dict[str, Any], env_id: str) -> dict[str, str] | No
 
 
 def assemble(
-    recipe: dict[str, Any], maps: list[dict[str, Any]], previous: dict[str, Any] | None
+    recipe: dict[str, Any], maps: list[dict[str, Any]], previous: dict[str, Any] | None, env: dict[str, str]
 ) -> dict[str, Any]:
     """A manifest for the latest build's recipe record, env and map entries; `previous` supplies
     the records of recipes and environments that retained entries still come from."""
-    env = environment()
     env_id = environment_id(env)
     earlier: dict[str, dict[str, Any]] = {"recipes": {}, "environments": {}}
     for entry in maps:

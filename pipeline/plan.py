@@ -16,7 +16,7 @@ from pipeline.fsio import sha256_file
 from pipeline.level import PropertyValue
 from pipeline.manifest import project_path, recipe_config
 from pipeline.recipe import Recipe
-from pipeline.seeds import name_hash
+from pipeline.seeds import stage_seed
 
 
 def canonical_json(value: Any) -> str:
@@ -68,16 +68,14 @@ class KeyMaker:
     def __init__(self, recipe: Recipe):
         self.recipe = recipe
         self.static: dict[str, dict[str, Any]] = {}
-        self.name_hashes: dict[str, int] = {}
         for spec in recipe.stages:
             self.static[spec.name] = stage_config(spec.kind, spec.params.version, spec.params.model_dump(mode="json"))
-            self.name_hashes[spec.name] = name_hash(spec.name)
 
     def keys(self, index: int) -> dict[str, tuple[str, tuple[int, int, int]]]:
         out: dict[str, tuple[str, tuple[int, int, int]]] = {}
         pack = self.recipe.pack
         for spec in self.recipe.stages:
-            seed = (index, self.name_hashes[spec.name], pack.seed)
+            seed = stage_seed(index, spec.name, pack.seed)
             payload: dict[str, Any] = {
                 **self.static[spec.name],
                 "seed": list(seed),

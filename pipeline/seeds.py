@@ -7,6 +7,7 @@ name is hashed with blake2b because Python's `hash()` changes between processes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 
 import numpy as np
@@ -14,8 +15,9 @@ import numpy as np
 BIT_GENERATOR = "PCG64"
 
 
+@functools.cache
 def name_hash(stage_name: str) -> int:
-    """A stable 64-bit integer for a stage name."""
+    """A stable 64-bit integer for a stage name (memoised: the planner asks once per map)."""
     return int.from_bytes(hashlib.blake2b(stage_name.encode("utf-8"), digest_size=8).digest(), "little")
 
 

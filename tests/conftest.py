@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
+from pipeline.stages.maze.block import open_sides
+
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = ROOT / "recipes"
 TILED = shutil.which("tiled")
@@ -92,13 +94,8 @@ def assert_perfect_maze(tiles: np.ndarray, w: int, h: int) -> None:
     _, components = ndimage.label(tiles == 1)
     assert components == 1
     if cells > 1:
-        assert (_open_sides(tiles) >= 1).all()
+        assert (open_sides(tiles) >= 1).all()
 
-
-
-def _open_sides(tiles: np.ndarray) -> np.ndarray:
-    open_ = tiles != 0
-    return open_[0:-1:2, 1::2].astype(int) + open_[2::2, 1::2] + open_[1::2, 0:-1:2] + open_[1::2, 2::2]
 
 
 def assert_all_reachable(tiles: np.ndarray) -> None:
