@@ -42,6 +42,25 @@ def random_direction(rng: np.random.Generator, pool: np.ndarray) -> int:
     return d
 
 
+def random_order(n: int, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random permutation of 0..n-1 as int32, several times faster than
+    `rng.permutation` at millions of items (which is a fifth of Kruskal's time at 1000^2 cells)."""
+    return _fisher_yates(rng.random(n))
+
+
+@compiled
+def _fisher_yates(u: np.ndarray) -> np.ndarray:
+    # u[i] * (i + 1) picks uniformly among i + 1 slots; a 53-bit float's bias is far below 1e-9.
+    n = u.shape[0]
+    order = np.arange(n).astype(np.int32)
+    for i in range(n - 1, 0, -1):
+        j = int(u[i] * (i + 1))
+        t = order[i]
+        order[i] = order[j]
+        order[j] = t
+    return order
+
+
 @compiled
 def find(parent: np.ndarray, a: int) -> int:
     while parent[a] != a:
@@ -117,4 +136,3 @@ def join_forest(tiles: np.ndarray, allowed: np.ndarray, parent: np.ndarray, orde
                 tiles[2 * y + 1, 2 * x + 2] = 1
         elif y + 1 < h and allowed[y + 1, x] and union(parent, c, c + w):
             tiles[2 * y + 2, 2 * x + 1] = 1
-
