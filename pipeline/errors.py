@@ -20,6 +20,16 @@ class RecipeError(PipelineError):
     """One or more problems in a recipe file."""
 
 
+class KeyedError(ValueError):
+    """A validator's error about a place inside a parameter, such as `program.markov[1].one`:
+    reported under that key, without echoing the whole parameter back."""
+
+    def __init__(self, key: str, message: str):
+        self.key = key
+        self.message = message
+        super().__init__(f"{key}: {message}")
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" (did you mean {match[0]!r}?)" if match else ""
@@ -80,5 +90,9 @@ def validation_problems(exc: ValidationError, prefix: str, field_names: Iterable
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"])
         key = f"{prefix}.{loc}" if loc else prefix
+        cause = err.get("ctx", {}).get("error")
+        if isinstance(cause, KeyedError):
+            problems.append(f"{key}.{cause.key}: {cause.message}")
+            continue
         problems.append(f"{key}: {_readable(err, names)}")
     return problems

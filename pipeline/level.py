@@ -49,6 +49,9 @@ class Level:
     layers: dict[str, np.ndarray] = field(default_factory=dict)
     objects: list[MapObject] = field(default_factory=list)
     properties: dict[str, PropertyValue] = field(default_factory=dict)
+    # Snapshots of `tiles` while the stage that made this Level ran, (f, h, w), oldest first:
+    # what `record = true` on a rewrite stage keeps for its GIF. Later stages do not carry it.
+    frames: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.tiles.ndim != 2 or self.tiles.dtype != np.uint8:
@@ -58,6 +61,8 @@ class Level:
         # Exporters map symbols to tiles by name, and rewrite rules by char: both must be unique.
         if len({s.name for s in self.alphabet}) < len(self.alphabet) or len({s.char for s in self.alphabet}) < len(self.alphabet):
             raise ValueError(f"Level.alphabet repeats a symbol name or char: {self.alphabet}")
+        if self.frames is not None and self.frames.shape[1:] != self.tiles.shape:
+            raise ValueError(f"frames have shape {self.frames.shape[1:]}, tiles have {self.tiles.shape}")
         for name, layer in self.layers.items():
             if layer.shape != self.tiles.shape:
                 raise ValueError(f"layer {name!r} has shape {layer.shape}, tiles have {self.tiles.shape}")

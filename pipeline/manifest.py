@@ -108,7 +108,13 @@ def recipe_record(recipe: Recipe, project_root: Path) -> dict[str, Any]:
         "text": recipe.text,
         "pack": recipe.pack.model_dump(mode="json"),
         "stages": {
-            s.name: {"kind": s.kind, "version": s.params.version, "inputs": list(s.inputs), "params": s.params.model_dump(mode="json")}
+            s.name: {
+                "kind": s.kind,
+                "version": s.params.version,
+                "inputs": list(s.inputs),
+                "params": s.params.model_dump(mode="json"),
+                **({"files": s.params.files_read()} if s.params.files_read() else {}),
+            }
             for s in recipe.stages
         },
     }

@@ -70,6 +70,9 @@ class KeyMaker:
         self.static: dict[str, dict[str, Any]] = {}
         for spec in recipe.stages:
             self.static[spec.name] = stage_config(spec.kind, spec.params.version, spec.params.model_dump(mode="json"))
+            files = spec.params.files_read()
+            if files:
+                self.static[spec.name]["files"] = files
 
     def keys(self, index: int) -> dict[str, tuple[str, tuple[int, int, int]]]:
         out: dict[str, tuple[str, tuple[int, int, int]]] = {}
@@ -181,6 +184,10 @@ def _why_stale(
     if changed and old.get("kind") == spec.kind:
         shown = ", ".join(f"{k}: {_short(old_params.get(k))} -> {_short(params.get(k))}" for k in changed)
         reasons.append(f"params changed ({shown})")
+    files, old_files = spec.params.files_read(), old.get("files", {})
+    edited = [f for f in sorted(set(files) | set(old_files)) if files.get(f) != old_files.get(f)]
+    if edited:
+        reasons.append(f"file it reads changed ({', '.join(edited)})")
     if prev_seed != recipe.pack.seed:
         reasons.append(f"pack seed changed ({prev_seed} -> {recipe.pack.seed})")
     if list(old.get("inputs", [])) != list(spec.inputs):

@@ -148,7 +148,7 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
             problems.append(f"{key}: unknown table{did_you_mean(key, ['pack', 'stage'])} (a recipe has [pack] and [stage.NAME] tables)")
 
     pack = _load_pack(data.get("pack"), problems)
-    specs, wiring = _load_stages(data.get("stage"), problems)
+    specs, wiring = _load_stages(data.get("stage"), problems, Path(path).parent)
     declared = data.get("stage") if isinstance(data.get("stage"), dict) else {}
     kinds = registry.kinds()
     uses = {n: b.get("use") for n, b in declared.items() if isinstance(b, dict)}
@@ -174,19 +174,21 @@ def _load_pack(table: Any, problems: list[str]) -> PackConfig | None:
     return _validate(PackConfig, table, "pack", problems)
 
 
-def _validate(cls: type[M], data: dict[str, Any], key: str, problems: list[str]) -> M | None:
+def _validate(cls: type[M], data: dict[str, Any], key: str, problems: list[str], context: dict[str, Any] | None = None) -> M | None:
     """Validate strictly: TOML is typed, so "16" is not an integer and 1 is not true. In JSON mode
-    strict validation still accepts arrays for tuples; TOML dates and times become strings."""
+    strict validation still accepts arrays for tuples; TOML dates and times become strings.
+    `context` reaches validators (stages that read files resolve them from `recipe_dir`)."""
     try:
-        return cls.model_validate_json(json.dumps(data, default=lambda v: v.isoformat()), strict=True)
+        return cls.model_validate_json(json.dumps(data, default=lambda v: v.isoformat()), strict=True, context=context)
     except ValidationError as exc:
         problems.extend(validation_problems(exc, key, cls.model_fields))
         return None
 
 
-def _load_stages(table: Any, problems: list[str]) -> tuple[list[StageSpec], dict[str, tuple[str, ...]]]:
+def _load_stages(table: Any, problems: list[str], recipe_dir: Path) -> tuple[list[StageSpec], dict[str, tuple[str, ...]]]:
     """The valid stages, and the inputs of every stage whose `input`/`inputs` parsed (valid or not,
-    so that a wrong input name is reported together with a wrong parameter)."""
+    so that a wrong input name is reported together with a wrong parameter). Stages that ask for
+    exporters of their own (a recording rewrite stage's GIF) bring them along as `NAME.SUFFIX`."""
     if table is None:
         problems.append("stage: no stages (add [stage.NAME] tables with `use = \"kind\"`)")
         return [], {}
@@ -225,10 +227,12 @@ def _load_stages(table: Any, problems: list[str]) -> tuple[list[StageSpec], dict
             problems.append(f"{key}.input: {kind} takes {want} input(s) (got {len(inputs)})")
             inputs = None
         params = {k: v for k, v in body.items() if k not in RESERVED_KEYS}
-        validated = _validate(cls, params, key, problems)
+        validated = _validate(cls, params, key, problems, {"recipe_dir": recipe_dir})
         if validated is None or inputs is None:
             continue
         specs.append(StageSpec(name=name, params=validated, inputs=inputs))
+        for suffix, companion in validated.companions(name):
+            specs.append(StageSpec(name=f"{name}.{suffix}", params=companion, inputs=(name,)))
     return specs, wiring
 
 

@@ -40,8 +40,10 @@ STAGE_MODULES: tuple[str, ...] = (
     "pipeline.stages.post.braid",
     "pipeline.stages.post.cut_walls",
     "pipeline.stages.post.prune_dead_ends",
+    "pipeline.stages.rewrite",
     "pipeline.stages.export.tmx",
     "pipeline.stages.export.png",
+    "pipeline.stages.export.gif",
 )
 
 
@@ -57,6 +59,16 @@ class StageParams(BaseModel):
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         raise NotImplementedError
+
+    def files_read(self) -> dict[str, str]:
+        """Files besides the recipe that this stage reads, as {path: sha256 of the content read
+        when the recipe loaded}: part of the stage's cache key, and recorded in the manifest."""
+        return {}
+
+    def companions(self, name: str) -> list[tuple[str, StageParams]]:
+        """Exporters this stage's own options ask for, as (suffix, params): each becomes a stage
+        `NAME.SUFFIX` fed by this one (a rewrite stage with `record = true` adds its GIF)."""
+        return []
 
 
 @dataclass(frozen=True)

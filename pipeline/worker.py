@@ -129,3 +129,5 @@ def freeze(level: Level) -> None:
     level.tiles.flags.writeable = False
     for layer in level.layers.values():
         layer.flags.writeable = False
+    if level.frames is not None:
+        level.frames.flags.writeable = False

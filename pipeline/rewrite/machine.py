@@ -1,0 +1,453 @@
+"""The compiled interpreter: runs a flattened rule program on a grid, MarkovJunior's way.
+
+Everything per step happens here, in one numba function, because a depth-first maze on a
+967 x 967 grid takes ~466,000 steps and a Python call per step would cost more than the work.
+
+Incremental matching (MarkovJunior's scheme): every change to the grid is appended to `changes`,
+and `first[t]` is where turn t's changes begin. A `one` or `all` node keeps its matches between
+turns and, when it runs again, looks only at the windows around the cells changed since the turn
+it last matched. For a rule and a cell value, `shift` lists the pattern positions that accept the
+value, so the windows to test are found without scanning (`pair` lists the same per node). Matches that went stale stay listed
+until they are drawn (and dropped then), so a step costs time in proportion to what changed.
+
+Control flow mirrors MarkovJunior's interpreter: `current` is the branch that runs each turn; a
+branch child that applies becomes `current` and keeps running on later turns until it fails,
+when control returns to its parent (which, being a sequence, tries that child once more from a
+reset state on its next turn, exactly as the reference does).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline.jit import compiled
+
+ONE, ALL, PRL, MARKOV, SEQUENCE, PATH = 0, 1, 2, 3, 4, 5
+
+# Run outcomes.
+FINISHED, STEP_LIMIT = 0, 1
+
+# Path node flags.
+INERTIA, LONGEST, EDGES = 1, 2, 4
+
+
+@compiled
+def window_matches(state: np.ndarray, mx: int, waves: np.ndarray, off: int, w: int, h: int, sx: int, sy: int) -> bool:
+    """Does the rule whose input waves start at `off` (w x h, row-major) match at (sx, sy)?"""
+    for dy in range(h):
+        row = (sy + dy) * mx + sx
+        base = off + dy * w
+        for dx in range(w):
+            if (waves[base + dx] >> state[row + dx]) & 1 == 0:
+                return False
+    return True
+
+
+@compiled
+def grow(a: np.ndarray, needed: int) -> np.ndarray:
+    if needed <= a.shape[0]:
+        return a
+    size = a.shape[0] * 2
+    while size < needed:
+        size *= 2
+    b = np.empty(size, dtype=a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@compiled
+def run_program(
+    state: np.ndarray,  # uint8[mx * my], modified in place
+    mx: int,
+    my: int,
+    ncolors: int,
+    # nodes, in preorder: node k's subtree is k .. end[k] - 1
+    kind: np.ndarray,
+    parent: np.ndarray,
+    end: np.ndarray,
+    child_ptr: np.ndarray,  # children of k: children[child_ptr[k]:child_ptr[k + 1]]
+    children: np.ndarray,
+    rule_lo: np.ndarray,  # rules of node k: rule_lo[k] .. rule_hi[k] - 1
+    rule_hi: np.ndarray,
+    steps: np.ndarray,  # 0: unlimited
+    path_params: np.ndarray,  # int64[k, 5]: from wave, to wave, on wave, colour, flags
+    # rules
+    rw: np.ndarray,
+    rh: np.ndarray,
+    roff: np.ndarray,  # into waves / outs
+    waves: np.ndarray,  # int64 bit set of accepted values per input cell
+    outs: np.ndarray,  # uint8 value per output cell, 255 = leave
+    prob: np.ndarray,
+    shift_ptr: np.ndarray,  # rule r, value c: shifts shift_ptr[r * ncolors + c] ..
+    shift_x: np.ndarray,
+    shift_y: np.ndarray,
+    pair_ptr: np.ndarray,  # node k, value c: (rule, shift) pairs pair_ptr[k * ncolors + c] ..
+    pair_rule: np.ndarray,
+    pair_x: np.ndarray,
+    pair_y: np.ndarray,
+    rng: np.random.Generator,
+    max_steps: int,
+    frame_every: int,  # 0: no recording
+    frames: np.ndarray,  # uint8[cap, mx * my]
+) -> tuple[int, int, int, int]:
+    """Run until the root branch fails or `max_steps` turns pass.
+
+    Returns (outcome, turns, frames recorded, frame interval): when the frame buffer fills,
+    every other frame is dropped and the interval doubles, so any run fits the cap evenly.
+    """
+    n = mx * my
+    nnodes = kind.shape[0]
+    nrules = rw.shape[0]
+
+    # Per-node run state.
+    branch_at = np.zeros(nnodes, dtype=np.int64)  # a branch's current child
+    counter = np.zeros(nnodes, dtype=np.int64)  # successful applications (for `steps`)
+    last_turn = np.full(nnodes, -1, dtype=np.int64)  # turn of the last match scan; -1: rescan all
+    match_count = np.zeros(nnodes, dtype=np.int64)
+    match_off = np.zeros(nnodes, dtype=np.int64)
+    pool = 0
+    for k in range(nnodes):
+        if kind[k] == ONE or kind[k] == ALL:
+            match_off[k] = pool
+            pool += (rule_hi[k] - rule_lo[k]) * n
+    # A match is position * nrules + rule (a cell's rules share a cache line of `listed`);
+    # `listed` says whether it is in its node's list.
+    matches = np.empty(max(pool, 1), dtype=np.int64)
+    listed = np.zeros(nrules * n, dtype=np.bool_)
+    written = np.zeros(n, dtype=np.bool_)  # cells an `all` step has written
+    pending = np.empty(n, dtype=np.uint8)  # a `prl` step's new values
+
+    changes = np.empty(1024, dtype=np.int64)
+    nchanges = 0
+    first = np.empty(1024, dtype=np.int64)
+    first[0] = 0
+
+    # Path node scratch.
+    generation = np.empty(n, dtype=np.int64)
+    queue = np.empty(n, dtype=np.int64)
+    starts = np.empty(n, dtype=np.int64)
+    cand = np.empty(8, dtype=np.int64)
+    ndx = np.array([-1, 1, 0, 0, -1, -1, 1, 1], dtype=np.int64)
+    ndy = np.array([0, 0, -1, 1, -1, 1, -1, 1], dtype=np.int64)
+
+    nframes = 0
+    every = frame_every
+    current = 0
+    turn = 0
+    while current >= 0 and turn < max_steps:
+        if every > 0 and turn % every == 0:
+            if nframes == frames.shape[0]:
+                for f in range(nframes // 2):
+                    frames[f] = frames[2 * f]
+                nframes //= 2
+                every *= 2
+            if turn % every == 0:
+                frames[nframes] = state
+                nframes += 1
+
+        # One turn: run `current`, descending into branch children as MarkovJunior's Branch.Go.
+        b = current
+        if kind[b] == MARKOV:
+            branch_at[b] = 0
+        while True:
+            nchild = child_ptr[b + 1] - child_ptr[b]
+            if branch_at[b] >= nchild:
+                # The branch fails: reset its subtree, hand control to its parent.
+                for k in range(b, end[b]):
+                    branch_at[k] = 0
+                    counter[k] = 0
+                    last_turn[k] = -1
+                    for i in range(match_off[k], match_off[k] + match_count[k]):
+                        listed[matches[i]] = False
+                    match_count[k] = 0
+                if b == current:
+                    current = parent[b]
+                    break
+                b = parent[b]
+                branch_at[b] += 1
+                continue
+            c = children[child_ptr[b] + branch_at[b]]
+            kc = kind[c]
+            if kc == MARKOV or kc == SEQUENCE:
+                b = c
+                if kc == MARKOV:
+                    branch_at[b] = 0
+                continue
+
+            applied = False
+            if kc == PATH:
+                changes = grow(changes, nchanges + n)
+                nchanges, applied = go_path(
+                    state, mx, my, path_params[c], changes, nchanges, generation, queue, starts, cand, ndx, ndy, rng
+                )
+            elif not (steps[c] > 0 and counter[c] >= steps[c]):
+                # Bring the match list up to date (`prl` always scans the whole grid and
+                # applies as it goes, since it never keeps matches).
+                lo = rule_lo[c]
+                hi = rule_hi[c]
+                if kc == PRL:
+                    found = 0
+                    for r in range(lo, hi):
+                        w = rw[r]
+                        h = rh[r]
+                        for y in range(h - 1, my, h):
+                            for x in range(w - 1, mx, w):
+                                v = state[y * mx + x]
+                                for s in range(shift_ptr[r * ncolors + v], shift_ptr[r * ncolors + v + 1]):
+                                    sx = x - shift_x[s]
+                                    sy = y - shift_y[s]
+                                    if sx < 0 or sy < 0 or sx + w > mx or sy + h > my:
+                                        continue
+                                    if not window_matches(state, mx, waves, roff[r], w, h, sx, sy):
+                                        continue
+                                    if rng.random() > prob[r]:
+                                        continue
+                                    found += 1
+                                    changes = grow(changes, nchanges + w * h)
+                                    for dy in range(h):
+                                        for dx in range(w):
+                                            o = outs[roff[r] + dy * w + dx]
+                                            i = (sy + dy) * mx + sx + dx
+                                            if o != 255 and o != state[i]:
+                                                pending[i] = o
+                                                changes[nchanges] = i
+                                                nchanges += 1
+                    for j in range(first[turn], nchanges):
+                        state[changes[j]] = pending[changes[j]]
+                    counter[c] += 1
+                    applied = found > 0
+                else:
+                    off = match_off[c]
+                    mc = match_count[c]
+                    if last_turn[c] >= 0:
+                        for j in range(first[last_turn[c]], nchanges):
+                            i = changes[j]
+                            x = i % mx
+                            y = i // mx
+                            v = state[i]
+                            for s in range(pair_ptr[c * ncolors + v], pair_ptr[c * ncolors + v + 1]):
+                                r = pair_rule[s]
+                                w = rw[r]
+                                h = rh[r]
+                                sx = x - pair_x[s]
+                                sy = y - pair_y[s]
+                                if sx < 0 or sy < 0 or sx + w > mx or sy + h > my:
+                                    continue
+                                m = (sy * mx + sx) * nrules + r
+                                if not listed[m] and window_matches(state, mx, waves, roff[r], w, h, sx, sy):
+                                    listed[m] = True
+                                    matches[off + mc] = m
+                                    mc += 1
+                    else:
+                        mc = 0
+                        for r in range(lo, hi):
+                            w = rw[r]
+                            h = rh[r]
+                            for y in range(h - 1, my, h):
+                                for x in range(w - 1, mx, w):
+                                    v = state[y * mx + x]
+                                    for s in range(shift_ptr[r * ncolors + v], shift_ptr[r * ncolors + v + 1]):
+                                        sx = x - shift_x[s]
+                                        sy = y - shift_y[s]
+                                        if sx < 0 or sy < 0 or sx + w > mx or sy + h > my:
+                                            continue
+                                        if window_matches(state, mx, waves, roff[r], w, h, sx, sy):
+                                            m = (sy * mx + sx) * nrules + r
+                                            listed[m] = True
+                                            matches[off + mc] = m
+                                            mc += 1
+                    last_turn[c] = turn
+
+                    if kc == ONE:
+                        # Draw uniformly among the listed matches; a stale one is dropped and
+                        # the draw repeats, which is uniform over the matches still valid.
+                        while mc > 0:
+                            k = rng.integers(0, mc)
+                            m = matches[off + k]
+                            listed[m] = False
+                            mc -= 1
+                            matches[off + k] = matches[off + mc]
+                            i = m // nrules
+                            r = m - i * nrules
+                            sx = i % mx
+                            sy = i // mx
+                            w = rw[r]
+                            h = rh[r]
+                            if window_matches(state, mx, waves, roff[r], w, h, sx, sy):
+                                changes = grow(changes, nchanges + w * h)
+                                for dy in range(h):
+                                    for dx in range(w):
+                                        o = outs[roff[r] + dy * w + dx]
+                                        i = (sy + dy) * mx + sx + dx
+                                        if o != 255 and o != state[i]:
+                                            state[i] = o
+                                            changes[nchanges] = i
+                                            nchanges += 1
+                                counter[c] += 1
+                                applied = True
+                                break
+                    elif mc > 0:
+                        # `all`: every match was valid at the start of the step; apply them in
+                        # random order, skipping any that would write a cell already written.
+                        for k in range(mc - 1, 0, -1):
+                            j = rng.integers(0, k + 1)
+                            t = matches[off + k]
+                            matches[off + k] = matches[off + j]
+                            matches[off + j] = t
+                        start = nchanges
+                        for k in range(mc):
+                            m = matches[off + k]
+                            listed[m] = False
+                            i = m // nrules
+                            r = m - i * nrules
+                            sx = i % mx
+                            sy = i // mx
+                            w = rw[r]
+                            h = rh[r]
+                            free = True
+                            for dy in range(h):
+                                for dx in range(w):
+                                    if outs[roff[r] + dy * w + dx] != 255 and written[(sy + dy) * mx + sx + dx]:
+                                        free = False
+                            if not free:
+                                continue
+                            changes = grow(changes, nchanges + w * h)
+                            for dy in range(h):
+                                for dx in range(w):
+                                    o = outs[roff[r] + dy * w + dx]
+                                    if o != 255:
+                                        i = (sy + dy) * mx + sx + dx
+                                        written[i] = True
+                                        state[i] = o
+                                        changes[nchanges] = i
+                                        nchanges += 1
+                        for j in range(start, nchanges):
+                            written[changes[j]] = False
+                        mc = 0
+                        counter[c] += 1
+                        applied = True
+                    match_count[c] = mc
+            if applied:
+                break
+            branch_at[b] += 1
+
+        turn += 1
+        first = grow(first, turn + 1)
+        first[turn] = nchanges
+
+    outcome = FINISHED if current < 0 else STEP_LIMIT
+    return outcome, turn, nframes, every
+
+
+@compiled
+def go_path(
+    state: np.ndarray,
+    mx: int,
+    my: int,
+    params: np.ndarray,
+    changes: np.ndarray,
+    nchanges: int,
+    generation: np.ndarray,
+    queue: np.ndarray,
+    starts: np.ndarray,
+    cand: np.ndarray,
+    ndx: np.ndarray,
+    ndy: np.ndarray,
+    rng: np.random.Generator,
+) -> tuple[int, bool]:
+    """MarkovJunior's `path`: breadth-first distances from the `to` cells over `on` cells, then
+    draw a shortest path from the nearest (or farthest, `longest`) `from` cell in `color`,
+    going straight where it can with `inertia`. Fails when no `from` cell reaches a `to` cell."""
+    start_wave, finish_wave, substrate, color, flags = params[0], params[1], params[2], params[3], params[4]
+    ndirs = 8 if flags & EDGES else 4
+    n = mx * my
+    head = 0
+    tail = 0
+    nstarts = 0
+    for i in range(n):
+        generation[i] = -1
+        v = state[i]
+        if (start_wave >> v) & 1:
+            starts[nstarts] = i
+            nstarts += 1
+        if (finish_wave >> v) & 1:
+            generation[i] = 0
+            queue[tail] = i
+            tail += 1
+    if nstarts == 0 or tail == 0:
+        return nchanges, False
+    while head < tail:
+        i = queue[head]
+        head += 1
+        x = i % mx
+        y = i // mx
+        for d in range(ndirs):
+            nx = x + ndx[d]
+            ny = y + ndy[d]
+            if nx < 0 or ny < 0 or nx >= mx or ny >= my:
+                continue
+            j = ny * mx + nx
+            v = state[j]
+            if generation[j] == -1 and ((substrate >> v) & 1 or (start_wave >> v) & 1):
+                generation[j] = generation[i] + 1
+                if (substrate >> v) & 1:
+                    queue[tail] = j
+                    tail += 1
+    # The pen starts at the nearest reached `from` cell (ties broken by a little noise).
+    best = -1
+    best_key = 0.0
+    for s in range(nstarts):
+        g = generation[starts[s]]
+        if g <= 0:
+            continue
+        key = g + 0.1 * rng.random()
+        if flags & LONGEST:
+            key = -key
+        if best < 0 or key < best_key:
+            best = starts[s]
+            best_key = key
+    if best < 0:
+        return nchanges, False
+    pen = best
+    dx = 0
+    dy = 0
+    while True:
+        x = pen % mx
+        y = pen // mx
+        g = generation[pen]
+        m = 0
+        for d in range(ndirs):
+            nx = x + ndx[d]
+            ny = y + ndy[d]
+            if 0 <= nx < mx and 0 <= ny < my and generation[ny * mx + nx] == g - 1:
+                cand[m] = d
+                m += 1
+        d = -1
+        if flags & INERTIA and (dx != 0 or dy != 0):
+            if ndirs == 4:
+                for k in range(m):
+                    if ndx[cand[k]] == dx and ndy[cand[k]] == dy:
+                        d = cand[k]
+            else:
+                # With diagonals, the step closest in angle to the last one (a little noise
+                # breaks ties).
+                best_score = -4.0
+                for k in range(m):
+                    cx = ndx[cand[k]]
+                    cy = ndy[cand[k]]
+                    score = (cx * dx + cy * dy) / np.sqrt((cx * cx + cy * cy) * (dx * dx + dy * dy)) + 0.1 * rng.random()
+                    if score > best_score:
+                        best_score = score
+                        d = cand[k]
+        if d < 0:
+            d = cand[rng.integers(0, m)]
+        dx = ndx[d]
+        dy = ndy[d]
+        chosen = (y + dy) * mx + x + dx
+        pen = chosen
+        if generation[pen] == 0:
+            break
+        state[pen] = color
+        changes[nchanges] = pen
+        nchanges += 1
+    return nchanges, True

@@ -1,0 +1,234 @@
+"""A rule program as a tree of nodes, and its flattening into the arrays the interpreter runs.
+
+Node kinds (MarkovJunior's):
+- `one`: apply one match, chosen uniformly among all current matches of all its rules;
+- `all`: apply a random maximal set of matches whose written cells do not overlap, in one step;
+- `prl`: apply every match at once, each with its rule's probability `p`;
+- `markov`: each step, run the first child that applies; fail when none does;
+- `sequence`: run each child until it fails, then the next; fail after the last;
+- `path`: draw a shortest path from a `from` cell to a `to` cell over `on` cells.
+A rule node's `steps` limits it to that many successful steps (0: no limit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, NamedTuple, Union
+
+import numpy as np
+
+from pipeline.rewrite import machine
+from pipeline.rewrite.rule import Alphabet, Rule
+
+RuleKind = Literal["one", "all", "prl"]
+BranchKind = Literal["markov", "sequence"]
+RULE_KINDS: tuple[str, ...] = ("one", "all", "prl")
+BRANCH_KINDS: tuple[str, ...] = ("markov", "sequence")
+_KIND_CODE = {"one": machine.ONE, "all": machine.ALL, "prl": machine.PRL, "markov": machine.MARKOV, "sequence": machine.SEQUENCE}
+
+
+@dataclass(frozen=True)
+class RuleNode:
+    kind: RuleKind
+    rules: tuple[Rule, ...]  # every orientation, already expanded by symmetry
+    steps: int = 0
+
+
+@dataclass(frozen=True)
+class PathNode:
+    start: int  # bit sets of values
+    finish: int
+    on: int
+    color: int  # value index
+    inertia: bool = False
+    longest: bool = False
+    edges: bool = False
+
+
+@dataclass(frozen=True)
+class BranchNode:
+    kind: BranchKind
+    children: tuple[Node, ...]
+
+
+Node = Union[RuleNode, PathNode, BranchNode]
+Origin = Literal["none", "center", "random"]
+
+
+@dataclass(frozen=True)
+class Program:
+    alphabet: Alphabet
+    root: Node
+    origin: Origin = "none"
+
+    def rule_count(self) -> int:
+        def count(node: Node) -> int:
+            if isinstance(node, RuleNode):
+                return len(node.rules)
+            if isinstance(node, BranchNode):
+                return sum(count(c) for c in node.children)
+            return 0
+
+        return count(self.root)
+
+
+class FlatProgram(NamedTuple):
+    """The arrays `machine.run_program` takes, in its argument order."""
+
+    kind: np.ndarray
+    parent: np.ndarray
+    end: np.ndarray
+    child_ptr: np.ndarray
+    children: np.ndarray
+    rule_lo: np.ndarray
+    rule_hi: np.ndarray
+    steps: np.ndarray
+    path_params: np.ndarray
+    rw: np.ndarray
+    rh: np.ndarray
+    roff: np.ndarray
+    waves: np.ndarray
+    outs: np.ndarray
+    prob: np.ndarray
+    shift_ptr: np.ndarray
+    shift_x: np.ndarray
+    shift_y: np.ndarray
+    pair_ptr: np.ndarray
+    pair_rule: np.ndarray
+    pair_x: np.ndarray
+    pair_y: np.ndarray
+
+
+def flatten(program: Program) -> FlatProgram:
+    """Number the nodes in preorder (so a subtree is a range) and pack the rules into arrays."""
+    root = program.root
+    if not isinstance(root, BranchNode):
+        root = BranchNode("markov", (root,))  # as MarkovJunior wraps a lone rule node
+    ncolors = len(program.alphabet.values)
+    kinds: list[int] = []
+    parents: list[int] = []
+    ends: list[int] = []
+    kids: list[list[int]] = []
+    lo: list[int] = []
+    hi: list[int] = []
+    steps: list[int] = []
+    paths: list[list[int]] = []
+    rules: list[Rule] = []
+
+    def visit(node: Node, parent: int) -> int:
+        k = len(kinds)
+        parents.append(parent)
+        ends.append(0)
+        kids.append([])
+        lo.append(len(rules))
+        hi.append(len(rules))
+        paths.append([0, 0, 0, 0, 0])
+        steps.append(0)
+        if isinstance(node, RuleNode):
+            kinds.append(_KIND_CODE[node.kind])
+            rules.extend(node.rules)
+            steps[k] = node.steps
+        elif isinstance(node, PathNode):
+            kinds.append(machine.PATH)
+            flags = (machine.INERTIA if node.inertia else 0) | (machine.LONGEST if node.longest else 0) | (machine.EDGES if node.edges else 0)
+            paths[k] = [node.start, node.finish, node.on, node.color, flags]
+        else:
+            kinds.append(_KIND_CODE[node.kind])
+            for child in node.children:
+                kids[k].append(visit(child, k))
+        hi[k] = len(rules)
+        ends[k] = len(kinds)
+        return k
+
+    visit(root, -1)
+    child_ptr = np.zeros(len(kinds) + 1, dtype=np.int64)
+    child_ptr[1:] = np.cumsum([len(c) for c in kids])
+    children = np.array([c for cs in kids for c in cs] or [0], dtype=np.int64)
+
+    sizes = [r.inp.size for r in rules]
+    roff = np.zeros(len(rules), dtype=np.int64)
+    if rules:
+        roff[1:] = np.cumsum(sizes)[:-1]
+    waves = np.concatenate([r.inp.ravel() for r in rules]) if rules else np.zeros(1, dtype=np.int64)
+    outs = np.concatenate([r.out.ravel() for r in rules]) if rules else np.zeros(1, dtype=np.uint8)
+    # For rule r and value c, the pattern positions whose input accepts c.
+    shift_ptr = np.zeros(len(rules) * ncolors + 1, dtype=np.int64)
+    sx: list[int] = []
+    sy: list[int] = []
+    for r, rule in enumerate(rules):
+        h, w = rule.inp.shape
+        for c in range(ncolors):
+            ys, xs = np.nonzero((rule.inp >> c) & 1)
+            sx.extend(int(x) for x in xs)
+            sy.extend(int(y) for y in ys)
+            shift_ptr[r * ncolors + c + 1] = len(sx)
+    # The same per node: for node k and value c, every (rule, position) accepting c.
+    pair_ptr = np.zeros(len(kinds) * ncolors + 1, dtype=np.int64)
+    pr: list[int] = []
+    px: list[int] = []
+    py: list[int] = []
+    for k in range(len(kinds)):
+        for c in range(ncolors):
+            for r in range(lo[k], hi[k]) if kinds[k] in (machine.ONE, machine.ALL) else ():
+                a, b = shift_ptr[r * ncolors + c], shift_ptr[r * ncolors + c + 1]
+                pr.extend([r] * (b - a))
+                px.extend(sx[a:b])
+                py.extend(sy[a:b])
+            pair_ptr[k * ncolors + c + 1] = len(pr)
+    return FlatProgram(
+        kind=np.array(kinds, dtype=np.int64),
+        parent=np.array(parents, dtype=np.int64),
+        end=np.array(ends, dtype=np.int64),
+        child_ptr=child_ptr,
+        children=children,
+        rule_lo=np.array(lo, dtype=np.int64),
+        rule_hi=np.array(hi, dtype=np.int64),
+        steps=np.array(steps, dtype=np.int64),
+        path_params=np.array(paths, dtype=np.int64).reshape(len(kinds), 5),
+        rw=np.array([r.inp.shape[1] for r in rules], dtype=np.int64),
+        rh=np.array([r.inp.shape[0] for r in rules], dtype=np.int64),
+        roff=roff,
+        waves=waves.astype(np.int64),
+        outs=outs.astype(np.uint8),
+        prob=np.array([r.p for r in rules], dtype=np.float64),
+        shift_ptr=shift_ptr,
+        shift_x=np.array(sx or [0], dtype=np.int64),
+        shift_y=np.array(sy or [0], dtype=np.int64),
+        pair_ptr=pair_ptr,
+        pair_rule=np.array(pr or [0], dtype=np.int64),
+        pair_x=np.array(px or [0], dtype=np.int64),
+        pair_y=np.array(py or [0], dtype=np.int64),
+    )
+
+
+class RunResult(NamedTuple):
+    state: np.ndarray  # (h, w) uint8 value indices
+    turns: int
+    finished: bool
+    frames: np.ndarray  # (f, h, w): the grid every `frame_every` turns, then the final grid
+    frame_every: int
+
+
+def run(
+    program: Program,
+    state: np.ndarray,
+    rng: np.random.Generator,
+    max_steps: int,
+    record_frames: int = 0,
+) -> RunResult:
+    """Run `program` on `state` (h x w value indices, not modified). With `record_frames`, keep
+    at most that many evenly spaced snapshots, the last one being the final grid."""
+    h, w = state.shape
+    grid = np.ascontiguousarray(state, dtype=np.uint8).ravel().copy()
+    if program.origin == "center":
+        grid[(h // 2) * w + w // 2] = 1
+    elif program.origin == "random":
+        grid[int(rng.integers(0, w * h))] = 1
+    cap = max(record_frames - 1, 0)
+    frames = np.empty((cap, w * h), dtype=np.uint8)
+    flat = flatten(program)
+    outcome, turns, nframes, every = machine.run_program(
+        grid, w, h, len(program.alphabet.values), *flat, rng, max_steps, 1 if cap else 0, frames
+    )
+    shots = np.concatenate([frames[:nframes], grid[None, :]]) if record_frames else grid[None, :]
+    return RunResult(grid.reshape(h, w), int(turns), outcome == machine.FINISHED, shots.reshape(-1, h, w), int(every))

@@ -1,0 +1,191 @@
+"""The `rewrite` stage: a MarkovJunior-style rule program, as a generator or on another stage's map."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import Field, PositiveInt, PrivateAttr, ValidationInfo, field_validator, model_validator
+
+from pipeline.errors import KeyedError, PipelineError
+from pipeline.level import Level, PropertyValue, Symbol
+from pipeline.paths import check_relative_dir
+from pipeline.registry import StageParams, stage
+from pipeline.rewrite import palette, symmetry
+from pipeline.rewrite.program import Program, run
+from pipeline.rewrite.rule import Alphabet
+from pipeline.rewrite.toml_form import ProgramError, parse_node
+from pipeline.rewrite.xml_form import load_model
+
+_COLOR = r"^#[0-9a-fA-F]{6}$"
+
+
+@stage("rewrite", version=1)
+class Rewrite(StageParams):
+    """Run a program of pattern rewrite rules with MarkovJunior's semantics: `one` applies one
+    random match, `all` a random maximal set of non-overlapping matches, `prl` every match with
+    probability `p`; `markov` runs its first child that applies, `sequence` each child until it
+    fails. Without an input it starts from a `size` grid of the first value (plus the second in
+    the centre with `origin = true`); with one, from that map, matching its symbols by char
+    (its layers and objects pass through; its properties, which describe the old tiles, do not).
+
+    `program` is the node tree inline, e.g. `{ markov = [ { one = "RBB=GGR" }, { one = "RGG=WWR" } ] }`,
+    or the path of a MarkovJunior model file (`rules/MazeBacktracker.xml`, relative to the
+    recipe), which then sets values, origin, unions and symmetry itself.
+    """
+
+    arity: ClassVar[tuple[int, int]] = (0, 1)
+
+    values: str | None = Field(None, description='The grid\'s symbols, one character each; the first fills a new grid (e.g. "BRGW").')
+    origin: bool = Field(False, description="Start a new grid with the second value in its centre cell.")
+    symmetry: str = Field(symmetry.DEFAULT, description="Default symmetry group of the rules: (), (x), (y), (x)(y), (xy+), (xy).")
+    unions: dict[str, str] = Field(default_factory=dict, description='Input wildcards: { "?" = "BR" } matches B or R.')
+    program: str | dict[str, Any] = Field(description="The node tree (a table), or a MarkovJunior .xml model file.")
+    size: tuple[PositiveInt, PositiveInt] | None = Field(None, description="Grid size [width, height] when there is no input.")
+    legend: dict[str, str] = Field(default_factory=dict, description='Symbol names by value: { B = "wall", W = "floor" } (exporters map names to tiles).')
+    colors: dict[str, str] = Field(default_factory=dict, description='Colours by value: { R = "#ff0000" } (default: the PICO-8 colours MarkovJunior uses).')
+    max_steps: PositiveInt = Field(10_000_000, le=2**40, description="Safety limit on program steps.")
+    on_max_steps: Literal["error", "stop"] = Field("error", description="At max_steps: fail the map, or keep the grid as it is.")
+    record: bool = Field(False, description="Also write an animated GIF of the run next to the map (<map>.<stage>.gif).")
+    record_frames: int = Field(120, ge=2, le=1000, description="Most frames in the GIF; steps per frame grow to fit the run.")
+    record_dir: str = Field(".", description="Folder inside the pack for the GIF.")
+
+    _program: Program | None = PrivateAttr(None)
+    _files: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    _dir = field_validator("record_dir")(classmethod(lambda cls, v: check_relative_dir(v)))
+
+    @field_validator("size")
+    @classmethod
+    def _size(cls, value: tuple[int, int] | None) -> tuple[int, int] | None:
+        if value is not None and value[0] * value[1] > 64_000_000:
+            raise ValueError(f"{value[0]} x {value[1]} is more than 64 M cells")
+        return value
+
+    @field_validator("colors")
+    @classmethod
+    def _colors(cls, value: dict[str, str]) -> dict[str, str]:
+        import re
+
+        for ch, color in value.items():
+            if not re.match(_COLOR, color):
+                raise KeyedError(ch, f'must be a colour "#rrggbb" (got {color!r})')
+        return value
+
+    @model_validator(mode="after")
+    def _load_program(self, info: ValidationInfo) -> Rewrite:
+        context = info.context or {}
+        if isinstance(self.program, str):
+            self._program = self._load_model_file(Path(context.get("recipe_dir", ".")))
+        else:
+            if self.values is None:
+                raise KeyedError("values", 'is required with an inline program: the grid\'s symbols, e.g. "BRGW"')
+            try:
+                alphabet = Alphabet(self.values, tuple(sorted(self.unions.items())))
+            except ValueError as exc:
+                raise KeyedError("values", str(exc)) from None
+            try:
+                symmetry.check(self.symmetry)
+                root = parse_node(self.program, alphabet, self.symmetry, "")
+            except ProgramError as exc:
+                raise KeyedError(f"program.{exc.where}" if exc.where else "program", exc.message) from None
+            except ValueError as exc:
+                raise KeyedError("symmetry", str(exc)) from None
+            self._program = Program(alphabet, root, "center" if self.origin else "none")
+        values = self._program.alphabet.values
+        for key, table in (("legend", self.legend), ("colors", self.colors)):
+            for ch in table:
+                if ch not in values:
+                    raise KeyedError(f"{key}.{ch}", f"is not one of the values {values!r}")
+        names = list(self.legend.values())
+        for ch, name in self.legend.items():
+            if not name or names.count(name) > 1:
+                raise KeyedError(f"legend.{ch}", f"names must be unique and non-empty (got {name!r})")
+        return self
+
+    def _load_model_file(self, recipe_dir: Path) -> Program:
+        assert isinstance(self.program, str)
+        given = [k for k in ("values", "origin", "symmetry", "unions") if k in self.model_fields_set]
+        if given:
+            raise KeyedError(given[0], f"comes from the model file {self.program!r}; remove it here")
+        if not self.program.endswith(".xml"):
+            raise KeyedError("program", f"a string program is the path of a MarkovJunior .xml model (got {self.program!r})")
+        path = recipe_dir / self.program
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise KeyedError("program", f"cannot read {path} ({exc.strerror or exc})") from None
+        try:
+            program = load_model(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise KeyedError("program", f"{path} is not UTF-8 text") from None
+        except ProgramError as exc:
+            raise KeyedError("program", f"{path}: {exc}") from None
+        self._files = {self.program: hashlib.sha256(data).hexdigest()}
+        return program
+
+    def files_read(self) -> dict[str, str]:
+        return dict(self._files)
+
+    def companions(self, name: str) -> list[tuple[str, StageParams]]:
+        if not self.record:
+            return []
+        from pipeline.stages.export.gif import ExportGif
+
+        return [("gif", ExportGif(dir=self.record_dir, suffix=f".{name}"))]
+
+    def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
+        program = self._program
+        assert program is not None
+        values = program.alphabet.values
+        source = inputs[0] if inputs else None
+        if source is not None:
+            if self.size is not None:
+                raise PipelineError(["size: only for a rewrite stage without an input (the input sets the size)"])
+            lut = np.zeros(256, dtype=np.uint8)
+            missing = []
+            for i, sym in enumerate(source.alphabet):
+                j = values.find(sym.char)
+                if j < 0:
+                    missing.append(f"{sym.name} ({sym.char})")
+                lut[i] = max(j, 0)
+            if missing:
+                raise PipelineError([f"values: the input has symbols {', '.join(missing)} that are not among the values {values!r}"])
+            start = lut[source.tiles]
+        else:
+            if self.size is None:
+                raise PipelineError(["size: is required without an input: the grid's [width, height]"])
+            start = np.zeros((self.size[1], self.size[0]), dtype=np.uint8)
+        result = run(program, start, rng, self.max_steps, self.record_frames if self.record else 0)
+        if not result.finished and self.on_max_steps == "error":
+            raise PipelineError(
+                [f"max_steps: the program was still running after {self.max_steps:,} steps (raise max_steps, "
+                 'or set on_max_steps = "stop" to keep the grid as it is then)']
+            )
+        try:
+            alphabet = self._alphabet(values, source)
+            # The input's properties (maze statistics, say) described tiles this run has
+            # rewritten, so they are not passed on; layers and objects are.
+            props: dict[str, PropertyValue] = {"rewrite_steps": result.turns}
+            return Level(
+                tiles=result.state,
+                alphabet=alphabet,
+                layers=dict(source.layers) if source else {},
+                objects=list(source.objects) if source else [],
+                properties=props,
+                frames=result.frames if self.record else None,
+            )
+        except ValueError as exc:
+            raise PipelineError([f"legend: {exc}"]) from None
+
+    def _alphabet(self, values: str, source: Level | None) -> tuple[Symbol, ...]:
+        known = {s.char: s for s in source.alphabet} if source else {}
+        symbols = []
+        for ch in values:
+            name, color = palette.default_symbol(ch)
+            if ch in known:
+                name, color = known[ch].name, known[ch].color
+            symbols.append(Symbol(ch, self.legend.get(ch, name), self.colors.get(ch, color).lower()))
+        return tuple(symbols)
