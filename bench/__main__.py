@@ -1,4 +1,5 @@
-from bench import backtracker, catalogue
+from bench import backtracker, catalogue, rewrite
 
 backtracker.main()
 catalogue.main()
+rewrite.main()

@@ -24,23 +24,33 @@ from pipeline.jit import compiled
 
 ONE, ALL, PRL, MARKOV, SEQUENCE, PATH = 0, 1, 2, 3, 4, 5
 
-# Run outcomes.
-FINISHED, STEP_LIMIT = 0, 1
+# Run outcomes. MISMATCH only comes from a `verify` run: an incremental match list disagreed
+# with a full rescan.
+FINISHED, STEP_LIMIT, MISMATCH = 0, 1, 2
 
 # Path node flags.
 INERTIA, LONGEST, EDGES = 1, 2, 4
 
 
 @compiled
-def window_matches(state: np.ndarray, mx: int, waves: np.ndarray, off: int, w: int, h: int, sx: int, sy: int) -> bool:
+def window_matches(state: np.ndarray, xb: int, waves: np.ndarray, off: int, w: int, h: int, sx: int, sy: int) -> bool:
     """Does the rule whose input waves start at `off` (w x h, row-major) match at (sx, sy)?"""
     for dy in range(h):
-        row = (sy + dy) * mx + sx
+        row = ((sy + dy) << xb) + sx
         base = off + dy * w
         for dx in range(w):
             if (waves[base + dx] >> state[row + dx]) & 1 == 0:
                 return False
     return True
+
+
+@compiled
+def rule_bits(nrules: int) -> int:
+    """Bits that number `nrules` rules."""
+    bits = 0
+    while (1 << bits) < nrules:
+        bits += 1
+    return bits
 
 
 @compiled
@@ -57,9 +67,10 @@ def grow(a: np.ndarray, needed: int) -> np.ndarray:
 
 @compiled
 def run_program(
-    state: np.ndarray,  # uint8[mx * my], modified in place
+    state: np.ndarray,  # uint8[my << xb]: rows of 2**xb cells, the first mx used; modified in place
     mx: int,
     my: int,
+    xb: int,
     ncolors: int,
     # nodes, in preorder: node k's subtree is k .. end[k] - 1
     kind: np.ndarray,
@@ -88,16 +99,24 @@ def run_program(
     rng: np.random.Generator,
     max_steps: int,
     frame_every: int,  # 0: no recording
-    frames: np.ndarray,  # uint8[cap, mx * my]
+    frames: np.ndarray,  # uint8[cap, my << xb]
+    # Tests pass bool[(my << xb) * 2**rule_bits(len(rw))] here to compare every match update with a full
+    # rescan; None (the normal case) compiles a version without the check at all.
+    verify_scratch: np.ndarray | None,
 ) -> tuple[int, int, int, int]:
     """Run until the root branch fails or `max_steps` turns pass.
 
     Returns (outcome, turns, frames recorded, frame interval): when the frame buffer fills,
     every other frame is dropped and the interval doubles, so any run fits the cap evenly.
     """
-    n = mx * my
-    nnodes = kind.shape[0]
+    # Cell i is (i & xmask, i >> xb) and match m is rule m & rmask at cell m >> rb: with power
+    # of two strides the hot loops decode them with shifts and masks, never a division.
+    n = my << xb
+    xmask = (1 << xb) - 1
     nrules = rw.shape[0]
+    rb = rule_bits(nrules)
+    rmask = (1 << rb) - 1
+    nnodes = kind.shape[0]
 
     # Per-node run state.
     branch_at = np.zeros(nnodes, dtype=np.int64)  # a branch's current child
@@ -109,11 +128,10 @@ def run_program(
     for k in range(nnodes):
         if kind[k] == ONE or kind[k] == ALL:
             match_off[k] = pool
-            pool += (rule_hi[k] - rule_lo[k]) * n
-    # A match is position * nrules + rule (a cell's rules share a cache line of `listed`);
-    # `listed` says whether it is in its node's list.
+            pool += (rule_hi[k] - rule_lo[k]) * mx * my
+    # `listed[m]` says whether match m is in its node's list (a cell's rules are adjacent).
     matches = np.empty(max(pool, 1), dtype=np.int64)
-    listed = np.zeros(nrules * n, dtype=np.bool_)
+    listed = np.zeros(n << rb, dtype=np.bool_)
     written = np.zeros(n, dtype=np.bool_)  # cells an `all` step has written
     pending = np.empty(n, dtype=np.uint8)  # a `prl` step's new values
 
@@ -145,7 +163,10 @@ def run_program(
                 frames[nframes] = state
                 nframes += 1
 
-        # One turn: run `current`, descending into branch children as MarkovJunior's Branch.Go.
+        # One turn: run `current`, descending into branch children as MarkovJunior's Branch.Go:
+        # a branch child becomes `current` as it is entered, and stays so if something in it
+        # applies; a branch that fails hands `current` back to its parent.
+        start = current
         b = current
         if kind[b] == MARKOV:
             branch_at[b] = 0
@@ -160,16 +181,17 @@ def run_program(
                     for i in range(match_off[k], match_off[k] + match_count[k]):
                         listed[matches[i]] = False
                     match_count[k] = 0
-                if b == current:
-                    current = parent[b]
+                current = parent[b]
+                if b == start:
                     break
-                b = parent[b]
+                b = current
                 branch_at[b] += 1
                 continue
             c = children[child_ptr[b] + branch_at[b]]
             kc = kind[c]
             if kc == MARKOV or kc == SEQUENCE:
                 b = c
+                current = c
                 if kc == MARKOV:
                     branch_at[b] = 0
                 continue
@@ -178,7 +200,7 @@ def run_program(
             if kc == PATH:
                 changes = grow(changes, nchanges + n)
                 nchanges, applied = go_path(
-                    state, mx, my, path_params[c], changes, nchanges, generation, queue, starts, cand, ndx, ndy, rng
+                    state, mx, my, xb, path_params[c], changes, nchanges, generation, queue, starts, cand, ndx, ndy, rng
                 )
             elif not (steps[c] > 0 and counter[c] >= steps[c]):
                 # Bring the match list up to date (`prl` always scans the whole grid and
@@ -192,13 +214,13 @@ def run_program(
                         h = rh[r]
                         for y in range(h - 1, my, h):
                             for x in range(w - 1, mx, w):
-                                v = state[y * mx + x]
+                                v = state[(y << xb) + x]
                                 for s in range(shift_ptr[r * ncolors + v], shift_ptr[r * ncolors + v + 1]):
                                     sx = x - shift_x[s]
                                     sy = y - shift_y[s]
                                     if sx < 0 or sy < 0 or sx + w > mx or sy + h > my:
                                         continue
-                                    if not window_matches(state, mx, waves, roff[r], w, h, sx, sy):
+                                    if not window_matches(state, xb, waves, roff[r], w, h, sx, sy):
                                         continue
                                     if rng.random() > prob[r]:
                                         continue
@@ -207,7 +229,7 @@ def run_program(
                                     for dy in range(h):
                                         for dx in range(w):
                                             o = outs[roff[r] + dy * w + dx]
-                                            i = (sy + dy) * mx + sx + dx
+                                            i = ((sy + dy) << xb) + sx + dx
                                             if o != 255 and o != state[i]:
                                                 pending[i] = o
                                                 changes[nchanges] = i
@@ -222,8 +244,8 @@ def run_program(
                     if last_turn[c] >= 0:
                         for j in range(first[last_turn[c]], nchanges):
                             i = changes[j]
-                            x = i % mx
-                            y = i // mx
+                            x = i & xmask
+                            y = i >> xb
                             v = state[i]
                             for s in range(pair_ptr[c * ncolors + v], pair_ptr[c * ncolors + v + 1]):
                                 r = pair_rule[s]
@@ -233,8 +255,8 @@ def run_program(
                                 sy = y - pair_y[s]
                                 if sx < 0 or sy < 0 or sx + w > mx or sy + h > my:
                                     continue
-                                m = (sy * mx + sx) * nrules + r
-                                if not listed[m] and window_matches(state, mx, waves, roff[r], w, h, sx, sy):
+                                m = (((sy << xb) + sx) << rb) + r
+                                if not listed[m] and window_matches(state, xb, waves, roff[r], w, h, sx, sy):
                                     listed[m] = True
                                     matches[off + mc] = m
                                     mc += 1
@@ -245,18 +267,21 @@ def run_program(
                             h = rh[r]
                             for y in range(h - 1, my, h):
                                 for x in range(w - 1, mx, w):
-                                    v = state[y * mx + x]
+                                    v = state[(y << xb) + x]
                                     for s in range(shift_ptr[r * ncolors + v], shift_ptr[r * ncolors + v + 1]):
                                         sx = x - shift_x[s]
                                         sy = y - shift_y[s]
                                         if sx < 0 or sy < 0 or sx + w > mx or sy + h > my:
                                             continue
-                                        if window_matches(state, mx, waves, roff[r], w, h, sx, sy):
-                                            m = (sy * mx + sx) * nrules + r
+                                        if window_matches(state, xb, waves, roff[r], w, h, sx, sy):
+                                            m = (((sy << xb) + sx) << rb) + r
                                             listed[m] = True
                                             matches[off + mc] = m
                                             mc += 1
                     last_turn[c] = turn
+                    if verify_scratch is not None:
+                        if not agrees_with_rescan(state, mx, my, xb, lo, hi, rw, rh, roff, waves, listed, matches, off, mc, rb, verify_scratch):
+                            return MISMATCH, turn, nframes, every
 
                     if kc == ONE:
                         # Draw uniformly among the listed matches; a stale one is dropped and
@@ -267,18 +292,18 @@ def run_program(
                             listed[m] = False
                             mc -= 1
                             matches[off + k] = matches[off + mc]
-                            i = m // nrules
-                            r = m - i * nrules
-                            sx = i % mx
-                            sy = i // mx
+                            i = m >> rb
+                            r = m & rmask
+                            sx = i & xmask
+                            sy = i >> xb
                             w = rw[r]
                             h = rh[r]
-                            if window_matches(state, mx, waves, roff[r], w, h, sx, sy):
+                            if window_matches(state, xb, waves, roff[r], w, h, sx, sy):
                                 changes = grow(changes, nchanges + w * h)
                                 for dy in range(h):
                                     for dx in range(w):
                                         o = outs[roff[r] + dy * w + dx]
-                                        i = (sy + dy) * mx + sx + dx
+                                        i = ((sy + dy) << xb) + sx + dx
                                         if o != 255 and o != state[i]:
                                             state[i] = o
                                             changes[nchanges] = i
@@ -298,16 +323,16 @@ def run_program(
                         for k in range(mc):
                             m = matches[off + k]
                             listed[m] = False
-                            i = m // nrules
-                            r = m - i * nrules
-                            sx = i % mx
-                            sy = i // mx
+                            i = m >> rb
+                            r = m & rmask
+                            sx = i & xmask
+                            sy = i >> xb
                             w = rw[r]
                             h = rh[r]
                             free = True
                             for dy in range(h):
                                 for dx in range(w):
-                                    if outs[roff[r] + dy * w + dx] != 255 and written[(sy + dy) * mx + sx + dx]:
+                                    if outs[roff[r] + dy * w + dx] != 255 and written[((sy + dy) << xb) + sx + dx]:
                                         free = False
                             if not free:
                                 continue
@@ -316,7 +341,7 @@ def run_program(
                                 for dx in range(w):
                                     o = outs[roff[r] + dy * w + dx]
                                     if o != 255:
-                                        i = (sy + dy) * mx + sx + dx
+                                        i = ((sy + dy) << xb) + sx + dx
                                         written[i] = True
                                         state[i] = o
                                         changes[nchanges] = i
@@ -340,10 +365,51 @@ def run_program(
 
 
 @compiled
+def agrees_with_rescan(
+    state: np.ndarray,
+    mx: int,
+    my: int,
+    xb: int,
+    lo: int,
+    hi: int,
+    rw: np.ndarray,
+    rh: np.ndarray,
+    roff: np.ndarray,
+    waves: np.ndarray,
+    listed: np.ndarray,
+    matches: np.ndarray,
+    off: int,
+    mc: int,
+    rb: int,
+    valid: np.ndarray,
+) -> bool:
+    """Are the node's listed matches that still match exactly the matches a scan of every
+    window finds? (Listed ones that no longer match are allowed: they are dropped when drawn.)"""
+    valid[:] = False
+    for k in range(off, off + mc):
+        m = matches[k]
+        if not listed[m]:
+            return False
+        i = m >> rb
+        r = m & ((1 << rb) - 1)
+        if window_matches(state, xb, waves, roff[r], rw[r], rh[r], i & ((1 << xb) - 1), i >> xb):
+            if valid[m]:
+                return False  # listed twice
+            valid[m] = True
+    for r in range(lo, hi):
+        for sy in range(my - rh[r] + 1):
+            for sx in range(mx - rw[r] + 1):
+                if window_matches(state, xb, waves, roff[r], rw[r], rh[r], sx, sy) != valid[(((sy << xb) + sx) << rb) + r]:
+                    return False
+    return True
+
+
+@compiled
 def go_path(
     state: np.ndarray,
     mx: int,
     my: int,
+    xb: int,
     params: np.ndarray,
     changes: np.ndarray,
     nchanges: int,
@@ -360,12 +426,15 @@ def go_path(
     going straight where it can with `inertia`. Fails when no `from` cell reaches a `to` cell."""
     start_wave, finish_wave, substrate, color, flags = params[0], params[1], params[2], params[3], params[4]
     ndirs = 8 if flags & EDGES else 4
-    n = mx * my
+    n = my << xb
+    xmask = (1 << xb) - 1
     head = 0
     tail = 0
     nstarts = 0
     for i in range(n):
         generation[i] = -1
+        if i & xmask >= mx:
+            continue
         v = state[i]
         if (start_wave >> v) & 1:
             starts[nstarts] = i
@@ -379,14 +448,14 @@ def go_path(
     while head < tail:
         i = queue[head]
         head += 1
-        x = i % mx
-        y = i // mx
+        x = i & xmask
+        y = i >> xb
         for d in range(ndirs):
             nx = x + ndx[d]
             ny = y + ndy[d]
             if nx < 0 or ny < 0 or nx >= mx or ny >= my:
                 continue
-            j = ny * mx + nx
+            j = (ny << xb) + nx
             v = state[j]
             if generation[j] == -1 and ((substrate >> v) & 1 or (start_wave >> v) & 1):
                 generation[j] = generation[i] + 1
@@ -412,14 +481,14 @@ def go_path(
     dx = 0
     dy = 0
     while True:
-        x = pen % mx
-        y = pen // mx
+        x = pen & xmask
+        y = pen >> xb
         g = generation[pen]
         m = 0
         for d in range(ndirs):
             nx = x + ndx[d]
             ny = y + ndy[d]
-            if 0 <= nx < mx and 0 <= ny < my and generation[ny * mx + nx] == g - 1:
+            if 0 <= nx < mx and 0 <= ny < my and generation[(ny << xb) + nx] == g - 1:
                 cand[m] = d
                 m += 1
         d = -1
@@ -443,7 +512,7 @@ def go_path(
             d = cand[rng.integers(0, m)]
         dx = ndx[d]
         dy = ndy[d]
-        chosen = (y + dy) * mx + x + dx
+        chosen = ((y + dy) << xb) + x + dx
         pen = chosen
         if generation[pen] == 0:
             break

@@ -215,20 +215,30 @@ def run(
     rng: np.random.Generator,
     max_steps: int,
     record_frames: int = 0,
+    verify: bool = False,
 ) -> RunResult:
     """Run `program` on `state` (h x w value indices, not modified). With `record_frames`, keep
-    at most that many evenly spaced snapshots, the last one being the final grid."""
+    at most that many evenly spaced snapshots, the last one being the final grid. `verify`
+    checks every incremental match update against a full rescan (slow; for tests)."""
     h, w = state.shape
-    grid = np.ascontiguousarray(state, dtype=np.uint8).ravel().copy()
+    xb = max(w - 1, 1).bit_length()  # rows padded to 2**xb cells (see machine.run_program)
+    padded = np.zeros((h, 1 << xb), dtype=np.uint8)
+    padded[:, :w] = state
     if program.origin == "center":
-        grid[(h // 2) * w + w // 2] = 1
+        padded[h // 2, w // 2] = 1
     elif program.origin == "random":
-        grid[int(rng.integers(0, w * h))] = 1
+        cell = int(rng.integers(0, w * h))
+        padded[cell // w, cell % w] = 1
+    grid = padded.ravel()
     cap = max(record_frames - 1, 0)
-    frames = np.empty((cap, w * h), dtype=np.uint8)
+    frames = np.empty((cap, grid.size), dtype=np.uint8)
     flat = flatten(program)
+    scratch = np.zeros(grid.size << machine.rule_bits(len(flat.rw)), dtype=np.bool_) if verify else None
     outcome, turns, nframes, every = machine.run_program(
-        grid, w, h, len(program.alphabet.values), *flat, rng, max_steps, 1 if cap else 0, frames
+        grid, w, h, xb, len(program.alphabet.values), *flat, rng, max_steps, 1 if cap else 0, frames, scratch
     )
+    if outcome == machine.MISMATCH:
+        raise AssertionError(f"incremental matches disagree with a full rescan at turn {turns}")
     shots = np.concatenate([frames[:nframes], grid[None, :]]) if record_frames else grid[None, :]
-    return RunResult(grid.reshape(h, w), int(turns), outcome == machine.FINISHED, shots.reshape(-1, h, w), int(every))
+    shots = shots.reshape(-1, h, 1 << xb)[:, :, :w]
+    return RunResult(np.ascontiguousarray(shots[-1]), int(turns), outcome == machine.FINISHED, np.ascontiguousarray(shots), int(every))
