@@ -150,7 +150,7 @@ def param_rows(cls: type[StageParams]) -> list[dict[str, str]]:
             {
                 "name": name,
                 "type": _schema_type(prop, schema.get("$defs", {})),
-                "default": "required" if info.is_required() else _toml_value(info.default),
+                "default": "required" if info.is_required() else _toml_value(info.get_default(call_default_factory=True)),
                 "constraints": bounds,
                 "doc": info.description or "",
             }
@@ -184,6 +184,10 @@ def _bounds_suffix(prop: dict[str, Any]) -> str:
 
 
 def _toml_value(value: Any) -> str:
+    if value is None:
+        return "unset"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + "}"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
