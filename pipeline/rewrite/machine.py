@@ -54,6 +54,25 @@ def rule_bits(nrules: int) -> int:
 
 
 @compiled
+def present_values(count: np.ndarray) -> int:
+    """Bit set of the values some cell has."""
+    bits = 0
+    for c in range(count.shape[0]):
+        if count[c] > 0:
+            bits |= 1 << c
+    return bits
+
+
+@compiled
+def possible(waves: np.ndarray, off: int, size: int, present: int) -> bool:
+    """Could the rule at `off` match anywhere, given the values present on the grid?"""
+    for k in range(off, off + size):
+        if waves[k] & present == 0:
+            return False
+    return True
+
+
+@compiled
 def grow(a: np.ndarray, needed: int) -> np.ndarray:
     if needed <= a.shape[0]:
         return a
@@ -135,6 +154,12 @@ def run_program(
     written = np.zeros(n, dtype=np.bool_)  # cells an `all` step has written
     pending = np.empty(n, dtype=np.uint8)  # a `prl` step's new values
 
+    # Cells per value: a full scan skips the rules that need a value no cell has.
+    count = np.zeros(ncolors, dtype=np.int64)
+    for y in range(my):
+        for x in range(mx):
+            count[state[(y << xb) + x]] += 1
+
     changes = np.empty(1024, dtype=np.int64)
     nchanges = 0
     first = np.empty(1024, dtype=np.int64)
@@ -200,7 +225,7 @@ def run_program(
             if kc == PATH:
                 changes = grow(changes, nchanges + n)
                 nchanges, applied = go_path(
-                    state, mx, my, xb, path_params[c], changes, nchanges, generation, queue, starts, cand, ndx, ndy, rng
+                    state, mx, my, xb, path_params[c], changes, nchanges, generation, queue, starts, cand, ndx, ndy, rng, count
                 )
             elif not (steps[c] > 0 and counter[c] >= steps[c]):
                 # Bring the match list up to date (`prl` always scans the whole grid and
@@ -209,7 +234,10 @@ def run_program(
                 hi = rule_hi[c]
                 if kc == PRL:
                     found = 0
+                    present = present_values(count)
                     for r in range(lo, hi):
+                        if not possible(waves, roff[r], rw[r] * rh[r], present):
+                            continue
                         w = rw[r]
                         h = rh[r]
                         for y in range(h - 1, my, h):
@@ -235,7 +263,10 @@ def run_program(
                                                 changes[nchanges] = i
                                                 nchanges += 1
                     for j in range(first[turn], nchanges):
-                        state[changes[j]] = pending[changes[j]]
+                        i = changes[j]
+                        count[state[i]] -= 1
+                        count[pending[i]] += 1
+                        state[i] = pending[i]
                     counter[c] += 1
                     applied = found > 0
                 else:
@@ -262,7 +293,10 @@ def run_program(
                                     mc += 1
                     else:
                         mc = 0
+                        present = present_values(count)
                         for r in range(lo, hi):
+                            if not possible(waves, roff[r], rw[r] * rh[r], present):
+                                continue
                             w = rw[r]
                             h = rh[r]
                             for y in range(h - 1, my, h):
@@ -305,6 +339,8 @@ def run_program(
                                         o = outs[roff[r] + dy * w + dx]
                                         i = ((sy + dy) << xb) + sx + dx
                                         if o != 255 and o != state[i]:
+                                            count[state[i]] -= 1
+                                            count[o] += 1
                                             state[i] = o
                                             changes[nchanges] = i
                                             nchanges += 1
@@ -343,6 +379,8 @@ def run_program(
                                     if o != 255:
                                         i = ((sy + dy) << xb) + sx + dx
                                         written[i] = True
+                                        count[state[i]] -= 1
+                                        count[o] += 1
                                         state[i] = o
                                         changes[nchanges] = i
                                         nchanges += 1
@@ -420,6 +458,7 @@ def go_path(
     ndx: np.ndarray,
     ndy: np.ndarray,
     rng: np.random.Generator,
+    count: np.ndarray,
 ) -> tuple[int, bool]:
     """MarkovJunior's `path`: breadth-first distances from the `to` cells over `on` cells, then
     draw a shortest path from the nearest (or farthest, `longest`) `from` cell in `color`,
@@ -516,6 +555,8 @@ def go_path(
         pen = chosen
         if generation[pen] == 0:
             break
+        count[state[pen]] -= 1
+        count[color] += 1
         state[pen] = color
         changes[nchanges] = pen
         nchanges += 1

@@ -12,6 +12,7 @@ A rule node's `steps` limits it to that many successful steps (0: no limit).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, Union
 
@@ -99,6 +100,7 @@ class FlatProgram(NamedTuple):
     pair_y: np.ndarray
 
 
+@functools.lru_cache(maxsize=16)
 def flatten(program: Program) -> FlatProgram:
     """Number the nodes in preorder (so a subtree is a range) and pack the rules into arrays."""
     root = program.root
