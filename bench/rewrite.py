@@ -43,7 +43,7 @@ def main() -> None:
     for recipe, stage, n, reference in CASES:
         prog = program(recipe, stage)
         run(prog, np.zeros((9, 9), np.uint8), np.random.default_rng(0), 10**6)  # compile / load cache
-        repeats = 3 if n > 500 else 7
+        repeats = 5 if n > 500 else 9
         best, steps = float("inf"), 0
         for seed in range(repeats):
             start = time.perf_counter()

@@ -160,9 +160,11 @@ def run_program(
         for x in range(mx):
             count[state[(y << xb) + x]] += 1
 
-    changes = np.empty(1024, dtype=np.int64)
+    # Room for a typical run up front (pages are only touched as used): growing by doubling
+    # copies these arrays, which for a million-cell maze costs more than a percent of the run.
+    changes = np.empty(max(1024, 4 * mx * my), dtype=np.int64)
     nchanges = 0
-    first = np.empty(1024, dtype=np.int64)
+    first = np.empty(max(1024, min(max_steps + 1, mx * my)), dtype=np.int64)
     first[0] = 0
 
     # Path node scratch.
@@ -287,7 +289,7 @@ def run_program(
                                 if sx < 0 or sy < 0 or sx + w > mx or sy + h > my:
                                     continue
                                 m = (((sy << xb) + sx) << rb) + r
-                                if not listed[m] and window_matches(state, xb, waves, roff[r], w, h, sx, sy):
+                                if window_matches(state, xb, waves, roff[r], w, h, sx, sy) and not listed[m]:
                                     listed[m] = True
                                     matches[off + mc] = m
                                     mc += 1
