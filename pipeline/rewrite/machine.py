@@ -6,9 +6,11 @@ Everything per step happens here, in one numba function, because a depth-first m
 Incremental matching (MarkovJunior's scheme): every change to the grid is appended to `changes`,
 and `first[t]` is where turn t's changes begin. A `one` or `all` node keeps its matches between
 turns and, when it runs again, looks only at the windows around the cells changed since the turn
-it last matched. For a rule and a cell value, `shift` lists the pattern positions that accept the
-value, so the windows to test are found without scanning (`pair` lists the same per node). Matches that went stale stay listed
-until they are drawn (and dropped then), so a step costs time in proportion to what changed.
+it last matched. For a node and a cell value, `pair` lists the (rule, pattern position) pairs
+that accept the value, so the windows to test are found without scanning. Matches that went
+stale stay listed until they are drawn (and dropped then), so a step costs time in proportion
+to what changed. A node's first scan (and its first after a reset) covers the whole grid,
+anchored on the rule cell whose values are rarest.
 
 Control flow mirrors MarkovJunior's interpreter: `current` is the branch that runs each turn; a
 branch child that applies becomes `current` and keeps running on later turns until it fails,
@@ -54,22 +56,25 @@ def rule_bits(nrules: int) -> int:
 
 
 @compiled
-def present_values(count: np.ndarray) -> int:
-    """Bit set of the values some cell has."""
-    bits = 0
-    for c in range(count.shape[0]):
-        if count[c] > 0:
-            bits |= 1 << c
-    return bits
-
-
-@compiled
-def possible(waves: np.ndarray, off: int, size: int, present: int) -> bool:
-    """Could the rule at `off` match anywhere, given the values present on the grid?"""
-    for k in range(off, off + size):
-        if waves[k] & present == 0:
-            return False
-    return True
+def anchor(waves: np.ndarray, off: int, size: int, count: np.ndarray) -> int:
+    """The input cell of a rule that the fewest grid cells could fill, or -1 when some input
+    cell accepts no value the grid has (the rule cannot match). A full scan tests only the
+    windows whose anchor cell fits: each window once, and few when the anchor's values are rare
+    (a lone origin cell, the head of a maze walker)."""
+    best = -1
+    best_total = 0
+    for k in range(size):
+        wave = waves[off + k]
+        total = 0
+        for c in range(count.shape[0]):
+            if (wave >> c) & 1:
+                total += count[c]
+        if total == 0:
+            return -1
+        if best < 0 or total < best_total:
+            best = k
+            best_total = total
+    return best
 
 
 @compiled
@@ -108,10 +113,7 @@ def run_program(
     waves: np.ndarray,  # int64 bit set of accepted values per input cell
     outs: np.ndarray,  # uint8 value per output cell, 255 = leave
     prob: np.ndarray,
-    shift_ptr: np.ndarray,  # rule r, value c: shifts shift_ptr[r * ncolors + c] ..
-    shift_x: np.ndarray,
-    shift_y: np.ndarray,
-    pair_ptr: np.ndarray,  # node k, value c: (rule, shift) pairs pair_ptr[k * ncolors + c] ..
+    pair_ptr: np.ndarray,  # node k, value c: (rule, position) pairs pair_ptr[k * ncolors + c] ..
     pair_rule: np.ndarray,
     pair_x: np.ndarray,
     pair_y: np.ndarray,
@@ -154,7 +156,7 @@ def run_program(
     written = np.zeros(n, dtype=np.bool_)  # cells an `all` step has written
     pending = np.empty(n, dtype=np.uint8)  # a `prl` step's new values
 
-    # Cells per value: a full scan skips the rules that need a value no cell has.
+    # Cells per value, for choosing each full scan's anchor.
     count = np.zeros(ncolors, dtype=np.int64)
     for y in range(my):
         for x in range(mx):
@@ -236,34 +238,34 @@ def run_program(
                 hi = rule_hi[c]
                 if kc == PRL:
                     found = 0
-                    present = present_values(count)
                     for r in range(lo, hi):
-                        if not possible(waves, roff[r], rw[r] * rh[r], present):
-                            continue
                         w = rw[r]
                         h = rh[r]
-                        for y in range(h - 1, my, h):
-                            for x in range(w - 1, mx, w):
-                                v = state[(y << xb) + x]
-                                for s in range(shift_ptr[r * ncolors + v], shift_ptr[r * ncolors + v + 1]):
-                                    sx = x - shift_x[s]
-                                    sy = y - shift_y[s]
-                                    if sx < 0 or sy < 0 or sx + w > mx or sy + h > my:
-                                        continue
-                                    if not window_matches(state, xb, waves, roff[r], w, h, sx, sy):
-                                        continue
-                                    if rng.random() > prob[r]:
-                                        continue
-                                    found += 1
-                                    changes = grow(changes, nchanges + w * h)
-                                    for dy in range(h):
-                                        for dx in range(w):
-                                            o = outs[roff[r] + dy * w + dx]
-                                            i = ((sy + dy) << xb) + sx + dx
-                                            if o != 255 and o != state[i]:
-                                                pending[i] = o
-                                                changes[nchanges] = i
-                                                nchanges += 1
+                        a = anchor(waves, roff[r], w * h, count)
+                        if a < 0:
+                            continue
+                        ax = a % w
+                        ay = a // w
+                        aw = waves[roff[r] + a]
+                        for sy in range(my - h + 1):
+                            row = (sy + ay) << xb
+                            for sx in range(mx - w + 1):
+                                if (aw >> state[row + sx + ax]) & 1 == 0:
+                                    continue
+                                if not window_matches(state, xb, waves, roff[r], w, h, sx, sy):
+                                    continue
+                                if rng.random() > prob[r]:
+                                    continue
+                                found += 1
+                                changes = grow(changes, nchanges + w * h)
+                                for dy in range(h):
+                                    for dx in range(w):
+                                        o = outs[roff[r] + dy * w + dx]
+                                        i = ((sy + dy) << xb) + sx + dx
+                                        if o != 255 and o != state[i]:
+                                            pending[i] = o
+                                            changes[nchanges] = i
+                                            nchanges += 1
                     for j in range(first[turn], nchanges):
                         i = changes[j]
                         count[state[i]] -= 1
@@ -295,25 +297,23 @@ def run_program(
                                     mc += 1
                     else:
                         mc = 0
-                        present = present_values(count)
                         for r in range(lo, hi):
-                            if not possible(waves, roff[r], rw[r] * rh[r], present):
-                                continue
                             w = rw[r]
                             h = rh[r]
-                            for y in range(h - 1, my, h):
-                                for x in range(w - 1, mx, w):
-                                    v = state[(y << xb) + x]
-                                    for s in range(shift_ptr[r * ncolors + v], shift_ptr[r * ncolors + v + 1]):
-                                        sx = x - shift_x[s]
-                                        sy = y - shift_y[s]
-                                        if sx < 0 or sy < 0 or sx + w > mx or sy + h > my:
-                                            continue
-                                        if window_matches(state, xb, waves, roff[r], w, h, sx, sy):
-                                            m = (((sy << xb) + sx) << rb) + r
-                                            listed[m] = True
-                                            matches[off + mc] = m
-                                            mc += 1
+                            a = anchor(waves, roff[r], w * h, count)
+                            if a < 0:
+                                continue
+                            ax = a % w
+                            ay = a // w
+                            aw = waves[roff[r] + a]
+                            for sy in range(my - h + 1):
+                                row = (sy + ay) << xb
+                                for sx in range(mx - w + 1):
+                                    if (aw >> state[row + sx + ax]) & 1 and window_matches(state, xb, waves, roff[r], w, h, sx, sy):
+                                        m = (((sy << xb) + sx) << rb) + r
+                                        listed[m] = True
+                                        matches[off + mc] = m
+                                        mc += 1
                     last_turn[c] = turn
                     if verify_scratch is not None:
                         if not agrees_with_rescan(state, mx, my, xb, lo, hi, rw, rh, roff, waves, listed, matches, off, mc, rb, verify_scratch):

@@ -91,9 +91,6 @@ class FlatProgram(NamedTuple):
     waves: np.ndarray
     outs: np.ndarray
     prob: np.ndarray
-    shift_ptr: np.ndarray
-    shift_x: np.ndarray
-    shift_y: np.ndarray
     pair_ptr: np.ndarray
     pair_rule: np.ndarray
     pair_x: np.ndarray
@@ -153,18 +150,7 @@ def flatten(program: Program) -> FlatProgram:
         roff[1:] = np.cumsum(sizes)[:-1]
     waves = np.concatenate([r.inp.ravel() for r in rules]) if rules else np.zeros(1, dtype=np.int64)
     outs = np.concatenate([r.out.ravel() for r in rules]) if rules else np.zeros(1, dtype=np.uint8)
-    # For rule r and value c, the pattern positions whose input accepts c.
-    shift_ptr = np.zeros(len(rules) * ncolors + 1, dtype=np.int64)
-    sx: list[int] = []
-    sy: list[int] = []
-    for r, rule in enumerate(rules):
-        h, w = rule.inp.shape
-        for c in range(ncolors):
-            ys, xs = np.nonzero((rule.inp >> c) & 1)
-            sx.extend(int(x) for x in xs)
-            sy.extend(int(y) for y in ys)
-            shift_ptr[r * ncolors + c + 1] = len(sx)
-    # The same per node: for node k and value c, every (rule, position) accepting c.
+    # For node k and value c, every (rule, position) whose input accepts c.
     pair_ptr = np.zeros(len(kinds) * ncolors + 1, dtype=np.int64)
     pr: list[int] = []
     px: list[int] = []
@@ -172,10 +158,10 @@ def flatten(program: Program) -> FlatProgram:
     for k in range(len(kinds)):
         for c in range(ncolors):
             for r in range(lo[k], hi[k]) if kinds[k] in (machine.ONE, machine.ALL) else ():
-                a, b = shift_ptr[r * ncolors + c], shift_ptr[r * ncolors + c + 1]
-                pr.extend([r] * (b - a))
-                px.extend(sx[a:b])
-                py.extend(sy[a:b])
+                ys, xs = np.nonzero((rules[r].inp >> c) & 1)
+                pr.extend([r] * len(xs))
+                px.extend(int(x) for x in xs)
+                py.extend(int(y) for y in ys)
             pair_ptr[k * ncolors + c + 1] = len(pr)
     return FlatProgram(
         kind=np.array(kinds, dtype=np.int64),
@@ -193,9 +179,6 @@ def flatten(program: Program) -> FlatProgram:
         waves=waves.astype(np.int64),
         outs=outs.astype(np.uint8),
         prob=np.array([r.p for r in rules], dtype=np.float64),
-        shift_ptr=shift_ptr,
-        shift_x=np.array(sx or [0], dtype=np.int64),
-        shift_y=np.array(sy or [0], dtype=np.int64),
         pair_ptr=pair_ptr,
         pair_rule=np.array(pr or [0], dtype=np.int64),
         pair_x=np.array(px or [0], dtype=np.int64),
