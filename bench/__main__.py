@@ -1,5 +1,6 @@
-from bench import backtracker, catalogue, rewrite
+from bench import backtracker, catalogue, dungeons, rewrite
 
 backtracker.main()
 catalogue.main()
 rewrite.main()
+dungeons.main()

@@ -1,0 +1,1 @@
+"""Dungeon, cave and blob-map generators (rooms, open areas), as tile grids."""

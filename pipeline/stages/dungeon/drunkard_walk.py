@@ -1,0 +1,51 @@
+"""Caves dug by a random walk."""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import Field
+
+from pipeline.jit import compiled
+from pipeline.level import Level
+from pipeline.registry import StageParams, stage
+from pipeline.stages.dungeon.tiles import DUNGEON_ALPHABET, FLOOR, Side
+from pipeline.stages.maze.graph import random_direction
+from pipeline.stages.regions.grid_graph import DX, DY
+
+
+@stage("dungeon.drunkard_walk", version=1)
+class DrunkardWalk(StageParams):
+    """The drunkard's walk: start in the middle of a `size` grid of wall and step to a random
+    neighbour, digging floor, until `target` of the tiles are floor. The walk never digs the
+    outer border. One connected, organic cave.
+    """
+
+    size: tuple[Side, Side] = Field((80, 50), description="Map size in tiles, [width, height].")
+    target: float = Field(0.4, gt=0, le=0.9, description="Fraction of the tiles to dig.")
+
+    def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
+        w, h = self.size
+        tiles = dig(w, h, int(self.target * (w - 2) * (h - 2)), rng)
+        return Level(tiles=tiles, alphabet=DUNGEON_ALPHABET, properties={"floor_pct": round(100 * float((tiles == FLOOR).mean()), 2)})
+
+
+@compiled
+def dig(w: int, h: int, wanted: int, rng: np.random.Generator) -> np.ndarray:
+    tiles = np.zeros((h, w), dtype=np.uint8)
+    y = h // 2
+    x = w // 2
+    tiles[y, x] = 1
+    dug = 1
+    pool = np.zeros(2, dtype=np.int64)
+    while dug < wanted:
+        d = random_direction(rng, pool)
+        ny = y + DY[d]
+        nx = x + DX[d]
+        if ny < 1 or nx < 1 or ny >= h - 1 or nx >= w - 1:
+            continue
+        y = ny
+        x = nx
+        if tiles[y, x] == 0:
+            tiles[y, x] = 1
+            dug += 1
+    return tiles

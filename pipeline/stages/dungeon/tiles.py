@@ -1,0 +1,19 @@
+"""The symbols dungeon generators write, and the size parameter they share."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from pipeline.level import Symbol
+
+WALL, FLOOR, DOOR = 0, 1, 2
+DUNGEON_ALPHABET = (
+    Symbol("B", "wall", "#000000"),
+    Symbol("W", "floor", "#fff1e8"),
+    Symbol("D", "door", "#ab5236"),
+)
+
+# 4096 x 4096 tiles is 16 M tiles; beyond that, a typo.
+Side = Annotated[int, Field(ge=5, le=4096)]

@@ -1,0 +1,1 @@
+"""Placement: spawn and exit points, rooms and items as map objects."""

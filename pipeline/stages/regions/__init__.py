@@ -1,0 +1,1 @@
+"""Flood fill on tile grids: region labels, connectivity, distance fields."""

@@ -1,0 +1,180 @@
+"""Region stages (label, connect, distance), spawn/exit placement and the dungeon generators,
+checked against plain reference searches written here in the most obvious way."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from pipeline.level import Level
+from pipeline.seeds import rng_for
+from pipeline.stages.dungeon.bsp import Bsp
+from pipeline.stages.dungeon.cellular_caves import CellularCaves
+from pipeline.stages.dungeon.drunkard_walk import DrunkardWalk
+from pipeline.stages.dungeon.tiles import DUNGEON_ALPHABET, FLOOR, WALL
+from pipeline.stages.place.spawn_exit import SpawnExit
+from pipeline.stages.regions.connect import Connect
+from pipeline.stages.regions.distance import Distance
+from pipeline.stages.regions.label import Label
+
+RNG = rng_for((0,))
+
+
+def level_of(walk: np.ndarray) -> Level:
+    return Level(tiles=np.where(walk, FLOOR, WALL).astype(np.uint8), alphabet=DUNGEON_ALPHABET)
+
+
+def reference_components(mask: np.ndarray, connectivity: int) -> list[set[tuple[int, int]]]:
+    steps = [(-1, 0), (1, 0), (0, -1), (0, 1)]
+    if connectivity == 8:
+        steps += [(-1, -1), (-1, 1), (1, -1), (1, 1)]
+    seen = np.zeros_like(mask, dtype=bool)
+    parts = []
+    for y, x in zip(*np.nonzero(mask)):
+        if seen[y, x]:
+            continue
+        part, queue = set(), deque([(y, x)])
+        seen[y, x] = True
+        while queue:
+            cy, cx = queue.popleft()
+            part.add((cy, cx))
+            for dy, dx in steps:
+                ny, nx = cy + dy, cx + dx
+                if 0 <= ny < mask.shape[0] and 0 <= nx < mask.shape[1] and mask[ny, nx] and not seen[ny, nx]:
+                    seen[ny, nx] = True
+                    queue.append((ny, nx))
+        parts.append(part)
+    return parts
+
+
+def distances(walk: np.ndarray, start: tuple[int, int]) -> dict[tuple[int, int], int]:
+    dist = {start: 0}
+    queue = deque([start])
+    while queue:
+        y, x = queue.popleft()
+        for ny, nx in ((y - 1, x), (y + 1, x), (y, x - 1), (y, x + 1)):
+            if 0 <= ny < walk.shape[0] and 0 <= nx < walk.shape[1] and walk[ny, nx] and (ny, nx) not in dist:
+                dist[(ny, nx)] = dist[(y, x)] + 1
+                queue.append((ny, nx))
+    return dist
+
+
+grids = arrays(np.bool_, st.tuples(st.integers(1, 14), st.integers(1, 14)), elements=st.booleans())
+
+
+@settings(max_examples=80, deadline=None)
+@given(grids, st.sampled_from([4, 8]))
+def test_label_agrees_with_a_reference_flood_fill(walk: np.ndarray, connectivity: int) -> None:
+    out = Label(connectivity=connectivity).run([level_of(walk)], RNG)
+    labels = out.layers["region"]
+    parts = reference_components(walk, connectivity)
+    assert out.properties["regions"] == len(parts)
+    found = [{(int(y), int(x)) for y, x in zip(*np.nonzero(labels == k))} for k in range(1, len(parts) + 1)]
+    assert sorted(map(sorted, found)) == sorted(map(sorted, parts))
+    assert (labels[~walk] == 0).all()
+    sizes = [len(p) for p in found]
+    assert sizes == sorted(sizes, reverse=True)  # largest first
+    assert out.properties["region_sizes"] == ",".join(map(str, sizes))
+
+
+def test_label_can_choose_symbols() -> None:
+    tiles = np.array([[0, 1, 2, 2, 1]], dtype=np.uint8)
+    out = Label(symbols=("door",)).run([Level(tiles=tiles, alphabet=DUNGEON_ALPHABET)], RNG)
+    assert out.layers["region"].tolist() == [[0, 0, 1, 1, 0]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(grids)
+def test_connect_makes_one_region_by_digging_walls_only(walk: np.ndarray) -> None:
+    walk = np.pad(walk, 1)  # a closed border, as generators leave it
+    if not walk.any():
+        return
+    out = Connect().run([level_of(walk)], RNG)
+    after = out.tiles == FLOOR
+    assert (after[walk]).all(), "connect never fills a walkable tile"
+    assert not after[0].any() and not after[-1].any() and not after[:, 0].any() and not after[:, -1].any()
+    assert len(reference_components(after, 4)) == 1
+    assert out.properties["tiles_dug"] == int((after & ~walk).sum())
+
+
+def test_connect_digs_the_shortest_tunnels() -> None:
+    # Three rooms in a row: the cheapest joins are the two 2-tile gaps, not the 7-tile one.
+    walk = np.zeros((5, 13), dtype=bool)
+    walk[1:4, 1:3] = walk[1:4, 5:7] = walk[1:4, 9:12] = True
+    out = Connect().run([level_of(walk)], RNG)
+    assert out.properties["tiles_dug"] == 4
+
+
+def test_connect_largest_keeps_one_region() -> None:
+    walk = np.zeros((6, 10), dtype=bool)
+    walk[1:3, 1:3] = walk[1:5, 5:9] = True
+    out = Connect(mode="largest").run([level_of(walk)], RNG)
+    assert (out.tiles == FLOOR).sum() == 16 and (out.tiles[1:3, 1:3] == WALL).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(grids)
+def test_spawn_and_exit_are_at_the_ends_of_a_diameter(walk: np.ndarray) -> None:
+    if not walk.any():
+        return
+    # A budget large enough to prove every pair; the default one is checked below.
+    out = SpawnExit(searches=100_000).run([level_of(walk)], RNG)
+    spawn, exit_ = (next(o for o in out.objects if o.name == n) for n in ("spawn", "exit"))
+    a, b = (int(spawn.y), int(spawn.x)), (int(exit_.y), int(exit_.x))
+    assert walk[a] and walk[b]
+    largest = max(reference_components(walk, 4), key=len)
+    assert a in largest and b in largest
+    diameter = max(max(distances(walk, c).values()) for c in largest)
+    assert distances(walk, a)[b] == diameter == spawn.properties["path_length"] == out.properties["path_length"]
+    assert out.properties["path_exact"] is True
+    cheap = SpawnExit(searches=3).run([level_of(walk)], RNG)  # the double sweep alone
+    assert cheap.properties["path_length"] <= diameter
+    assert cheap.properties["path_exact"] or cheap.properties["path_length"] >= diameter // 2
+
+
+def test_spawn_exit_at_corners() -> None:
+    walk = np.ones((5, 7), dtype=bool)
+    out = SpawnExit(at="corners", spawn_corner="bottom_left", exit_corner="top_right").run([level_of(walk)], RNG)
+    spawn, exit_ = out.objects
+    assert (spawn.x, spawn.y, exit_.x, exit_.y) == (0.5, 4.5, 6.5, 0.5)
+    assert out.properties["path_length"] == 10
+
+
+def test_distance_field_from_an_object_matches_a_reference_search() -> None:
+    walk = CellularCaves(size=(40, 30)).run([], rng_for((3,))).tiles == FLOOR
+    placed = SpawnExit().run([level_of(walk)], RNG)
+    field = Distance(from_object="spawn").run([placed], RNG).layers["distance"]
+    spawn = next(o for o in placed.objects if o.name == "spawn")
+    ref = distances(walk, (int(spawn.y), int(spawn.x)))
+    expected = np.full(walk.shape, -1)
+    for (y, x), d in ref.items():
+        expected[y, x] = d
+    assert np.array_equal(field, expected)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_cave_generator_is_one_walkable_region(seed: int) -> None:
+    for stage in (CellularCaves(size=(60, 40)), CellularCaves(size=(60, 40), fill=0.55), DrunkardWalk(size=(60, 40))):
+        walk = stage.run([], rng_for((seed,))).tiles == FLOOR
+        assert len(reference_components(walk, 4)) == 1
+        assert not walk[0].any() and not walk[-1].any() and not walk[:, 0].any() and not walk[:, -1].any()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(20, 90), st.integers(20, 60), st.integers(0, 2**32 - 1), st.sampled_from(["L", "straight"]))
+def test_bsp_rooms_never_overlap_and_all_connect(w: int, h: int, seed: int, corridor: str) -> None:
+    out = Bsp(size=(w, h), corridor=corridor).run([], rng_for((seed,)))
+    rooms = [o for o in out.objects if o.type == "room"]
+    assert len(rooms) == out.properties["rooms"] >= 1
+    cover = np.zeros((h, w), dtype=int)
+    for r in rooms:
+        x, y, rw, rh = int(r.x), int(r.y), int(r.w), int(r.h)
+        assert x >= 1 and y >= 1 and x + rw <= w - 1 and y + rh <= h - 1
+        cover[y : y + rh, x : x + rw] += 1
+    assert cover.max() == 1, "two rooms overlap"
+    assert len(reference_components(out.tiles == FLOOR, 4)) == 1
