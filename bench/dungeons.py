@@ -16,9 +16,11 @@ from rich.table import Table
 
 from pipeline.level import Level
 from pipeline.seeds import rng_for
+from pipeline.stages.dungeon.blob_map import BlobMap
 from pipeline.stages.dungeon.bsp import Bsp
 from pipeline.stages.dungeon.cellular_caves import CellularCaves
 from pipeline.stages.dungeon.drunkard_walk import DrunkardWalk
+from pipeline.stages.dungeon.rooms_and_mazes import RoomsAndMazes
 from pipeline.stages.dungeon.tiles import DUNGEON_ALPHABET
 from pipeline.stages.place.spawn_exit import SpawnExit
 from pipeline.stages.regions.connect import Connect
@@ -42,9 +44,11 @@ def main() -> None:
     noise = Level(tiles=(rng_for((2,)).random((N, N)) < 0.45).astype(np.uint8), alphabet=DUNGEON_ALPHABET)
     placed = SpawnExit().run([caves], rng_for((3,)))
     cases: list[tuple[str, Callable[[], Any], str]] = [
+        ("dungeon.blob_map", lambda: BlobMap(size=(N, N)).run([], rng_for((4,))), "uint8"),
         ("dungeon.bsp", lambda: Bsp(size=(N, N)).run([], rng_for((4,))), "uint8"),
         ("dungeon.cellular_caves", lambda: CellularCaves(size=(N, N)).run([], rng_for((4,))), "uint8"),
         ("dungeon.drunkard_walk", lambda: DrunkardWalk(size=(N, N)).run([], rng_for((4,))), "uint8"),
+        ("dungeon.rooms_and_mazes", lambda: RoomsAndMazes(size=(N + 1, N + 1), room_attempts=20_000).run([], rng_for((4,))), "uint8"),
         ("regions.label (caves)", lambda: Label().run([caves], rng_for((4,))), "int32"),
         ("regions.label (noise)", lambda: Label().run([noise], rng_for((4,))), "int32"),
         ("regions.connect (noise)", lambda: Connect().run([noise], rng_for((4,))), "uint8"),

@@ -178,3 +178,82 @@ def test_bsp_rooms_never_overlap_and_all_connect(w: int, h: int, seed: int, corr
         cover[y : y + rh, x : x + rw] += 1
     assert cover.max() == 1, "two rooms overlap"
     assert len(reference_components(out.tiles == FLOOR, 4)) == 1
+
+
+def _dead_ends(walk: np.ndarray) -> int:
+    padded = np.pad(walk, 1)
+    around = padded[:-2, 1:-1].astype(int) + padded[2:, 1:-1] + padded[1:-1, :-2] + padded[1:-1, 2:]
+    return int((walk & (around <= 1)).sum())
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(7, 40).map(lambda v: 2 * v + 1),
+    st.integers(7, 30).map(lambda v: 2 * v + 1),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["maze.growing_tree", "maze.kruskal", "maze.backtracker"]),
+    st.floats(0, 0.3),
+)
+def test_rooms_and_mazes_is_connected_without_dead_ends(w: int, h: int, seed: int, maze: str, extra: float) -> None:
+    from pipeline.stages.dungeon.rooms_and_mazes import RoomsAndMazes
+    from pipeline.stages.dungeon.tiles import DOOR
+
+    out = RoomsAndMazes(size=(w, h), maze=maze, extra_connector_chance=extra, room_size=(3, 7)).run([], rng_for((seed,)))
+    walk = out.tiles != WALL
+    assert _dead_ends(walk) == 0
+    if walk.any():
+        assert len(reference_components(walk, 4)) == 1
+    cover = np.zeros((h, w), dtype=int)
+    for r in out.objects:
+        cover[int(r.y) - 1 : int(r.y + r.h) + 1, int(r.x) - 1 : int(r.x + r.w) + 1] += 1
+        assert (out.tiles[int(r.y) : int(r.y + r.h), int(r.x) : int(r.x + r.w)] == FLOOR).all()
+    rooms_only = np.zeros((h, w), dtype=int)
+    for r in out.objects:
+        rooms_only[int(r.y) : int(r.y + r.h), int(r.x) : int(r.x + r.w)] += 1
+    assert rooms_only.max() <= 1
+    # Every door sits between two open tiles on opposite sides.
+    for y, x in zip(*np.nonzero(out.tiles == DOOR)):
+        assert (walk[y, x - 1] and walk[y, x + 1]) or (walk[y - 1, x] and walk[y + 1, x])
+
+
+def test_rooms_and_mazes_keeps_dead_ends_when_asked() -> None:
+    from pipeline.stages.dungeon.rooms_and_mazes import RoomsAndMazes
+
+    out = RoomsAndMazes(size=(61, 41), remove_dead_ends=False).run([], rng_for((1,)))
+    assert _dead_ends(out.tiles != WALL) > 0
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(0, 8), st.integers(0, 60))
+def test_items_keep_their_spacing_on_walkable_tiles(seed: int, spacing: float, count: int) -> None:
+    from pipeline.stages.place.items import Items
+
+    cave = SpawnExit().run([CellularCaves(size=(40, 30)).run([], rng_for((seed,)))], RNG)
+    out = Items(type="chest", count=count, spacing=spacing).run([cave], rng_for((seed, 1)))
+    points = [o for o in out.objects if o.w == 0]
+    chests = [o for o in points if o.type == "chest"]
+    assert len(chests) == out.properties["items_chest"] <= count
+    for o in chests:
+        assert out.tiles[int(o.y), int(o.x)] == FLOOR
+    # Every chest keeps its distance from every other point (chests, spawn, exit).
+    for a in chests:
+        for b in points:
+            if b is not a:
+                assert (a.x - b.x) ** 2 + (a.y - b.y) ** 2 >= spacing**2
+    again = Items(type="chest", count=count, spacing=spacing).run([cave], rng_for((seed, 1)))
+    assert again.objects == out.objects
+
+
+def test_rooms_from_a_room_layer_and_found_in_open_maps() -> None:
+    from pipeline.stages.place.rooms import Rooms
+
+    bsp = Bsp(size=(60, 40)).run([], rng_for((5,)))
+    rooms = Rooms().run([bsp], RNG)
+    boxes = sorted((o.x, o.y, o.w, o.h) for o in rooms.objects if o.type == "room")
+    assert boxes == sorted((o.x, o.y, o.w, o.h) for o in bsp.objects if o.type == "room")
+    assert all(o.properties["region"] == 1 for o in rooms.objects)
+    # Two 5x5 rooms joined by a 1-wide corridor: found without a layer, corridor left out.
+    walk = np.zeros((9, 20), dtype=bool)
+    walk[2:7, 1:6] = walk[2:7, 12:17] = walk[4, 6:12] = True
+    found = Rooms().run([level_of(walk)], RNG)
+    assert sorted((o.x, o.y, o.w, o.h, o.properties["area"]) for o in found.objects) == [(1, 2, 5, 5, 25), (12, 2, 5, 5, 25)]

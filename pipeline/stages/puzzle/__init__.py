@@ -1,0 +1,1 @@
+"""Puzzle analysis: solvers that rate generated boards."""

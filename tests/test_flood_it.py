@@ -1,0 +1,91 @@
+"""Blob maps and the flood-it solvers, against a brute-force search over real board states."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from pipeline.level import Level
+from pipeline.seeds import rng_for
+from pipeline.stages.dungeon.blob_map import BlobMap, blob_alphabet
+from pipeline.stages.puzzle.flood_it import Board, FloodIt
+
+
+def paint(board: tuple[tuple[int, ...], ...], colour: int) -> tuple[tuple[int, ...], ...]:
+    grid = [list(row) for row in board]
+    old = grid[0][0]
+    stack, seen = [(0, 0)], {(0, 0)}
+    while stack:
+        y, x = stack.pop()
+        grid[y][x] = colour
+        for ny, nx in ((y - 1, x), (y + 1, x), (y, x - 1), (y, x + 1)):
+            if 0 <= ny < len(grid) and 0 <= nx < len(grid[0]) and (ny, nx) not in seen and board[ny][nx] == old:
+                seen.add((ny, nx))
+                stack.append((ny, nx))
+    return tuple(tuple(row) for row in grid)
+
+
+def brute_force_moves(tiles: np.ndarray) -> int:
+    start = tuple(tuple(int(v) for v in row) for row in tiles)
+    colours = sorted({v for row in start for v in row})
+    seen = {start: 0}
+    queue = deque([start])
+    while queue:
+        board = queue.popleft()
+        if len({v for row in board for v in row}) == 1:
+            return seen[board]
+        for c in colours:
+            if c != board[0][0]:
+                nxt = paint(board, c)
+                if nxt not in seen:
+                    seen[nxt] = seen[board] + 1
+                    queue.append(nxt)
+    raise AssertionError("unreachable")
+
+
+boards = arrays(np.uint8, st.tuples(st.integers(1, 4), st.integers(1, 5)), elements=st.integers(0, 3))
+
+
+@settings(max_examples=150, deadline=None)
+@given(boards)
+def test_optimal_matches_brute_force_and_greedy_is_never_better(tiles: np.ndarray) -> None:
+    board = Board.from_tiles(tiles)
+    best = brute_force_moves(tiles)
+    greedy = board.greedy_moves()  # finishes: it returns
+    assert board.optimal_moves(greedy, 10**6) == best <= greedy
+
+
+def test_the_stage_records_the_difficulty() -> None:
+    blobs = BlobMap(size=(10, 10), colors=4, dispersion=0.3).run([], rng_for((7,)))
+    props = FloodIt().run([blobs], rng_for((8,))).properties
+    assert props["difficulty"] == props["moves_optimal"] <= props["moves_greedy"]
+    too_big = FloodIt(optimal_max_patches=0).run([blobs], rng_for((8,))).properties
+    assert "moves_optimal" not in too_big and too_big["difficulty"] == too_big["moves_greedy"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 30), st.integers(2, 30), st.integers(2, 12), st.floats(0, 1), st.integers(0, 2**32 - 1))
+def test_blob_maps_fill_the_board_with_every_colour(w: int, h: int, colors: int, dispersion: float, seed: int) -> None:
+    out = BlobMap(size=(w, h), colors=colors, dispersion=dispersion).run([], rng_for((seed,)))
+    assert out.tiles.shape == (h, w)
+    assert out.tiles.max() < colors and len(out.alphabet) == colors
+    if w * h >= colors:
+        assert len(np.unique(out.tiles)) == colors
+
+
+def test_dispersion_fragments_the_board() -> None:
+    def patches(d: float) -> float:
+        return float(np.mean([Board.from_tiles(BlobMap(size=(20, 20), dispersion=d).run([], rng_for((s,))).tiles).count for s in range(5)]))
+
+    assert patches(0.0) < patches(0.4) < patches(1.0)
+
+
+def test_greedy_on_a_known_board() -> None:
+    tiles = np.array([[0, 1, 2], [1, 1, 2], [2, 2, 2]], dtype=np.uint8)
+    level = Level(tiles=tiles, alphabet=blob_alphabet(3))
+    props = FloodIt().run([level], rng_for((0,))).properties
+    assert props["moves_greedy"] == props["moves_optimal"] == 2
