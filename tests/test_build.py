@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import pcg, tree_digests
+from conftest import needs_tiled, pcg, tree_digests
 
 PACK = Path("exports/small")
 
@@ -273,22 +273,65 @@ def test_two_builds_of_one_pack_take_turns(project: Path) -> None:
     assert "built 6/6 maps" in out
 
 
-def test_every_example_recipe_builds_and_its_maps_load_in_pytmx(tmp_path: Path) -> None:
-    import pytmx
-
+@pytest.fixture(scope="module")
+def examples(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every recipe of recipes/, built once into a fresh project."""
     from conftest import RECIPES
 
-    shutil.copytree(RECIPES, tmp_path / "recipes")
-    pcg("build", "recipes", "-q", cwd=tmp_path)
+    root = tmp_path_factory.mktemp("examples")
+    shutil.copytree(RECIPES, root / "recipes")
+    pcg("build", "recipes", "-q", cwd=root)
+    return root
+
+
+def test_every_example_recipe_builds_and_its_maps_load_in_pytmx(examples: Path) -> None:
+    import pytmx
+
+    tmp_path = examples
     tmx = sorted((tmp_path / "exports").rglob("*.tmx"))
     assert len(tmx) >= 60
     rule_packs = {"dfs_maze", "growth_maze", "nystrom", "snake", "flowers", "retracted"}
+    maze_packs = {"labyrinths", "megamaze", "rivers", "uniform", "branching", "biased", "loops", "postprocessed"}
     for path in tmx:
         props = pytmx.TiledMap(str(path)).properties
-        if path.relative_to(tmp_path / "exports").parts[0] in rule_packs:
+        pack = path.relative_to(tmp_path / "exports").parts[0]
+        if pack in rule_packs:
             assert props["rewrite_steps"] > 0, path
-        else:
+        elif pack in maze_packs:
             assert {"cells", "dead_end_pct", "solution_pct", "diameter", "loops", "straightness"} <= set(props), path
+        elif pack == "flood_it":
+            assert props["difficulty"] == props["moves_optimal"] <= props["moves_greedy"], path
+        else:  # dungeons and caves: placed on the map
+            assert props["path_length"] > 0, path
     stats = pcg("stats", "recipes/comparison.toml", cwd=tmp_path, check=True).stdout
     for name in ("maze.aldous_broder", "maze.prim_modified", "maze.spiral", "dead_end_pct", "straightness"):
         assert name in stats
+
+
+@needs_tiled
+def test_real_tiled_opens_a_map_of_every_example_folder(examples: Path, tmp_path: Path) -> None:
+    """One map per folder of every example pack through `tiled --export-map json`: it must
+    load, with our tiles and our objects (spawn, exit, rooms, chests) and their properties."""
+    import pytmx
+
+    from conftest import tiled_env
+
+    firsts = {}
+    for path in sorted((examples / "exports").rglob("*.tmx")):
+        firsts.setdefault(path.parent, path)
+    assert len(firsts) >= 20
+    for path in firsts.values():
+        out = tmp_path / (path.relative_to(examples / "exports").as_posix().replace("/", "-") + ".tmj")
+        proc = subprocess.run(["tiled", "--export-map", "json", str(path), str(out)], env=tiled_env(), capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, (path, proc.stderr)
+        data = json.loads(out.read_text())
+        ours = pytmx.TiledMap(str(path))
+        tiles = next(layer for layer in data["layers"] if layer["type"] == "tilelayer")
+        assert (data["width"], data["height"]) == (ours.width, ours.height)
+        if isinstance(tiles["data"], list):  # CSV maps; base64 ones stay encoded in JSON
+            assert len(tiles["data"]) == ours.width * ours.height
+        groups = [layer for layer in data["layers"] if layer["type"] == "objectgroup"]
+        objects = [o for g in groups for o in g["objects"]]
+        assert [(o["name"], o.get("type", o.get("class"))) for o in objects] == [(o.name, o.type) for o in ours.objects], path
+        for o, mine in zip(objects, ours.objects):
+            assert {p["name"]: p["value"] for p in o.get("properties", [])} == dict(mine.properties), path

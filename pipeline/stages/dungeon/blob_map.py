@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, PositiveInt
 
 from pipeline.jit import compiled
 from pipeline.level import Level, Symbol
@@ -30,7 +30,7 @@ class BlobMap(StageParams):
     per tile (every tile its own random colour), so higher is more fragmented and harder.
     """
 
-    size: tuple[int, int] = Field((14, 14), description="Board size in tiles, [width, height].")
+    size: tuple[PositiveInt, PositiveInt] = Field((14, 14), description="Board size in tiles, [width, height].")
     colors: int = Field(6, ge=2, le=len(PALETTE), description="Number of colours.")
     dispersion: float = Field(0.3, ge=0, le=1, description="0: a few large blobs; 1: every tile on its own.")
 
@@ -40,7 +40,8 @@ class BlobMap(StageParams):
         seeds = min(n, max(self.colors, int(round(self.colors + self.dispersion ** 2 * (n - self.colors)))))
         cells = rng.choice(n, size=seeds, replace=False)
         colours = rng.integers(0, self.colors, size=seeds)
-        colours[: self.colors] = np.arange(self.colors)  # every colour appears
+        shown = min(seeds, self.colors)
+        colours[:shown] = np.arange(shown)  # every colour appears, if the board has room
         board = grow_blobs(w, h, cells.astype(np.int64), colours.astype(np.uint8), rng)
         return Level(tiles=board, alphabet=blob_alphabet(self.colors), properties={"colors": self.colors, "blob_seeds": seeds})
 
