@@ -103,6 +103,7 @@ class Builder:
                 seeds={n: s.seed for n, s in m.stages.items()},
                 run=m.run,
                 exports=m.exports,
+                attempt=m.attempt,
             )
             for m in maps
         ]
@@ -157,10 +158,14 @@ class Builder:
         prev_stages = prev["stages"] if prev else {}
         files = {**(prev["files"] if prev else {}), **(result.digests if result else {})}
         stages: dict[str, dict[str, Any]] = {}
+        # A map a filter made again: the keys and seeds of the attempt that passed.
+        attempt = result.attempt if result is not None else mp.attempt
         for spec in recipe.stages:
             sp = mp.stages[spec.name]
-            entry: dict[str, Any] = {"key": sp.key, "seed": list(sp.seed)}
-            old = prev_stages.get(spec.name, {}) if prev_stages.get(spec.name, {}).get("key") == sp.key else {}
+            key = result.keys[spec.name] if result is not None and result.keys else sp.key
+            seed = result.seeds[spec.name] if result is not None and result.seeds else sp.seed
+            entry: dict[str, Any] = {"key": key, "seed": list(seed)}
+            old = prev_stages.get(spec.name, {}) if prev_stages.get(spec.name, {}).get("key") == key else {}
             if spec.is_exporter:
                 entry["files"] = result.outputs[spec.name] if result and spec.name in result.outputs else old.get("files", [])
             elif any(spec.name in e.inputs for e in recipe.exporters):
@@ -177,6 +182,7 @@ class Builder:
         return {
             "index": mp.index,
             "stem": mp.stem,
+            **({"attempt": attempt} if attempt else {}),
             # A rebuilt map comes from this build; a fresh one has the same keys, so this recipe
             # makes the same files, but those files were made in the environment recorded before.
             "recipe": recipe_sha,

@@ -20,6 +20,16 @@ class RecipeError(PipelineError):
     """One or more problems in a recipe file."""
 
 
+class Rejected(PipelineError):
+    """A `filter` stage turned a map down: the build makes it again from the next attempt's
+    seeds, up to `attempts` in all."""
+
+    def __init__(self, message: str, attempts: int):
+        super().__init__([message])
+        self.attempts = attempts
+        self.stage = ""  # set by the worker
+
+
 class KeyedError(ValueError):
     """A validator's error about a place inside a parameter, such as `program.markov[1].one`:
     reported under that key, without echoing the whole parameter back."""

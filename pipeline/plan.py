@@ -29,7 +29,7 @@ class StagePlan:
 
     name: str
     key: str
-    seed: tuple[int, int, int]
+    seed: tuple[int, ...]
     stale: bool
     reasons: tuple[str, ...]
     cached: bool = False  # intermediate stages only: the Level is in the cache
@@ -42,6 +42,7 @@ class MapPlan:
     stages: dict[str, StagePlan]
     run: tuple[str, ...] = ()  # stages to compute, in order
     exports: tuple[str, ...] = ()  # export stages to write
+    attempt: int = 0  # the attempt (see seeds.stage_seed) the build starts from
 
     @property
     def stale(self) -> bool:
@@ -74,11 +75,11 @@ class KeyMaker:
             if files:
                 self.static[spec.name]["files"] = files
 
-    def keys(self, index: int) -> dict[str, tuple[str, tuple[int, int, int]]]:
-        out: dict[str, tuple[str, tuple[int, int, int]]] = {}
+    def keys(self, index: int, attempt: int = 0) -> dict[str, tuple[str, tuple[int, ...]]]:
+        out: dict[str, tuple[str, tuple[int, ...]]] = {}
         pack = self.recipe.pack
         for spec in self.recipe.stages:
-            seed = stage_seed(index, spec.name, pack.seed)
+            seed = stage_seed(index, spec.name, pack.seed, attempt)
             payload: dict[str, Any] = {
                 **self.static[spec.name],
                 "seed": list(seed),
@@ -87,15 +88,18 @@ class KeyMaker:
             if spec.is_exporter:
                 # What an exporter writes also depends on the file names and provenance it is given.
                 payload["stem"] = pack.stem(index)
-                payload["provenance"] = export_provenance(self.recipe, index, spec.name)
+                payload["provenance"] = export_provenance(self.recipe, index, spec.name, attempt)
             out[spec.name] = (hashlib.sha256(canonical_json(payload).encode()).hexdigest(), seed)
         return out
 
 
-def export_provenance(recipe: Recipe, index: int, exporter: str) -> dict[str, PropertyValue]:
+def export_provenance(recipe: Recipe, index: int, exporter: str, attempt: int = 0) -> dict[str, PropertyValue]:
     """What an exporter records about where a map came from (TMX map properties)."""
     chain = " > ".join(s.kind for s in recipe.upstream(exporter))
-    return {"pack": recipe.pack.name, "map": index, "seed": recipe.pack.seed, "stages": chain}
+    out: dict[str, PropertyValue] = {"pack": recipe.pack.name, "map": index, "seed": recipe.pack.seed, "stages": chain}
+    if attempt:
+        out["attempt"] = attempt  # a filter rejected the earlier ones
+    return out
 
 
 def stage_config(kind: str, version: int, params: dict[str, Any]) -> dict[str, Any]:
@@ -122,8 +126,16 @@ def plan_pack(
     digests: dict[str, str | None] = {}  # shared files (tilesets) are hashed once, not once per map
     indices = only if only is not None else range(recipe.pack.maps)
     for index in indices:
-        keys = maker.keys(index)
         prev = prev_maps.get(index)
+        # A map a filter once accepted at attempt a is current if its keys at attempt a still
+        # match; if a filter stage (and so everything it judged) changed, it starts over at 0.
+        attempt = int(prev.get("attempt", 0)) if prev and not force else 0
+        keys = maker.keys(index, attempt)
+        if attempt and any(
+            s.kind == "filter" and prev["stages"].get(s.name, {}).get("key") != keys[s.name][0] for s in recipe.stages  # type: ignore[index]
+        ):
+            attempt = 0
+            keys = maker.keys(index)
         # Each map is compared with the recipe its files came from (a --map build can leave a
         # pack whose maps come from different versions of the recipe).
         before = recipe_config(previous, prev["recipe"]) if previous and prev else None
@@ -138,7 +150,7 @@ def plan_pack(
                     reasons = _outputs_changed(pack_dir, prev, spec.name, digests)
             cached = not spec.is_exporter and not force and cache.has(key)
             stages[spec.name] = StagePlan(spec.name, key, seed, bool(reasons), tuple(reasons), cached)
-        mp = MapPlan(index=index, stem=recipe.pack.stem(index), stages=stages)
+        mp = MapPlan(index=index, stem=recipe.pack.stem(index), stages=stages, attempt=attempt)
         mp.exports = tuple(s.name for s in recipe.exporters if stages[s.name].stale)
         mp.run = _stages_to_run(recipe, stages, mp.exports)
         plan.maps.append(mp)
@@ -160,7 +172,7 @@ def _why_stale(
     prev: dict[str, Any] | None,
     before: dict[str, Any] | None,
     recipe: Recipe,
-    keys: dict[str, tuple[str, tuple[int, int, int]]],
+    keys: dict[str, tuple[str, tuple[int, ...]]],
 ) -> list[str]:
     if prev is None:
         return ["not built yet"]

@@ -45,6 +45,7 @@ STAGE_MODULES: tuple[str, ...] = (
     "pipeline.stages.dungeon.cellular_caves",
     "pipeline.stages.dungeon.drunkard_walk",
     "pipeline.stages.dungeon.rooms_and_mazes",
+    "pipeline.stages.filter",
     "pipeline.stages.regions.connect",
     "pipeline.stages.regions.distance",
     "pipeline.stages.regions.label",

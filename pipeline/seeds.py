@@ -21,7 +21,12 @@ def name_hash(stage_name: str) -> int:
     return int.from_bytes(hashlib.blake2b(stage_name.encode("utf-8"), digest_size=8).digest(), "little")
 
 
-def stage_seed(map_index: int, stage_name: str, pack_seed: int) -> tuple[int, int, int]:
+def stage_seed(map_index: int, stage_name: str, pack_seed: int, attempt: int = 0) -> tuple[int, ...]:
+    """The seed tuple of a stage of a map. A `filter` stage that rejects a map has it made again
+    from the next attempt's seeds, (i, stage, pack seed, attempt); attempt 0 keeps the plain
+    three-part tuple, so packs without filters keep their seeds."""
+    if attempt:
+        return (map_index, name_hash(stage_name), pack_seed, attempt)
     return (map_index, name_hash(stage_name), pack_seed)
 
 

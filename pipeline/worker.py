@@ -10,9 +10,9 @@ import traceback
 from dataclasses import dataclass, field, replace
 
 from pipeline.cache import LevelCache
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, Rejected
 from pipeline.level import Level, PropertyValue
-from pipeline.plan import export_provenance
+from pipeline.plan import KeyMaker, export_provenance
 from pipeline.recipe import Recipe
 from pipeline.registry import ExportContext, Exporter
 from pipeline.seeds import rng_for
@@ -23,9 +23,10 @@ class MapTask:
     index: int
     stem: str
     keys: dict[str, str]
-    seeds: dict[str, tuple[int, int, int]]
+    seeds: dict[str, tuple[int, ...]]
     run: tuple[str, ...]
     exports: tuple[str, ...]
+    attempt: int = 0
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,10 @@ class MapResult:
     stats: dict[str, dict[str, PropertyValue]] = field(default_factory=dict)  # stage -> its Level's properties
     ran: list[str] = field(default_factory=list)
     failure: tuple[str, str] | None = None  # (stage, message)
+    # Set when a filter made the map again: the attempt that passed, and its keys and seeds.
+    attempt: int = 0
+    keys: dict[str, str] | None = None
+    seeds: dict[str, tuple[int, ...]] | None = None
 
 
 class StageFailed(Exception):
@@ -64,6 +69,33 @@ def run_batch(batch: Batch) -> list[MapResult]:
 
 
 def run_map(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
+    """Build one map; while a filter stage rejects it, build it again from the next attempt's
+    seeds (every stage's key and seed change, so cached Levels of other attempts never mix in)."""
+    start = task.attempt
+    while True:
+        try:
+            result = _run_attempt(recipe, cache, task)
+        except Rejected as rejected:
+            if task.attempt + 1 >= rejected.attempts:
+                tried = task.attempt + 1 - start
+                message = f"{rejected.problems[0]}; no map passed in {tried} attempt{'s' if tried != 1 else ''} (raise attempts, or loosen where)"
+                return MapResult(task.index, failure=(rejected.stage, message))
+            attempt = task.attempt + 1
+            keys = KeyMaker(recipe).keys(task.index, attempt)
+            task = replace(
+                task,
+                attempt=attempt,
+                keys={n: k for n, (k, _) in keys.items()},
+                seeds={n: s for n, (_, s) in keys.items()},
+                run=(),  # every Level from the cache if there, else made
+            )
+            continue
+        if task.attempt != start or task.attempt:
+            result.attempt, result.keys, result.seeds = task.attempt, task.keys, task.seeds
+        return result
+
+
+def _run_attempt(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
     result = MapResult(task.index)
     levels: dict[str, Level] = {}
 
@@ -91,7 +123,7 @@ def run_map(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
             spec = recipe.by_name[name]
             assert isinstance(spec.params, Exporter)
             level = level_of(spec.inputs[0])
-            ctx = ExportContext(stem=task.stem, provenance=export_provenance(recipe, task.index, name))
+            ctx = ExportContext(stem=task.stem, provenance=export_provenance(recipe, task.index, name, task.attempt))
             files = _call(name, lambda: spec.params.export(level, ctx))
             if sorted(files) != sorted(spec.params.outputs(task.stem)):
                 raise StageFailed(name, f"wrote {sorted(files)} but declares {sorted(spec.params.outputs(task.stem))}")
@@ -109,6 +141,9 @@ def run_map(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
 def _call(stage: str, fn):  # type: ignore[no-untyped-def]
     try:
         return fn()
+    except Rejected as rejected:
+        rejected.stage = stage
+        raise
     except StageFailed:
         raise
     except PipelineError as exc:

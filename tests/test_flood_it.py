@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections import deque
+from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -89,3 +91,75 @@ def test_greedy_on_a_known_board() -> None:
     level = Level(tiles=tiles, alphabet=blob_alphabet(3))
     props = FloodIt().run([level], rng_for((0,))).properties
     assert props["moves_greedy"] == props["moves_optimal"] == 2
+
+
+FILTERED = """\
+[pack]
+name = "hard"
+seed = 9
+maps = 6
+
+[stage.board]
+use = "dungeon.blob_map"
+size = [8, 8]
+colors = 4
+dispersion = 0.6
+
+[stage.rated]
+use = "puzzle.flood_it"
+input = "board"
+
+[stage.keep]
+use = "filter"
+input = "rated"
+where = "{where}"
+attempts = {attempts}
+
+[stage.png]
+use = "export.png"
+input = "keep"
+"""
+
+
+def test_filter_makes_rejected_maps_again_reproducibly(tmp_path: Path) -> None:
+    import json
+
+    from conftest import pcg, tree_digests
+
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "hard.toml").write_text(FILTERED.format(where="difficulty >= 7 and patches > 10", attempts=200))
+    pcg("build", "recipes", "-q", cwd=tmp_path)
+    manifest = json.loads((tmp_path / "exports" / "hard" / "manifest.json").read_text())
+    assert all(m["stats"]["difficulty"] >= 7 and m["stats"]["patches"] > 10 for m in manifest["maps"])
+    attempts = [m.get("attempt", 0) for m in manifest["maps"]]
+    assert any(attempts), "the test should make some map again"
+    for m in manifest["maps"]:
+        assert all(len(s["seed"]) == (4 if m.get("attempt") else 3) for s in m["stages"].values())
+    assert "Nothing to do" in pcg("build", "recipes", cwd=tmp_path).stdout
+    assert "OK" in pcg("verify", "exports/hard", cwd=tmp_path).stdout
+    # The same pack from scratch with two workers: byte for byte.
+    first = tree_digests(tmp_path / "exports")
+    pcg("build", "recipes", "-q", "-j", "2", "--force", "--out", "again", "--cache", ".cache2", cwd=tmp_path)
+    again = tree_digests(tmp_path / "again")
+    assert again == first
+
+
+def test_a_filter_nothing_passes_fails_the_map_clearly(tmp_path: Path) -> None:
+    from conftest import pcg
+
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "hard.toml").write_text(FILTERED.format(where="difficulty > 1000", attempts=3))
+    result = pcg("build", "recipes", cwd=tmp_path, check=False)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "keep" in result.stderr and "no map passed in 3 attempts" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [("difficulty >=", "cannot read"), ("difficulty + 1 > 3", "is not a property name or a constant"), ("difficulty", "write comparisons")],
+)
+def test_filter_rejects_unreadable_tests(where: str, expected: str) -> None:
+    from pipeline.stages.filter import Filter
+
+    with pytest.raises(ValueError, match=expected):
+        Filter(where=where)
