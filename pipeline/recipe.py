@@ -42,6 +42,11 @@ class PackConfig(BaseModel):
     maps: int = Field(1, ge=1, le=10_000_000, description="Number of maps in the pack.")
     map_name: str = Field("map_{map:03d}", description="File name of each map (without extension); {map} is its index.")
     description: str = Field("", description="Free text, copied into the manifest.")
+    order_by: str | None = Field(
+        None,
+        pattern=r"^-?[A-Za-z_][A-Za-z0-9_]*$",
+        description="A map stat (e.g. \"difficulty\"; \"-difficulty\" for high to low): write levels.json listing the maps in that order.",
+    )
 
     @field_validator("name")
     @classmethod

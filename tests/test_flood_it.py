@@ -163,3 +163,26 @@ def test_filter_rejects_unreadable_tests(where: str, expected: str) -> None:
 
     with pytest.raises(ValueError, match=expected):
         Filter(where=where)
+
+
+def test_order_by_lists_the_maps_in_order_in_levels_json(tmp_path: Path) -> None:
+    import json
+
+    from conftest import pcg
+
+    recipe = FILTERED.format(where="difficulty >= 1", attempts=1).replace('maps = 6\n', 'maps = 6\norder_by = "-difficulty"\n')
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "hard.toml").write_text(recipe)
+    pcg("build", "recipes", "-q", cwd=tmp_path)
+    index = json.loads((tmp_path / "exports" / "hard" / "levels.json").read_text())
+    manifest = json.loads((tmp_path / "exports" / "hard" / "manifest.json").read_text())
+    difficulty = {m["index"]: m["stats"]["difficulty"] for m in manifest["maps"]}
+    order = [level["map"] for level in index["levels"]]
+    assert sorted(order) == list(range(6))
+    assert order == sorted(range(6), key=lambda i: (-difficulty[i], i))
+    assert all(level["difficulty"] == difficulty[level["map"]] for level in index["levels"])
+    assert index["levels"][0]["files"] == [f"previews/{index['levels'][0]['stem']}.png"]
+    # Without order_by the index goes.
+    (tmp_path / "recipes" / "hard.toml").write_text(recipe.replace('order_by = "-difficulty"\n', ""))
+    pcg("build", "recipes", "-q", cwd=tmp_path)
+    assert not (tmp_path / "exports" / "hard" / "levels.json").exists()

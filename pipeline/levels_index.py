@@ -1,0 +1,43 @@
+"""`levels.json`: a pack's maps in the order a game should play them (`[pack] order_by`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pipeline.fsio import atomic_write
+
+LEVELS = "levels.json"
+
+
+def levels_index(pack: str, order_by: str, manifest: dict[str, Any]) -> bytes:
+    """Every built map sorted by the stat `order_by` (a leading `-` sorts high to low; ties and
+    maps without the stat keep map order, the latter last), with its files."""
+    name = order_by.lstrip("-")
+    descending = order_by.startswith("-")
+    maps = sorted(manifest["maps"], key=lambda m: m["index"])
+    have = [m for m in maps if isinstance(m["stats"].get(name), (int, float))]
+    lacking = [m for m in maps if m not in have]
+    have.sort(key=lambda m: -m["stats"][name] if descending else m["stats"][name])
+    levels = [{"map": m["index"], "stem": m["stem"], name: m["stats"].get(name), "files": sorted(m["files"])} for m in have + lacking]
+    return (json.dumps({"pack": pack, "order_by": order_by, "levels": levels}, indent=1) + "\n").encode("utf-8")
+
+
+def update_levels_index(pack_dir: Path, pack: str, order_by: str | None, manifest: dict[str, Any]) -> None:
+    """Write the index (only if it changed), or remove one an earlier build wrote."""
+    path = pack_dir / LEVELS
+    if order_by is None:
+        try:
+            if json.loads(path.read_text(encoding="utf-8")).get("pack") == pack:
+                path.unlink()
+        except (OSError, ValueError, AttributeError):
+            pass
+        return
+    data = levels_index(pack, order_by, manifest)
+    try:
+        if path.read_bytes() == data:
+            return
+    except FileNotFoundError:
+        pass
+    atomic_write(path, data)
