@@ -257,3 +257,23 @@ def test_rooms_from_a_room_layer_and_found_in_open_maps() -> None:
     walk[2:7, 1:6] = walk[2:7, 12:17] = walk[4, 6:12] = True
     found = Rooms().run([level_of(walk)], RNG)
     assert sorted((o.x, o.y, o.w, o.h, o.properties["area"]) for o in found.objects) == [(1, 2, 5, 5, 25), (12, 2, 5, 5, 25)]
+
+
+GENERATORS = {
+    "bsp": lambda w, h: Bsp(size=(max(w, 8), max(h, 8))),
+    "cellular_caves": lambda w, h: CellularCaves(size=(w, h), keep="largest", fill=0.5),
+    "drunkard_walk": lambda w, h: DrunkardWalk(size=(w, h), target=0.3),
+    "rooms_and_mazes": lambda w, h: __import__("pipeline.stages.dungeon.rooms_and_mazes", fromlist=["RoomsAndMazes"]).RoomsAndMazes(
+        size=(w | 1, h | 1), room_size=(3, 3), remove_dead_ends=False
+    ),
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(sorted(GENERATORS)), st.integers(8, 50), st.integers(8, 40), st.integers(0, 2**32 - 1))
+def test_every_generator_is_one_region_after_connect(kind: str, w: int, h: int, seed: int) -> None:
+    made = GENERATORS[kind](w, h).run([], rng_for((seed,)))
+    joined = Connect().run([made], rng_for((seed, 1)))
+    walk = joined.tiles != WALL
+    if walk.any():
+        assert len(reference_components(walk, 4)) == 1
