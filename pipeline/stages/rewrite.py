@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -67,8 +68,6 @@ class Rewrite(StageParams):
     @field_validator("colors")
     @classmethod
     def _colors(cls, value: dict[str, str]) -> dict[str, str]:
-        import re
-
         for ch, color in value.items():
             if not re.match(_COLOR, color):
                 raise KeyedError(ch, f'must be a colour "#rrggbb" (got {color!r})')
