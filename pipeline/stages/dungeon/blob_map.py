@@ -8,6 +8,7 @@ from pydantic import Field, PositiveInt
 from pipeline.jit import compiled
 from pipeline.level import Level, Symbol
 from pipeline.registry import StageParams, stage
+from pipeline.stages.maze.graph import DX, DY
 
 # Twelve colours that stay distinct side by side (and for most colour-blind players, in the
 # first six), named for the tileset.
@@ -65,16 +66,8 @@ def grow_blobs(w: int, h: int, cells: np.ndarray, colours: np.ndarray, rng: np.r
         frontier[k] = frontier[size]
         c = e // 4
         d = e - 4 * c
-        y = c // w
-        x = c - y * w
-        if d == 0:
-            y -= 1
-        elif d == 1:
-            x += 1
-        elif d == 2:
-            y += 1
-        else:
-            x -= 1
+        y = c // w + DY[d]
+        x = c % w + DX[d]
         if x < 0 or y < 0 or x >= w or y >= h:
             continue
         m = y * w + x

@@ -10,7 +10,7 @@ from pipeline.level import Level
 from pipeline.registry import StageParams, stage
 from pipeline.stages.dungeon.tiles import DUNGEON_ALPHABET, FLOOR, Side
 from pipeline.stages.maze.graph import random_direction
-from pipeline.stages.regions.grid_graph import DX, DY
+from pipeline.stages.maze.graph import DX, DY
 
 
 @stage("dungeon.drunkard_walk", version=1)

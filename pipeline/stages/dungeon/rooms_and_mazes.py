@@ -11,8 +11,7 @@ from pipeline.level import Level, MapObject
 from pipeline.registry import StageParams, stage
 from pipeline.stages.dungeon.tiles import DOOR, DUNGEON_ALPHABET, FLOOR, WALL, Side
 from pipeline.stages.maze.generator import MazeGenerator, restrict
-from pipeline.stages.maze.graph import random_order
-from pipeline.stages.regions.grid_graph import DX, DY
+from pipeline.stages.maze.graph import DX, DY, random_order, union
 from pipeline.stages.regions.label import label_regions
 
 
@@ -116,14 +115,6 @@ class RoomsAndMazes(StageParams):
         return rooms
 
 
-@compiled
-def _find(root: np.ndarray, a: int) -> int:
-    while root[a] != a:
-        root[a] = root[root[a]]
-        a = root[a]
-    return a
-
-
 def open_doors(tiles: np.ndarray, rng: np.random.Generator, extra: float) -> None:
     """Turn connectors (walls between two different regions) into doors: a random spanning tree
     of the regions, plus each other connector with probability `extra`."""
@@ -150,10 +141,7 @@ def _choose_doors(tiles: np.ndarray, labels: np.ndarray, ys: np.ndarray, xs: np.
             a, b = labels[y, x - 1], labels[y, x + 1]
         else:
             a, b = labels[y - 1, x], labels[y + 1, x]
-        ra = _find(root, a)
-        rb = _find(root, b)
-        if ra != rb:
-            root[max(ra, rb)] = min(ra, rb)
+        if union(root, a, b):
             tiles[y, x] = 2  # DOOR
         elif chance[k] < extra:
             # A second door between regions already joined: a loop, unless it would sit right

@@ -10,7 +10,7 @@ from pydantic import Field
 from pipeline.jit import compiled
 from pipeline.level import Level
 from pipeline.registry import stage
-from pipeline.stages.regions.grid_graph import DX, DY
+from pipeline.stages.maze.graph import DX, DY, union
 from pipeline.stages.regions.label import label_regions
 from pipeline.stages.regions.walkable import WalkableStage
 
@@ -106,17 +106,8 @@ def join_regions(labels: np.ndarray, count: int) -> np.ndarray:
         if joined == count - 1:
             break
         e = order[k]
-        a = owner[side_a[e]]
-        b = owner[side_b[e]]
-        while root[a] != a:
-            root[a] = root[root[a]]
-            a = root[a]
-        while root[b] != b:
-            root[b] = root[root[b]]
-            b = root[b]
-        if a == b:
+        if not union(root, owner[side_a[e]], owner[side_b[e]]):
             continue
-        root[max(a, b)] = min(a, b)
         joined += 1
         for t in (side_a[e], side_b[e]):
             while t >= 0 and flat[t] == 0:

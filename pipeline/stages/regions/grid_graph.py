@@ -5,9 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.jit import compiled
-
-DY = np.array([-1, 0, 1, 0], dtype=np.int64)
-DX = np.array([0, 1, 0, -1], dtype=np.int64)
+from pipeline.stages.maze.graph import DX, DY
 
 
 @compiled
