@@ -7,8 +7,10 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
+from pipeline.jit import compiled
 from pipeline.level import Level
 from pipeline.registry import stage
+from pipeline.stages.maze.graph import find, union
 from pipeline.stages.regions.walkable import WalkableStage
 
 
@@ -30,8 +32,12 @@ class Label(WalkableStage):
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         level = inputs[0]
-        mask = self.mask(level, self.symbols, "symbols") if self.symbols else self.walkable(level)
-        labels, sizes = label_regions(mask, self.connectivity)
+        # Straight from the tiles through a symbol table: no mask array in between.
+        names = self.symbols or self.walls
+        table = np.full(256, 0 if self.symbols else 1, dtype=np.uint8)
+        table[self.indices(level, names, "symbols" if self.symbols else "walls")] = 1 if self.symbols else 0
+        h, w = level.tiles.shape
+        labels, sizes = label_runs(np.ascontiguousarray(level.tiles).ravel(), table, h, w, self.connectivity == 8)
         props = {
             "regions": len(sizes),
             "region_largest": int(sizes[0]) if len(sizes) else 0,
@@ -47,17 +53,77 @@ class Label(WalkableStage):
 
 
 def label_regions(mask: np.ndarray, connectivity: int = 4) -> tuple[np.ndarray, np.ndarray]:
-    """int32 labels 1..N of the connected parts of `mask`, numbered largest first, and the sizes."""
-    from scipy import ndimage
+    """int32 labels 1..N of the connected parts of `mask`, numbered largest first (ties in
+    reading order of their first tile), and the sizes."""
+    h, w = mask.shape
+    flat = np.ascontiguousarray(mask).view(np.uint8).ravel()
+    return label_runs(flat, _IDENTITY, h, w, connectivity == 8)
 
-    structure = ndimage.generate_binary_structure(2, 1 if connectivity == 4 else 2)
-    raw, count = ndimage.label(mask, structure=structure, output=np.int32)
-    if count == 0:
-        return raw, np.zeros(0, dtype=np.int64)
-    sizes = np.bincount(raw.ravel(), minlength=count + 1)[1:]
-    # scipy numbers regions in reading order of their first tile; a stable sort by size keeps
-    # that order among equal sizes, so the numbering is deterministic.
-    order = np.argsort(-sizes, kind="stable")
-    relabel = np.zeros(count + 1, dtype=np.int32)
-    relabel[order + 1] = np.arange(1, count + 1, dtype=np.int32)
-    return relabel[raw], sizes[order]
+
+_IDENTITY = np.array([0, 1], dtype=np.uint8)
+
+
+@compiled
+def label_runs(flat: np.ndarray, lut: np.ndarray, h: int, w: int, eight: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Connected-component labeling by runs: find each row's runs of tiles t with lut[t] != 0,
+    join runs of consecutive rows that touch (union-find, the earlier run as root), then
+    number the components by size and paint the runs. Work is one pass over the tiles plus
+    one step per run, so long corridors and open caves cost little more than a memory scan."""
+    cap = (h * w + 1) // 2 + h
+    start = np.empty(cap, dtype=np.int64)
+    stop = np.empty(cap, dtype=np.int64)
+    row_first = np.empty(h + 1, dtype=np.int64)
+    n = 0
+    for y in range(h):
+        row_first[y] = n
+        base = y * w
+        inside = 0
+        for x in range(w):
+            v = 1 if lut[flat[base + x]] != 0 else 0
+            if v != inside:
+                if v:
+                    start[n] = x
+                else:
+                    stop[n] = x
+                    n += 1
+                inside = v
+        if inside:
+            stop[n] = w
+            n += 1
+    row_first[h] = n
+    reach = 1 if eight else 0
+    parent = np.arange(n)
+    for y in range(1, h):
+        k = row_first[y - 1]
+        end = row_first[y]
+        for i in range(row_first[y], row_first[y + 1]):
+            while k < end and stop[k] + reach <= start[i]:
+                k += 1
+            j = k
+            while j < end and start[j] < stop[i] + reach:
+                union(parent, j, i)
+                j += 1
+            if j > k:
+                k = j - 1  # the last overlapping run may touch the next run too
+    comp = np.empty(n, dtype=np.int64)
+    count = 0
+    for i in range(n):
+        r = find(parent, i)
+        if r == i:
+            comp[i] = count
+            count += 1
+        else:
+            comp[i] = comp[r]
+    sizes = np.zeros(count, dtype=np.int64)
+    for i in range(n):
+        sizes[comp[i]] += stop[i] - start[i]
+    order = np.argsort(-sizes, kind="mergesort")  # stable: equal sizes keep reading order
+    rank = np.empty(count, dtype=np.int32)
+    for i in range(count):
+        rank[order[i]] = i + 1
+    out = np.zeros(h * w, dtype=np.int32)
+    for y in range(h):
+        base = y * w
+        for i in range(row_first[y], row_first[y + 1]):
+            out[base + start[i] : base + stop[i]] = rank[comp[i]]
+    return out.reshape(h, w), sizes[order]
