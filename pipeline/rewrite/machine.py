@@ -78,6 +78,29 @@ def anchor(waves: np.ndarray, off: int, size: int, count: np.ndarray) -> int:
 
 
 @compiled
+def scan_rule(
+    state: np.ndarray, mx: int, my: int, xb: int, waves: np.ndarray, off: int, w: int, h: int, count: np.ndarray, found: np.ndarray
+) -> int:
+    """Every window of the whole grid where the rule at `off` matches, written into `found` as
+    cells (y << xb) + x in reading order; returns how many. Only windows whose anchor cell fits
+    are tested."""
+    a = anchor(waves, off, w * h, count)
+    if a < 0:
+        return 0
+    ax = a % w
+    ay = a // w
+    aw = waves[off + a]
+    k = 0
+    for sy in range(my - h + 1):
+        row = (sy + ay) << xb
+        for sx in range(mx - w + 1):
+            if (aw >> state[row + sx + ax]) & 1 and window_matches(state, xb, waves, off, w, h, sx, sy):
+                found[k] = (sy << xb) + sx
+                k += 1
+    return k
+
+
+@compiled
 def grow(a: np.ndarray, needed: int) -> np.ndarray:
     if needed <= a.shape[0]:
         return a
@@ -154,6 +177,7 @@ def run_program(
     matches = np.empty(max(pool, 1), dtype=np.int64)
     listed = np.zeros(n << rb, dtype=np.bool_)
     written = np.zeros(n, dtype=np.bool_)  # cells an `all` step has written
+    windows = np.empty(mx * my, dtype=np.int64)  # a full scan's matches of one rule
     pending = np.empty(n, dtype=np.uint8)  # a `prl` step's new values
 
     # Cells per value, for choosing each full scan's anchor.
@@ -241,31 +265,21 @@ def run_program(
                     for r in range(lo, hi):
                         w = rw[r]
                         h = rh[r]
-                        a = anchor(waves, roff[r], w * h, count)
-                        if a < 0:
-                            continue
-                        ax = a % w
-                        ay = a // w
-                        aw = waves[roff[r] + a]
-                        for sy in range(my - h + 1):
-                            row = (sy + ay) << xb
-                            for sx in range(mx - w + 1):
-                                if (aw >> state[row + sx + ax]) & 1 == 0:
-                                    continue
-                                if not window_matches(state, xb, waves, roff[r], w, h, sx, sy):
-                                    continue
-                                if rng.random() > prob[r]:
-                                    continue
-                                found += 1
-                                changes = grow(changes, nchanges + w * h)
-                                for dy in range(h):
-                                    for dx in range(w):
-                                        o = outs[roff[r] + dy * w + dx]
-                                        i = ((sy + dy) << xb) + sx + dx
-                                        if o != 255 and o != state[i]:
-                                            pending[i] = o
-                                            changes[nchanges] = i
-                                            nchanges += 1
+                        for f in range(scan_rule(state, mx, my, xb, waves, roff[r], w, h, count, windows)):
+                            if rng.random() > prob[r]:
+                                continue
+                            found += 1
+                            sx = windows[f] & xmask
+                            sy = windows[f] >> xb
+                            changes = grow(changes, nchanges + w * h)
+                            for dy in range(h):
+                                for dx in range(w):
+                                    o = outs[roff[r] + dy * w + dx]
+                                    i = ((sy + dy) << xb) + sx + dx
+                                    if o != 255 and o != state[i]:
+                                        pending[i] = o
+                                        changes[nchanges] = i
+                                        nchanges += 1
                     for j in range(first[turn], nchanges):
                         i = changes[j]
                         count[state[i]] -= 1
@@ -298,22 +312,11 @@ def run_program(
                     else:
                         mc = 0
                         for r in range(lo, hi):
-                            w = rw[r]
-                            h = rh[r]
-                            a = anchor(waves, roff[r], w * h, count)
-                            if a < 0:
-                                continue
-                            ax = a % w
-                            ay = a // w
-                            aw = waves[roff[r] + a]
-                            for sy in range(my - h + 1):
-                                row = (sy + ay) << xb
-                                for sx in range(mx - w + 1):
-                                    if (aw >> state[row + sx + ax]) & 1 and window_matches(state, xb, waves, roff[r], w, h, sx, sy):
-                                        m = (((sy << xb) + sx) << rb) + r
-                                        listed[m] = True
-                                        matches[off + mc] = m
-                                        mc += 1
+                            for f in range(scan_rule(state, mx, my, xb, waves, roff[r], rw[r], rh[r], count, windows)):
+                                m = (windows[f] << rb) + r
+                                listed[m] = True
+                                matches[off + mc] = m
+                                mc += 1
                     last_turn[c] = turn
                     if verify_scratch is not None:
                         if not agrees_with_rescan(state, mx, my, xb, lo, hi, rw, rh, roff, waves, listed, matches, off, mc, rb, verify_scratch):
