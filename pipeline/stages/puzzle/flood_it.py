@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Iterator
 
 import numpy as np
 from pydantic import Field
@@ -83,23 +83,19 @@ class Board:
                 near[q] |= 1 << p
         return cls(colour, size, near)
 
+    def around(self, patches: int) -> int:
+        """Every patch touching one of `patches`."""
+        border = 0
+        for p in _members(patches):
+            border |= self.near[p]
+        return border
+
     def grow(self, flooded: int, colour: int) -> int:
         """The flooded set after painting it `colour`."""
-        border = 0
-        rest = flooded
-        while rest:
-            low = rest & -rest
-            border |= self.near[low.bit_length() - 1]
-            rest ^= low
-        return flooded | (border & self.by_colour.get(colour, 0) & ~flooded)
+        return flooded | (self.around(flooded) & self.by_colour.get(colour, 0) & ~flooded)
 
     def cells(self, patches: int) -> int:
-        total = 0
-        while patches:
-            low = patches & -patches
-            total += self.size[low.bit_length() - 1]
-            patches ^= low
-        return total
+        return sum(self.size[p] for p in _members(patches))
 
     def greedy_moves(self) -> int:
         flooded, moves = 1, 0
@@ -120,13 +116,7 @@ class Board:
         left = sum(1 for mask in self.by_colour.values() if mask & ~flooded)
         frontier, seen, dist = flooded, flooded, 0
         while seen != self.all:
-            nxt = 0
-            rest = frontier
-            while rest:
-                low = rest & -rest
-                nxt |= self.near[low.bit_length() - 1]
-                rest ^= low
-            frontier = nxt & ~seen
+            frontier = self.around(frontier) & ~seen
             if not frontier:
                 break
             seen |= frontier
@@ -165,3 +155,11 @@ class Board:
             if found:
                 return bound
         return upper
+
+
+def _members(patches: int) -> Iterator[int]:
+    """The patch numbers in a bit set, lowest first."""
+    while patches:
+        low = patches & -patches
+        yield low.bit_length() - 1
+        patches ^= low

@@ -33,9 +33,10 @@ class Label(WalkableStage):
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         level = inputs[0]
         # Straight from the tiles through a symbol table: no mask array in between.
-        names = self.symbols or self.walls
-        table = np.full(256, 0 if self.symbols else 1, dtype=np.uint8)
-        table[self.indices(level, names, "symbols" if self.symbols else "walls")] = 1 if self.symbols else 0
+        if self.symbols:
+            table = self.table(level, self.symbols, "symbols")
+        else:
+            table = self.table(level, self.walls, "walls", invert=True)
         h, w = level.tiles.shape
         labels, sizes = label_runs(np.ascontiguousarray(level.tiles).ravel(), table, h, w, self.connectivity == 8)
         props = {
