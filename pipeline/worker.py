@@ -72,6 +72,7 @@ def run_map(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
     """Build one map; while a filter stage rejects it, build it again from the next attempt's
     seeds (every stage's key and seed change, so cached Levels of other attempts never mix in)."""
     start = task.attempt
+    maker: KeyMaker | None = None
     while True:
         try:
             result = _run_attempt(recipe, cache, task)
@@ -81,7 +82,8 @@ def run_map(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
                 message = f"{rejected.problems[0]}; no map passed in {tried} attempt{'s' if tried != 1 else ''} (raise attempts, or loosen where)"
                 return MapResult(task.index, failure=(rejected.stage, message))
             attempt = task.attempt + 1
-            keys = KeyMaker(recipe).keys(task.index, attempt)
+            maker = maker or KeyMaker(recipe)
+            keys = maker.keys(task.index, attempt)
             task = replace(
                 task,
                 attempt=attempt,
@@ -90,7 +92,7 @@ def run_map(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
                 run=(),  # every Level from the cache if there, else made
             )
             continue
-        if task.attempt != start or task.attempt:
+        if task.attempt:
             result.attempt, result.keys, result.seeds = task.attempt, task.keys, task.seeds
         return result
 

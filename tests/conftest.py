@@ -102,3 +102,17 @@ def assert_all_reachable(tiles: np.ndarray) -> None:
     """Every open tile of a block-form maze is in one connected region."""
     _, components = ndimage.label(tiles != 0)
     assert components == 1
+
+
+def dead_ends(walk: np.ndarray) -> int:
+    """Walkable tiles with at most one walkable 4-neighbour."""
+    padded = np.pad(walk, 1)
+    around = padded[:-2, 1:-1].astype(int) + padded[2:, 1:-1] + padded[1:-1, :-2] + padded[1:-1, 2:]
+    return int((walk & (around <= 1)).sum())
+
+
+def write_recipe(project: Path, name: str, text: str) -> str:
+    """Write recipes/NAME.toml under `project`; returns its path relative to it."""
+    (project / "recipes").mkdir(exist_ok=True)
+    (project / "recipes" / f"{name}.toml").write_text(text)
+    return f"recipes/{name}.toml"

@@ -124,10 +124,9 @@ input = "keep"
 def test_filter_makes_rejected_maps_again_reproducibly(tmp_path: Path) -> None:
     import json
 
-    from conftest import pcg, tree_digests
+    from conftest import pcg, tree_digests, write_recipe
 
-    (tmp_path / "recipes").mkdir()
-    (tmp_path / "recipes" / "hard.toml").write_text(FILTERED.format(where="difficulty >= 7 and patches > 10", attempts=200))
+    write_recipe(tmp_path, "hard", FILTERED.format(where="difficulty >= 7 and patches > 10", attempts=200))
     pcg("build", "recipes", "-q", cwd=tmp_path)
     manifest = json.loads((tmp_path / "exports" / "hard" / "manifest.json").read_text())
     assert all(m["stats"]["difficulty"] >= 7 and m["stats"]["patches"] > 10 for m in manifest["maps"])
@@ -145,10 +144,9 @@ def test_filter_makes_rejected_maps_again_reproducibly(tmp_path: Path) -> None:
 
 
 def test_a_filter_nothing_passes_fails_the_map_clearly(tmp_path: Path) -> None:
-    from conftest import pcg
+    from conftest import pcg, write_recipe
 
-    (tmp_path / "recipes").mkdir()
-    (tmp_path / "recipes" / "hard.toml").write_text(FILTERED.format(where="difficulty > 1000", attempts=3))
+    write_recipe(tmp_path, "hard", FILTERED.format(where="difficulty > 1000", attempts=3))
     result = pcg("build", "recipes", cwd=tmp_path, check=False)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "keep" in result.stderr and "no map passed in 3 attempts" in result.stderr
@@ -168,11 +166,10 @@ def test_filter_rejects_unreadable_tests(where: str, expected: str) -> None:
 def test_order_by_lists_the_maps_in_order_in_levels_json(tmp_path: Path) -> None:
     import json
 
-    from conftest import pcg
+    from conftest import pcg, write_recipe
 
     recipe = FILTERED.format(where="difficulty >= 1", attempts=1).replace('maps = 6\n', 'maps = 6\norder_by = "-difficulty"\n')
-    (tmp_path / "recipes").mkdir()
-    (tmp_path / "recipes" / "hard.toml").write_text(recipe)
+    write_recipe(tmp_path, "hard", recipe)
     pcg("build", "recipes", "-q", cwd=tmp_path)
     index = json.loads((tmp_path / "exports" / "hard" / "levels.json").read_text())
     manifest = json.loads((tmp_path / "exports" / "hard" / "manifest.json").read_text())
@@ -183,6 +180,6 @@ def test_order_by_lists_the_maps_in_order_in_levels_json(tmp_path: Path) -> None
     assert all(level["difficulty"] == difficulty[level["map"]] for level in index["levels"])
     assert index["levels"][0]["files"] == [f"previews/{index['levels'][0]['stem']}.png"]
     # Without order_by the index goes.
-    (tmp_path / "recipes" / "hard.toml").write_text(recipe.replace('order_by = "-difficulty"\n', ""))
+    write_recipe(tmp_path, "hard", recipe.replace('order_by = "-difficulty"\n', ""))
     pcg("build", "recipes", "-q", cwd=tmp_path)
     assert not (tmp_path / "exports" / "hard" / "levels.json").exists()

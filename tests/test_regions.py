@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from conftest import dead_ends
 from pipeline.level import Level
 from pipeline.seeds import rng_for
 from pipeline.stages.dungeon.bsp import Bsp
@@ -180,12 +181,6 @@ def test_bsp_rooms_never_overlap_and_all_connect(w: int, h: int, seed: int, corr
     assert len(reference_components(out.tiles == FLOOR, 4)) == 1
 
 
-def _dead_ends(walk: np.ndarray) -> int:
-    padded = np.pad(walk, 1)
-    around = padded[:-2, 1:-1].astype(int) + padded[2:, 1:-1] + padded[1:-1, :-2] + padded[1:-1, 2:]
-    return int((walk & (around <= 1)).sum())
-
-
 @settings(max_examples=25, deadline=None)
 @given(
     st.integers(7, 40).map(lambda v: 2 * v + 1),
@@ -200,7 +195,7 @@ def test_rooms_and_mazes_is_connected_without_dead_ends(w: int, h: int, seed: in
 
     out = RoomsAndMazes(size=(w, h), maze=maze, extra_connector_chance=extra, room_size=(3, 7)).run([], rng_for((seed,)))
     walk = out.tiles != WALL
-    assert _dead_ends(walk) == 0
+    assert dead_ends(walk) == 0
     if walk.any():
         assert len(reference_components(walk, 4)) == 1
     cover = np.zeros((h, w), dtype=int)
@@ -220,7 +215,7 @@ def test_rooms_and_mazes_keeps_dead_ends_when_asked() -> None:
     from pipeline.stages.dungeon.rooms_and_mazes import RoomsAndMazes
 
     out = RoomsAndMazes(size=(61, 41), remove_dead_ends=False).run([], rng_for((1,)))
-    assert _dead_ends(out.tiles != WALL) > 0
+    assert dead_ends(out.tiles != WALL) > 0
 
 
 @settings(max_examples=30, deadline=None)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import ndimage, stats
 
-from conftest import RECIPES, pcg
+from conftest import RECIPES, dead_ends, pcg, write_recipe
 from pipeline.recipe import load_recipe
 from pipeline.rewrite.program import Program, run
 from pipeline.rewrite.rule import Alphabet, parse_rule
@@ -234,10 +234,12 @@ def _assert_perfect_on_even_lattice(walk: np.ndarray) -> None:
     assert ndimage.label(walk)[1] == 1
 
 
+@pytest.mark.parametrize(("recipe", "transient"), [("dfs_maze", "G"), ("growth_maze", "")])
 @settings(max_examples=15, deadline=None)
 @given(st.integers(1, 20), st.integers(1, 20), st.integers(0, 2**32 - 1))
-def test_depth_first_program_makes_perfect_mazes(cw: int, ch: int, seed: int) -> None:
-    stage = _stage("dfs_maze", "maze")
+def test_maze_programs_make_perfect_mazes(recipe: str, transient: str, cw: int, ch: int, seed: int) -> None:
+    # The depth-first program (RBB=GGR, RGG=WWR) and the growth program (WBB=WAW).
+    stage = _stage(recipe, "maze")
     w, h = 2 * cw + 1, 2 * ch + 1
     # The origin is the centre cell; with odd sizes and (w // 2) even it sits on the lattice.
     w += 2 * ((w // 2) % 2)
@@ -245,27 +247,9 @@ def test_depth_first_program_makes_perfect_mazes(cw: int, ch: int, seed: int) ->
     result = run(stage._program, np.zeros((h, w), np.uint8), np.random.default_rng(seed), 10**7)
     assert result.finished
     values = stage._program.alphabet.values
-    state = result.state
-    assert not (state == values.index("G")).any()
-    _assert_perfect_on_even_lattice(state != values.index("B"))
-
-
-@settings(max_examples=15, deadline=None)
-@given(st.integers(1, 20), st.integers(1, 20), st.integers(0, 2**32 - 1))
-def test_growth_program_makes_perfect_mazes(cw: int, ch: int, seed: int) -> None:
-    stage = _stage("growth_maze", "maze")
-    w, h = 2 * cw + 1, 2 * ch + 1
-    w += 2 * ((w // 2) % 2)
-    h += 2 * ((h // 2) % 2)
-    result = run(stage._program, np.zeros((h, w), np.uint8), np.random.default_rng(seed), 10**7)
-    assert result.finished
-    _assert_perfect_on_even_lattice(result.state != 0)
-
-
-def _dead_ends(walk: np.ndarray) -> int:
-    padded = np.pad(walk, 1)
-    neighbours = padded[:-2, 1:-1].astype(int) + padded[2:, 1:-1] + padded[1:-1, :-2] + padded[1:-1, 2:]
-    return int((walk & (neighbours <= 1)).sum())
+    for symbol in transient:  # marks of the walk that must all be gone at the end
+        assert not (result.state == values.index(symbol)).any()
+    _assert_perfect_on_even_lattice(result.state != values.index("B"))
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -277,7 +261,7 @@ def test_nystrom_program_is_connected_with_no_dead_ends(seed: int) -> None:
     walk = result.state == stage._program.alphabet.values.index("W")
     assert set(np.unique(result.state)) <= {0, 2}  # only wall and floor are left
     assert ndimage.label(walk)[1] == 1
-    assert _dead_ends(walk) == 0
+    assert dead_ends(walk) == 0
 
 
 def test_snake_program_plays_until_the_snake_is_stuck() -> None:
@@ -364,7 +348,9 @@ def test_the_stage_runs_model_files_and_keys_their_content(tmp_path: Path) -> No
     (tmp_path / "recipes" / "rules").mkdir(parents=True)
     model = tmp_path / "recipes" / "rules" / "fill.xml"
     model.write_text('<one values="BW" in="BB" out="WW" steps="2"/>')
-    (tmp_path / "recipes" / "fill.toml").write_text(
+    write_recipe(
+        tmp_path,
+        "fill",
         '[pack]\nname = "fill"\nseed = 1\nmaps = 1\n\n'
         '[stage.fill]\nuse = "rewrite"\nsize = [9, 1]\nprogram = "rules/fill.xml"\n'
         'legend = { B = "wall", W = "floor" }\n\n'
@@ -383,8 +369,9 @@ def test_the_stage_runs_model_files_and_keys_their_content(tmp_path: Path) -> No
 
 
 def test_max_steps_error_names_the_stage(tmp_path: Path) -> None:
-    (tmp_path / "recipes").mkdir()
-    (tmp_path / "recipes" / "loop.toml").write_text(
+    write_recipe(
+        tmp_path,
+        "loop",
         '[pack]\nname = "loop"\nseed = 1\nmaps = 1\n\n'
         '[stage.spin]\nuse = "rewrite"\nsize = [4, 1]\nvalues = "BW"\nmax_steps = 50\n'
         'program = { one = ["B=W", "W=B"] }\n\n'
@@ -398,8 +385,9 @@ def test_max_steps_error_names_the_stage(tmp_path: Path) -> None:
 def test_recording_writes_a_gif_next_to_the_map(tmp_path: Path) -> None:
     from PIL import Image
 
-    (tmp_path / "recipes").mkdir()
-    (tmp_path / "recipes" / "rec.toml").write_text(
+    write_recipe(
+        tmp_path,
+        "rec",
         '[pack]\nname = "rec"\nseed = 1\nmaps = 1\n\n'
         '[stage.maze]\nuse = "rewrite"\nsize = [21, 21]\nvalues = "BRGW"\norigin = true\nrecord = true\nrecord_frames = 20\n'
         'program = { markov = [ { one = "RBB=GGR" }, { one = "RGG=WWR" } ] }\n\n'

@@ -62,16 +62,6 @@ class Program:
     root: Node
     origin: Origin = "none"
 
-    def rule_count(self) -> int:
-        def count(node: Node) -> int:
-            if isinstance(node, RuleNode):
-                return len(node.rules)
-            if isinstance(node, BranchNode):
-                return sum(count(c) for c in node.children)
-            return 0
-
-        return count(self.root)
-
 
 class FlatProgram(NamedTuple):
     """The arrays `machine.run_program` takes, in its argument order."""

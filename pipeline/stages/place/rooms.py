@@ -29,22 +29,20 @@ class Rooms(WalkableStage):
     min_size: int = Field(3, ge=2, le=64, description="Without a room layer: narrowest part of a room, in tiles.")
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
+        from scipy import ndimage
+
         level = inputs[0]
         walk = self.walkable(level)
         regions, _ = label_regions(walk)
         if "room" in level.layers:
             rooms = level.layers["room"].astype(np.int64)
         else:
-            from scipy import ndimage
-
             square = np.ones((self.min_size, self.min_size), dtype=bool)
             inside = ndimage.binary_opening(walk, structure=square)
             rooms, _ = label_regions(inside)
         objects = []
         count = int(rooms.max(initial=0))
         if count:
-            from scipy import ndimage
-
             boxes = ndimage.find_objects(rooms, max_label=count)
             areas = np.bincount(rooms.ravel(), minlength=count + 1)
             for number, box in enumerate(boxes, start=1):
