@@ -7,25 +7,17 @@ generator can beat). The ratio is what to watch: it does not depend on how fast 
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from bench.timing import best_of
+
 from pipeline.seeds import rng_for
 from pipeline.stages.maze.backtracker import Backtracker
 
 SIZES = (100, 500, 1000)
-
-
-def best_of(fn, repeats: int) -> float:  # type: ignore[no-untyped-def]
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:
@@ -36,9 +28,9 @@ def main() -> None:
     for n in SIZES:
         repeats = 20 if n <= 500 else 7
         stage = Backtracker(cells=(n, n))
-        maze = best_of(lambda: stage.run([], rng_for((0, 1, 2))), repeats)
+        maze, _ = best_of(lambda: stage.run([], rng_for((0, 1, 2))), repeats)
         shape = (2 * n + 1, 2 * n + 1)
-        floor = best_of(lambda: np.ones(shape, dtype=np.uint8), repeats)
+        floor, _ = best_of(lambda: np.ones(shape, dtype=np.uint8), repeats)
         table.add_row(
             f"{n} x {n}",
             f"{shape[0]} x {shape[1]}",

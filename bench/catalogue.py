@@ -7,11 +7,12 @@ that compiles (or loads from numba's cache) every kernel.
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 from rich.console import Console
 from rich.table import Table
+
+from bench.timing import best_of
 
 from pipeline import registry
 from pipeline.seeds import rng_for
@@ -20,15 +21,6 @@ from pipeline.stages.maze.stats import maze_stats
 
 N = 1000
 TARGET_S = 0.3
-
-
-def best_of(fn, repeats: int = 3) -> tuple[float, object]:  # type: ignore[no-untyped-def]
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, out
 
 
 def main() -> None:

@@ -7,12 +7,14 @@ warm-up that compiles (or loads) every kernel.
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable
 
 import numpy as np
+from scipy import ndimage
 from rich.console import Console
 from rich.table import Table
+
+from bench.timing import best_of
 
 from pipeline.level import Level
 from pipeline.seeds import rng_for
@@ -30,18 +32,10 @@ from pipeline.stages.regions.label import Label
 N = 1000
 
 
-def best_of(fn: Callable[[], Any], repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def main() -> None:
     caves = CellularCaves(size=(N, N), keep="largest").run([], rng_for((1,)))
     noise = Level(tiles=(rng_for((2,)).random((N, N)) < 0.45).astype(np.uint8), alphabet=DUNGEON_ALPHABET)
+    cave_floor = caves.tiles != 0
     placed = SpawnExit().run([caves], rng_for((3,)))
     cases: list[tuple[str, Callable[[], Any], str]] = [
         ("dungeon.blob_map", lambda: BlobMap(size=(N, N)).run([], rng_for((4,))), "uint8"),
@@ -51,16 +45,17 @@ def main() -> None:
         ("dungeon.rooms_and_mazes", lambda: RoomsAndMazes(size=(N + 1, N + 1), room_attempts=20_000).run([], rng_for((4,))), "uint8"),
         ("regions.label (caves)", lambda: Label().run([caves], rng_for((4,))), "int32"),
         ("regions.label (noise)", lambda: Label().run([noise], rng_for((4,))), "int32"),
+        ("scipy.ndimage.label (caves), for reference", lambda: ndimage.label(cave_floor), "int32"),
         ("regions.connect (noise)", lambda: Connect().run([noise], rng_for((4,))), "uint8"),
         ("regions.distance", lambda: Distance(from_object="spawn").run([placed], rng_for((4,))), "int32"),
         ("place.spawn_exit", lambda: SpawnExit().run([caves], rng_for((4,))), "uint8"),
     ]
-    floors = {dtype: best_of(lambda d=dtype: np.ones((N, N), dtype=d), 9) for dtype in ("uint8", "int32")}
+    floors = {dtype: best_of(lambda d=dtype: np.ones((N, N), dtype=d), 50, budget=0.2)[0] for dtype in ("uint8", "int32")}
     table = Table(title=f"dungeons and regions at {N} x {N} tiles (numpy fill: uint8 {floors['uint8'] * 1e3:.2f} ms, int32 {floors['int32'] * 1e3:.2f} ms)")
     for col in ("stage", "ms", "x numpy fill"):
         table.add_column(col, justify="right")
     for name, fn, dtype in cases:
         fn()  # compile or load
-        t = best_of(fn, 3)
+        t, _ = best_of(fn, 3, budget=0.5)
         table.add_row(name, f"{t * 1e3:.1f}", f"{t / floors[dtype]:,.0f}x")
     Console(width=120).print(table)

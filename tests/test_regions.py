@@ -83,6 +83,37 @@ def test_label_agrees_with_a_reference_flood_fill(walk: np.ndarray, connectivity
     assert out.properties["region_sizes"] == ",".join(map(str, sizes))
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 6),
+    st.integers(1, 200),
+    st.integers(1, 5),
+    st.lists(st.booleans(), min_size=5, max_size=5),
+    st.sampled_from([4, 8]),
+    st.integers(0, 2**32 - 1),
+)
+def test_label_numbers_like_scipy_on_wide_rows_and_any_symbol_set(
+    h: int, w: int, nsym: int, inside: list[bool], connectivity: int, seed: int
+) -> None:
+    """Rows up to 200 wide cross the kernel's 64-tile words; any set of symbols, including
+    ones where it compares against the symbols outside rather than inside."""
+    from scipy import ndimage
+
+    from pipeline.stages.regions.label import label_symbols
+
+    tiles = np.random.default_rng(seed).integers(0, nsym, (h, w)).astype(np.uint8)
+    table = np.array(inside[:nsym])
+    labels, sizes = label_symbols(tiles, table, connectivity == 8)
+    structure = np.ones((3, 3)) if connectivity == 8 else None
+    ref, count = ndimage.label(table[tiles], structure=structure)
+    ref_sizes = np.bincount(ref.ravel(), minlength=count + 1)[1:]
+    order = np.argsort(-ref_sizes, kind="stable")  # largest first, ties in reading order
+    renumber = np.zeros(count + 1, dtype=np.int64)
+    renumber[order + 1] = np.arange(1, count + 1)
+    assert labels.tolist() == renumber[ref].tolist()
+    assert sizes.tolist() == ref_sizes[order].tolist()
+
+
 def test_label_can_choose_symbols() -> None:
     tiles = np.array([[0, 1, 2, 2, 1]], dtype=np.uint8)
     out = Label(symbols=("door",)).run([Level(tiles=tiles, alphabet=DUNGEON_ALPHABET)], RNG)
