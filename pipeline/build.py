@@ -13,6 +13,7 @@ from typing import Any, Callable
 from pipeline.cache import LevelCache
 from pipeline.executor import Executor
 from pipeline.fsio import atomic_write, sha256_bytes, sha256_file
+from pipeline.contact_sheet import update_contact_sheet
 from pipeline.levels_index import update_levels_index
 from pipeline.manifest import MANIFEST, assemble, environment, environment_id, read_manifest, recipe_record, write_manifest
 from pipeline.plan import MapPlan, PackPlan, plan_pack
@@ -89,6 +90,7 @@ class Builder:
         if manifest["maps"] or plan.previous is not None:  # no manifest for a pack that has no map yet
             write_manifest(plan.pack_dir / MANIFEST, manifest)
             update_levels_index(plan.pack_dir, recipe.pack.name, recipe.pack.order_by, manifest)
+            update_contact_sheet(plan.pack_dir, recipe, manifest)
         report.failures.sort(key=lambda f: f.map)
         report.seconds = time.perf_counter() - start
         return report

@@ -397,6 +397,49 @@ def schema(output: Optional[Path] = typer.Option(None, "-o", "--output", help="W
 
 @app.command()
 @_user_errors
+def show(
+    pack: Path = typer.Argument(..., help="A pack: its name under exports/, its folder, or its recipe."),
+    open_: Optional[bool] = typer.Option(
+        None, "--open/--no-open", help="Open the contact sheet in the image viewer (default: when there is a desktop)."
+    ),
+    out: Path = EXPORTS,
+) -> None:
+    """Print where a pack's contact sheet is (a thumbnail of every map with its stats) and open it."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from pipeline.contact_sheet import CONTACT_SHEET
+    from pipeline.errors import PipelineError
+    from pipeline.manifest import MANIFEST
+
+    if pack.suffix == ".toml" and pack.is_file():
+        from pipeline.recipe import load_recipe
+
+        folder = out / load_recipe(pack).pack.name
+    else:
+        folder = pack if (pack / MANIFEST).is_file() else out / pack
+    if not (folder / MANIFEST).is_file():
+        raise PipelineError([f"{pack}: not a built pack (no {MANIFEST} in {folder}); build it with `pcg build`"])
+    sheet = folder / CONTACT_SHEET
+    if not sheet.is_file():
+        raise PipelineError([f"{folder}: no {CONTACT_SHEET} (the pack has no previews, or its recipe sets contact_sheet = false)"])
+    _console().print(str(sheet), soft_wrap=True)
+    desktop = sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    if not (desktop if open_ is None else open_):
+        return
+    if sys.platform == "win32":
+        os.startfile(sheet)  # type: ignore[attr-defined]
+        return
+    viewer = shutil.which("open" if sys.platform == "darwin" else "xdg-open")
+    if viewer is None:
+        raise PipelineError([f"cannot open {sheet}: no {'open' if sys.platform == 'darwin' else 'xdg-open'} on this machine"])
+    subprocess.Popen([viewer, str(sheet)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+@app.command()
+@_user_errors
 def clean(
     packs: List[Path] = typer.Argument(None, help="Also delete these packs: names under exports/, or pack folders."),
     all_packs: bool = typer.Option(False, "--all", help="Also delete every pack folder (those with a manifest.json)."),

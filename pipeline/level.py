@@ -7,7 +7,23 @@ from typing import Union
 
 import numpy as np
 
-PropertyValue = Union[bool, int, float, str]
+
+class Color(str):
+    """A colour-typed property value, "#rrggbb" (or "#aarrggbb"): a string that Tiled shows
+    with a colour picker and engines read as a colour."""
+
+    def __new__(cls, value: str) -> Color:
+        digits = value[1:]
+        if not value.startswith("#") or len(digits) not in (6, 8) or any(c not in "0123456789abcdefABCDEF" for c in digits):
+            raise ValueError(f'a colour is "#rrggbb" or "#aarrggbb" (got {value!r})')
+        return super().__new__(cls, value.lower())
+
+    def argb(self) -> str:
+        """Tiled's form: always with alpha first."""
+        return self if len(self) == 9 else "#ff" + self[1:]
+
+
+PropertyValue = Union[bool, int, float, str]  # a Color is a str
 
 
 @dataclass(frozen=True)
@@ -25,7 +41,8 @@ class Symbol:
 
 @dataclass(frozen=True)
 class MapObject:
-    """A point (w = h = 0) or rectangle in tile units, exported as a Tiled object."""
+    """A point (w = h = 0) or rectangle in tile units, exported as a Tiled object; with `tile`
+    (the name of a tile in the exported tileset) a tile object drawn in the tile at (x, y)."""
 
     name: str
     type: str
@@ -34,6 +51,7 @@ class MapObject:
     w: float = 0.0
     h: float = 0.0
     properties: dict[str, PropertyValue] = field(default_factory=dict)
+    tile: str = ""
 
 
 @dataclass

@@ -47,6 +47,10 @@ class PackConfig(BaseModel):
         pattern=r"^-?[A-Za-z_][A-Za-z0-9_]*$",
         description="A map stat (e.g. \"difficulty\"; \"-difficulty\" for high to low): write levels.json listing the maps in that order.",
     )
+    contact_sheet: bool = Field(True, description="Write contact_sheet.png: every map's preview with its index and key stats.")
+    contact_stats: tuple[str, ...] | None = Field(
+        None, description="Stats under each thumbnail of the contact sheet (unset: the order_by stat, then the first of a few common ones)."
+    )
 
     @field_validator("name")
     @classmethod

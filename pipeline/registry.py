@@ -55,6 +55,7 @@ STAGE_MODULES: tuple[str, ...] = (
     "pipeline.stages.puzzle.flood_it",
     "pipeline.stages.rewrite",
     "pipeline.stages.export.tmx",
+    "pipeline.stages.export.tmj",
     "pipeline.stages.export.png",
     "pipeline.stages.export.gif",
 )
@@ -111,6 +112,10 @@ class Exporter(StageParams):
 
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
         raise NotImplementedError
+
+    def preview_file(self, stem: str) -> str | None:
+        """The one of `outputs` that pictures the map, for the pack's contact sheet."""
+        return None
 
 
 S = TypeVar("S", bound=type[StageParams])

@@ -15,6 +15,7 @@ from pipeline.stages.maze.block import open_sides
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = ROOT / "recipes"
+TILESETS = ROOT / "tilesets"
 TILED = shutil.which("tiled")
 TMXRASTERIZER = shutil.which("tmxrasterizer")
 
@@ -73,6 +74,16 @@ def project(tmp_path: Path) -> Path:
     (tmp_path / "recipes").mkdir()
     (tmp_path / "recipes" / "small.toml").write_text(SMALL_RECIPE)
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def examples(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every recipe of recipes/ (with the tilesets they use), built once into a fresh project."""
+    root = tmp_path_factory.mktemp("examples")
+    shutil.copytree(RECIPES, root / "recipes")
+    shutil.copytree(TILESETS, root / "tilesets")
+    pcg("build", "recipes", "-q", cwd=root)
+    return root
 
 
 def tiled_env() -> dict[str, str]:

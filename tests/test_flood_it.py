@@ -178,7 +178,7 @@ def test_order_by_lists_the_maps_in_order_in_levels_json(tmp_path: Path) -> None
     assert sorted(order) == list(range(6))
     assert order == sorted(range(6), key=lambda i: (-difficulty[i], i))
     assert all(level["difficulty"] == difficulty[level["map"]] for level in index["levels"])
-    assert index["levels"][0]["files"] == [f"previews/{index['levels'][0]['stem']}.png"]
+    assert index["levels"][0]["files"] == [f"colour_maps/{index['levels'][0]['stem']}.png"]
     # Without order_by the index goes.
     write_recipe(tmp_path, "hard", recipe.replace('order_by = "-difficulty"\n', ""))
     pcg("build", "recipes", "-q", cwd=tmp_path)

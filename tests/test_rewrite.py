@@ -397,7 +397,7 @@ def test_recording_writes_a_gif_next_to_the_map(tmp_path: Path) -> None:
     gif = Image.open(tmp_path / "exports" / "rec" / "map_000.maze.gif")
     assert 10 <= gif.n_frames <= 20
     gif.seek(gif.n_frames - 1)
-    preview = Image.open(tmp_path / "exports" / "rec" / "previews" / "map_000.png").convert("RGB")
+    preview = Image.open(tmp_path / "exports" / "rec" / "colour_maps" / "map_000.png").convert("RGB")
     last = gif.convert("RGB").resize(preview.size, Image.Resampling.NEAREST)
     assert np.array_equal(np.asarray(last), np.asarray(preview))  # the last frame is the map
     assert math.isclose(gif.info["duration"], 1000) or gif.n_frames > 1

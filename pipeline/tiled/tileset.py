@@ -1,18 +1,50 @@
-"""Tilesets: the TSX description and, when a recipe names no art, a tilesheet drawn from colours."""
+"""A Tiled tileset as written into .tsx files, embedded in maps, or in Tiled JSON."""
 
 from __future__ import annotations
 
-import io
-import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from typing import Any
 
-import numpy as np
-from PIL import Image
-
-from pipeline.level import PropertyValue, Symbol
+from pipeline.level import PropertyValue
 from pipeline.tiled import FORMAT_VERSION, TILED_VERSION
+from pipeline.tiled.autotile import TILED_TYPE, WangKind
+from pipeline.tiled.properties import json_properties
 from pipeline.tiled.xmlout import add_properties, to_bytes
+
+
+def sheet_grid(width: int, height: int, tile_width: int, tile_height: int, margin: int, spacing: int) -> tuple[int, int]:
+    """(columns, rows) of whole tiles in a width x height sheet: Tiled's own rule."""
+    columns = (width - 2 * margin + spacing) // (tile_width + spacing)
+    rows = (height - 2 * margin + spacing) // (tile_height + spacing)
+    return max(columns, 0), max(rows, 0)
+
+
+@dataclass(frozen=True)
+class WangSet:
+    """Autotiling of one symbol: colour 1 is the symbol, colour 2 what surrounds it."""
+
+    name: str
+    kind: WangKind
+    colors: tuple[tuple[str, str], tuple[str, str]]  # (name, "#rrggbb") of colours 1 and 2
+    tiles: tuple[tuple[int, tuple[int, ...]], ...]  # (tile id, wangid) pairs
+
+    def element(self) -> ET.Element:
+        node = ET.Element("wangset", {"name": self.name, "type": TILED_TYPE[self.kind], "tile": "-1"})
+        for name, color in self.colors:
+            ET.SubElement(node, "wangcolor", {"name": name, "color": color, "tile": "-1", "probability": "1"})
+        for tile_id, wangid in self.tiles:
+            ET.SubElement(node, "wangtile", {"tileid": str(tile_id), "wangid": ",".join(map(str, wangid))})
+        return node
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "colors": [{"color": color, "name": name, "probability": 1, "tile": -1} for name, color in self.colors],
+            "name": self.name,
+            "tile": -1,
+            "type": TILED_TYPE[self.kind],
+            "wangtiles": [{"tileid": tile_id, "wangid": list(wangid)} for tile_id, wangid in self.tiles],
+        }
 
 
 @dataclass(frozen=True)
@@ -24,8 +56,12 @@ class Tileset:
     spacing: int
     columns: int
     rows: int
-    image: str  # file name of the tilesheet, relative to the .tsx
+    image: str  # file name of the tilesheet, relative to the file the tileset is written in
+    image_size: tuple[int, int]  # (width, height) in pixels: a user's sheet may have pixels past the last whole tile
+    # What draws each name (a symbol, or an extra tile for tile objects): its plain tile.
+    names: dict[str, int] = field(default_factory=dict)
     tile_properties: dict[int, dict[str, PropertyValue]] = field(default_factory=dict)
+    wangsets: tuple[WangSet, ...] = ()
 
     @property
     def tilecount(self) -> int:
@@ -33,18 +69,19 @@ class Tileset:
 
     @property
     def image_width(self) -> int:
-        return 2 * self.margin + self.columns * self.tile_width + (self.columns - 1) * self.spacing
+        return self.image_size[0]
 
     @property
     def image_height(self) -> int:
-        return 2 * self.margin + self.rows * self.tile_height + (self.rows - 1) * self.spacing
+        return self.image_size[1]
 
-    def tile_id(self, symbol_name: str) -> int:
-        """The tile that draws a symbol, found by the tile's `name` property."""
-        for tile_id, props in self.tile_properties.items():
-            if props.get("name") == symbol_name:
-                return tile_id
-        raise KeyError(f"tileset {self.name!r} has no tile for symbol {symbol_name!r}")
+    def tile_id(self, name: str) -> int:
+        """The plain tile that draws a symbol (or extra tile) called `name`."""
+        try:
+            return self.names[name]
+        except KeyError:
+            known = ", ".join(self.names) or "none"
+            raise KeyError(f"tileset {self.name!r} has no tile for {name!r} (it has: {known})") from None
 
     def element(self, firstgid: int | None = None, source: str | None = None) -> ET.Element:
         """The <tileset> element: a reference to `source` when given, else the full description."""
@@ -53,58 +90,48 @@ class Tileset:
         attrs = {} if firstgid is None else {"firstgid": str(firstgid)}
         if firstgid is None:
             attrs.update({"version": FORMAT_VERSION, "tiledversion": TILED_VERSION})
-        attrs.update(
-            {
-                "name": self.name,
-                "tilewidth": str(self.tile_width),
-                "tileheight": str(self.tile_height),
-            }
-        )
+        attrs.update({"name": self.name, "tilewidth": str(self.tile_width), "tileheight": str(self.tile_height)})
         # Tiled omits zero spacing/margin; we always write them so no reader has to know the default.
         attrs.update({"spacing": str(self.spacing), "margin": str(self.margin)})
         attrs.update({"tilecount": str(self.tilecount), "columns": str(self.columns)})
         node = ET.Element("tileset", attrs)
-        ET.SubElement(
-            node, "image", {"source": self.image, "width": str(self.image_width), "height": str(self.image_height)}
-        )
+        ET.SubElement(node, "image", {"source": self.image, "width": str(self.image_width), "height": str(self.image_height)})
         for tile_id in sorted(self.tile_properties):
             tile = ET.SubElement(node, "tile", {"id": str(tile_id)})
             add_properties(tile, self.tile_properties[tile_id])
+        if self.wangsets:
+            group = ET.SubElement(node, "wangsets")
+            for wangset in self.wangsets:
+                group.append(wangset.element())
         return node
 
     def tsx(self) -> bytes:
         return to_bytes(self.element())
 
-
-def colour_tileset(
-    alphabet: tuple[Symbol, ...],
-    name: str,
-    tile_size: int,
-    margin: int = 0,
-    spacing: int = 0,
-    max_columns: int = 16,
-) -> tuple[Tileset, bytes]:
-    """A tile per symbol, filled with its colour; returns the tileset and its tilesheet PNG."""
-    columns = min(len(alphabet), max_columns)
-    rows = math.ceil(len(alphabet) / columns)
-    tileset = Tileset(
-        name=name,
-        tile_width=tile_size,
-        tile_height=tile_size,
-        margin=margin,
-        spacing=spacing,
-        columns=columns,
-        rows=rows,
-        image=f"{name}.png",
-        tile_properties={i: {"name": s.name, "symbol": s.char} for i, s in enumerate(alphabet)},
-    )
-    # Unused cells of the sheet (padding to a whole row) and the gutters stay transparent.
-    sheet = np.zeros((tileset.image_height, tileset.image_width, 4), dtype=np.uint8)
-    step = tile_size + spacing
-    for i, symbol in enumerate(alphabet):
-        top = margin + (i // columns) * step
-        left = margin + (i % columns) * step
-        sheet[top : top + tile_size, left : left + tile_size] = (*symbol.rgb(), 255)
-    out = io.BytesIO()
-    Image.fromarray(sheet, "RGBA").save(out, format="PNG")
-    return tileset, out.getvalue()
+    def json(self, firstgid: int | None = None) -> dict[str, Any]:
+        """The tileset as Tiled JSON writes it: embedded in a map (with `firstgid`) or as a .tsj."""
+        out: dict[str, Any] = {} if firstgid is None else {"firstgid": firstgid}
+        out.update(
+            {
+                "columns": self.columns,
+                "image": self.image,
+                "imageheight": self.image_height,
+                "imagewidth": self.image_width,
+                "margin": self.margin,
+                "name": self.name,
+                "spacing": self.spacing,
+                "tilecount": self.tilecount,
+                "tileheight": self.tile_height,
+            }
+        )
+        if self.tile_properties:
+            out["tiles"] = [
+                {"id": tile_id, "properties": json_properties(self.tile_properties[tile_id])}
+                for tile_id in sorted(self.tile_properties)
+            ]
+        out["tilewidth"] = self.tile_width
+        if firstgid is None:
+            out.update({"tiledversion": TILED_VERSION, "type": "tileset", "version": FORMAT_VERSION})
+        if self.wangsets:
+            out["wangsets"] = [w.json() for w in self.wangsets]
+        return out

@@ -23,8 +23,7 @@ Compression = Literal["none", "zlib", "gzip"]
 @dataclass
 class TileLayer:
     name: str
-    tiles: np.ndarray  # uint8 symbol indices, H x W
-    gids: np.ndarray  # uint32 global tile id for each symbol index
+    gids: np.ndarray  # uint32 global tile ids, H x W (0 = empty)
 
 
 @dataclass
@@ -37,6 +36,7 @@ class TmxMap:
     tileset_source: str | None  # path of the external .tsx, or None to embed the tileset
     layers: list[TileLayer]
     objects: list[MapObject] = field(default_factory=list)
+    object_gids: list[int] = field(default_factory=list)  # per object: its tile's gid, or 0
     properties: dict[str, PropertyValue] = field(default_factory=dict)
     encoding: Encoding = "csv"
     compression: Compression = "none"
@@ -65,62 +65,84 @@ class TmxMap:
             node = ET.SubElement(
                 root, "layer", {"id": str(layer_id), "name": layer.name, "width": str(self.width), "height": str(self.height)}
             )
-            node.append(layer_data(layer.tiles, layer.gids, self.encoding, self.compression))
+            node.append(layer_data(layer.gids, self.encoding, self.compression))
         if has_objects:
             group = ET.SubElement(root, "objectgroup", {"id": str(len(self.layers) + 1), "name": "objects"})
-            for object_id, obj in enumerate(self.objects, start=1):
-                group.append(object_element(obj, object_id, self.tile_width, self.tile_height))
+            gids = self.object_gids or [0] * len(self.objects)
+            for object_id, (obj, gid) in enumerate(zip(self.objects, gids), start=1):
+                group.append(object_element(obj, object_id, self.tile_width, self.tile_height, gid))
         return to_bytes(root)
 
 
-def object_element(obj: MapObject, object_id: int, tile_width: int, tile_height: int) -> ET.Element:
+def object_element(obj: MapObject, object_id: int, tile_width: int, tile_height: int, gid: int = 0) -> ET.Element:
     """A Tiled object; positions and sizes arrive in tiles and are written in pixels."""
     attrs = {"id": str(object_id), "name": obj.name}
     if obj.type:
         attrs["type"] = obj.type  # Tiled omits an empty type
-    attrs["x"] = _number(obj.x * tile_width)
-    attrs["y"] = _number(obj.y * tile_height)
-    if obj.w or obj.h:
-        attrs["width"] = _number(obj.w * tile_width)
-        attrs["height"] = _number(obj.h * tile_height)
+    box = object_box(obj, tile_width, tile_height, gid)
+    if gid:
+        attrs["gid"] = str(gid)
+    attrs["x"] = _number(box["x"])
+    attrs["y"] = _number(box["y"])
+    if "width" in box:
+        attrs["width"] = _number(box["width"])
+        attrs["height"] = _number(box["height"])
     node = ET.Element("object", attrs)
     add_properties(node, obj.properties)
-    if not (obj.w or obj.h):
+    if box.get("point"):
         ET.SubElement(node, "point")
     return node
+
+
+def object_box(obj: MapObject, tile_width: int, tile_height: int, gid: int) -> dict[str, float]:
+    """Pixel position and size as Tiled stores them. A tile object fills the tile its point falls
+    in, and Tiled anchors tile objects at their bottom-left corner."""
+    if gid:
+        return {"x": int(obj.x) * tile_width, "y": (int(obj.y) + 1) * tile_height, "width": tile_width, "height": tile_height}
+    box: dict[str, float] = {"x": obj.x * tile_width, "y": obj.y * tile_height}
+    if obj.w or obj.h:
+        box.update(width=obj.w * tile_width, height=obj.h * tile_height)
+    else:
+        box["point"] = 1
+    return box
 
 
 def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
-def layer_data(tiles: np.ndarray, gids: np.ndarray, encoding: Encoding, compression: Compression) -> ET.Element:
+def layer_data(gids: np.ndarray, encoding: Encoding, compression: Compression) -> ET.Element:
     if encoding == "csv":
         if compression != "none":
             raise ValueError("CSV layer data cannot be compressed; use encoding = \"base64\"")
         node = ET.Element("data", {"encoding": "csv"})
-        node.text = "\n" + csv_rows(tiles, gids) + "\n"
+        node.text = "\n" + csv_rows(gids) + "\n"
         return node
-    raw = gids.astype("<u4")[tiles].tobytes()
-    if compression == "zlib":
-        raw = zlib.compress(raw, 9)
-    elif compression == "gzip":
-        raw = gzip.compress(raw, compresslevel=9, mtime=0)  # mtime=0: same bytes on every build
     attrs = {"encoding": "base64"}
     if compression != "none":
         attrs["compression"] = compression
     node = ET.Element("data", attrs)
-    node.text = "\n   " + base64.b64encode(raw).decode("ascii") + "\n  "
+    node.text = "\n   " + base64_data(gids, compression) + "\n  "
     return node
 
 
-def csv_rows(tiles: np.ndarray, gids: np.ndarray) -> str:
+def base64_data(gids: np.ndarray, compression: Compression) -> str:
+    raw = gids.astype("<u4").tobytes()
+    if compression == "zlib":
+        raw = zlib.compress(raw, 9)
+    elif compression == "gzip":
+        raw = gzip.compress(raw, compresslevel=9, mtime=0)  # mtime=0: same bytes on every build
+    return base64.b64encode(raw).decode("ascii")
+
+
+def csv_rows(gids: np.ndarray) -> str:
     """Tiled's CSV layout ("1,2,3,\\n4,5,6"), built with numpy rather than a join per tile.
 
-    Each symbol index has a fixed-width token "gid," padded with NUL bytes; the tokens of the whole
-    grid are laid out at once, a newline column appended, and the padding dropped.
+    Each gid up to the largest has a fixed-width token "gid," padded with NUL bytes; the tokens of
+    the whole grid are laid out at once, a newline column appended, and the padding dropped.
     """
-    tokens = [f"{int(g)},".encode("ascii") for g in gids]
+    tiles = gids
+    tokens = [f"{g},".encode("ascii") for g in range(int(gids.max(initial=0)) + 1)]
     width = max(len(t) for t in tokens)
     table = np.zeros((len(tokens), width), dtype=np.uint8)
     for i, token in enumerate(tokens):

@@ -1,4 +1,4 @@
-"""XML output shared by the TMX and TSX writers: Tiled's layout and typed custom properties."""
+"""XML output shared by the TMX and TSX writers: Tiled's layout and its <properties> element."""
 
 from __future__ import annotations
 
@@ -6,26 +6,7 @@ import xml.etree.ElementTree as ET
 from typing import Mapping
 
 from pipeline.level import PropertyValue
-
-_INT32 = range(-(2**31), 2**31)
-
-
-def property_type(value: PropertyValue) -> str | None:
-    """Tiled's type attribute for a value; None for strings (Tiled's default)."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        # Tiled stores int properties in 32 bits; larger values (64-bit seeds) travel as strings.
-        return "int" if value in _INT32 else None
-    if isinstance(value, float):
-        return "float"
-    return None
-
-
-def property_text(value: PropertyValue) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return repr(value) if isinstance(value, float) else str(value)
+from pipeline.tiled.properties import property_text, property_type
 
 
 def add_properties(parent: ET.Element, properties: Mapping[str, PropertyValue]) -> None:

@@ -1,4 +1,4 @@
-"""Preview PNGs: the map drawn with its symbols' colours."""
+"""Colour maps: each map as an image of its symbols' colours."""
 
 from __future__ import annotations
 
@@ -15,15 +15,20 @@ from pipeline.registry import ExportContext, Exporter, stage
 
 @stage("export.png", version=1)
 class ExportPng(Exporter):
-    """Write a preview image of each map: every tile a `scale` x `scale` square of its symbol's colour."""
+    """Write an image of each map in its symbols' colours: every tile a `scale` x `scale` square.
+    Plainer than the preview `export.tmx` draws from the tilesheet: for data sets, quick looks
+    and packs without a Tiled export."""
 
-    dir: str = Field("previews", description="Folder inside the pack for the preview images.")
+    dir: str = Field("colour_maps", description="Folder inside the pack for the images.")
     scale: PositiveInt = Field(4, le=64, description="Pixels per tile.")
 
     _dir = field_validator("dir")(classmethod(lambda cls, v: check_relative_dir(v)))
 
     def outputs(self, stem: str) -> list[str]:
         return [join(self.dir, f"{stem}.png")]
+
+    def preview_file(self, stem: str) -> str | None:
+        return join(self.dir, f"{stem}.png")
 
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
         return {join(self.dir, f"{ctx.stem}.png"): render_preview(level, self.scale)}

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+import re
+from typing import ClassVar, Union
 
 import numpy as np
 from pydantic import Field
 
 from pipeline.jit import compiled
-from pipeline.level import Level, MapObject
+from pipeline.level import Color, Level, MapObject
 from pipeline.registry import stage
 from pipeline.stages.regions.walkable import WalkableStage
+
+
+_COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
 
 
 @stage("place.items", version=1)
@@ -19,7 +23,8 @@ class Items(WalkableStage):
     least `spacing` tiles (straight-line) from every other item and from the map's existing
     point objects (spawn, exit). Tiles are tried in a random order from the map's seed, so the
     same seed places the same items. Fewer than `count` are placed when the map runs out of
-    room; `items_<type>` says how many.
+    room; `items_<type>` says how many. With `tile`, exporters write each item as a tile object
+    drawn with that tile; `properties` go on every item, typed as written.
     """
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
@@ -28,6 +33,10 @@ class Items(WalkableStage):
     count: int = Field(5, ge=0, le=1_000_000, description="How many to place.")
     spacing: float = Field(3.0, ge=0, le=1000, description="Least distance between items, in tiles.")
     symbols: tuple[str, ...] = Field((), description="Place only on these symbols; empty = every walkable tile.")
+    tile: str = Field("", description="Export each item as a tile object drawn with this tile of the tileset (e.g. \"chest\"); empty: a point.")
+    properties: dict[str, Union[bool, int, float, str]] = Field(
+        default_factory=dict, description='Typed properties for every item, e.g. {gold = 10, locked = true, glow = "#ffa300"} ("#rrggbb" is a colour).'
+    )
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         level = inputs[0]
@@ -37,8 +46,9 @@ class Items(WalkableStage):
         existing = np.array([y * w + x for y, x in taken], dtype=np.int64)
         order = rng.permutation(np.flatnonzero(allowed.ravel())).astype(np.int64)
         chosen = scatter(w, h, order, existing, self.count, self.spacing)
+        props = {k: Color(v) if isinstance(v, str) and _COLOR.match(v) else v for k, v in self.properties.items()}
         items = [
-            MapObject(f"{self.type}_{k + 1}", self.type, c % w + 0.5, c // w + 0.5, properties={"index": k + 1})
+            MapObject(f"{self.type}_{k + 1}", self.type, c % w + 0.5, c // w + 0.5, properties={**props, "index": k + 1}, tile=self.tile)
             for k, c in enumerate(chosen.tolist())
         ]
         return Level(tiles=level.tiles, alphabet=level.alphabet, layers=dict(level.layers), objects=list(level.objects) + items,

@@ -1,0 +1,132 @@
+"""The contact sheet: one PNG per pack with a thumbnail of every map, its index and key stats,
+to see a whole pack at a glance (`pcg show PACK`)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from PIL import Image, ImageDraw, ImageFont, PngImagePlugin
+
+from pipeline.fsio import atomic_write
+from pipeline.recipe import Recipe
+
+CONTACT_SHEET = "contact_sheet.png"
+THUMB = 160  # pixels: each map fits in a THUMB x THUMB square
+CAPTION = 28  # pixels of text under each thumbnail: two lines of the built-in bitmap font
+PAD = 8
+MAX_COLUMNS = 8
+MAX_MAPS = 240  # a 10,000-map pack shows its first maps, not a 40,000-pixel image
+# Shown when the recipe names no `contact_stats`: the first two of these a pack's maps have.
+PREFERRED_STATS = ("difficulty", "path_length", "diameter", "dead_end_pct", "regions", "rooms", "floor_pct", "rewrite_steps")
+BACKGROUND = (29, 43, 83, 255)
+TEXT = (255, 241, 232, 255)
+_KEY = "pcg-contact-sheet"
+
+
+def update_contact_sheet(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any]) -> None:
+    """Write the pack's contact sheet if its maps or their previews changed; remove it when the
+    recipe turns it off or no map has a preview."""
+    path = pack_dir / CONTACT_SHEET
+    entries = _entries(recipe, manifest) if recipe.pack.contact_sheet else []
+    if not entries:
+        path.unlink(missing_ok=True)
+        return
+    stats = _stats_shown(recipe, entries)
+    key = hashlib.sha256(json.dumps([recipe.pack.name, stats, entries], sort_keys=True).encode()).hexdigest()
+    if _stored_key(path) == key:
+        return  # a no-change rebuild reads one PNG header, not every preview
+    atomic_write(path, _draw(pack_dir, recipe.pack.name, len(manifest["maps"]), entries, stats, key))
+
+
+def _entries(recipe: Recipe, manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per map shown: index, stem, preview file and its sha256, stats; in play order when the
+    pack has one (`order_by`), else by index."""
+    maps = sorted(manifest["maps"], key=lambda m: m["index"])
+    order_by = recipe.pack.order_by
+    if order_by:
+        name = order_by.lstrip("-")
+        sign = -1 if order_by.startswith("-") else 1
+        have = [m for m in maps if isinstance(m["stats"].get(name), (int, float))]
+        maps = sorted(have, key=lambda m: sign * m["stats"][name]) + [m for m in maps if m not in have]
+    exporters = [s for s in recipe.stages if s.is_exporter]
+    entries = []
+    for m in maps:
+        for spec in exporters:
+            preview = spec.params.preview_file(m["stem"])  # type: ignore[attr-defined]
+            if preview is not None and preview in m["files"]:
+                entries.append({"index": m["index"], "stem": m["stem"], "file": preview, "sha256": m["files"][preview], "stats": m["stats"]})
+                break
+        if len(entries) == MAX_MAPS:
+            break
+    return entries
+
+
+def _stats_shown(recipe: Recipe, entries: list[dict[str, Any]]) -> list[str]:
+    if recipe.pack.contact_stats is not None:
+        return list(recipe.pack.contact_stats)
+    found = [s for s in PREFERRED_STATS if any(s in e["stats"] for e in entries)]
+    if recipe.pack.order_by:
+        found.insert(0, recipe.pack.order_by.lstrip("-"))
+    return list(dict.fromkeys(found))[:2]
+
+
+def _stored_key(path: Path) -> str | None:
+    try:
+        with Image.open(path) as image:
+            return image.text.get(_KEY)  # type: ignore[attr-defined,no-any-return]
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _caption(entry: dict[str, Any], stats: list[str]) -> tuple[str, str]:
+    shown = []
+    for name in stats:
+        value = entry["stats"].get(name)
+        if value is not None:
+            shown.append(f"{name} {value:g}" if isinstance(value, float) else f"{name} {value}")
+    return f"#{entry['index']} {entry['stem']}", "  ".join(shown)
+
+
+def _draw(pack_dir: Path, pack: str, total: int, entries: list[dict[str, Any]], stats: list[str], key: str) -> bytes:
+    font = ImageFont.load_default_imagefont()  # a bitmap font: the same pixels on every machine
+    columns = min(len(entries), MAX_COLUMNS)
+    rows = math.ceil(len(entries) / columns)
+    cell_w, cell_h = THUMB + PAD, THUMB + CAPTION + PAD
+    title_h = 20
+    sheet = Image.new("RGBA", (PAD + columns * cell_w, title_h + PAD + rows * cell_h), BACKGROUND)
+    draw = ImageDraw.Draw(sheet)
+    title = f"{pack}: {total} maps" + (f" (the first {len(entries)} shown)" if len(entries) < total else "")
+    draw.text((PAD, 6), title, font=font, fill=TEXT)
+    for k, entry in enumerate(entries):
+        left = PAD + (k % columns) * cell_w
+        top = title_h + PAD + (k // columns) * cell_h
+        try:
+            with Image.open(pack_dir / entry["file"]) as image:
+                thumb = _thumbnail(image.convert("RGBA"))
+        except OSError:
+            thumb = Image.new("RGBA", (THUMB, THUMB), (0, 0, 0, 255))
+        sheet.alpha_composite(thumb, (left + (THUMB - thumb.width) // 2, top + (THUMB - thumb.height) // 2))
+        first, second = _caption(entry, stats)
+        draw.text((left, top + THUMB + 3), first, font=font, fill=TEXT)
+        draw.text((left, top + THUMB + 15), second, font=font, fill=TEXT)
+    info = PngImagePlugin.PngInfo()
+    info.add_text(_KEY, key)
+    out = io.BytesIO()
+    sheet.save(out, format="PNG", pnginfo=info)
+    return out.getvalue()
+
+
+def _thumbnail(image: Image.Image) -> Image.Image:
+    """Fit THUMB x THUMB: shrink by averaging (whole tiles stay readable), grow small maps by
+    whole pixels only, so walls stay crisp."""
+    scale = THUMB / max(image.width, image.height)
+    if scale >= 1:
+        factor = int(scale)
+        return image.resize((image.width * factor, image.height * factor), Image.Resampling.NEAREST)
+    size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+    return image.resize(size, Image.Resampling.BOX)

@@ -1,0 +1,153 @@
+"""What the TMX and Tiled JSON exporters share: the tileset, the layers, the engine profile and
+the preview drawn from the tilesheet."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, PositiveInt, PrivateAttr, ValidationInfo, field_validator, model_validator
+
+from pipeline.errors import KeyedError
+from pipeline.level import Level
+from pipeline.paths import check_plain_name, check_relative_dir, join, relative_to
+from pipeline.registry import ExportContext, Exporter
+from pipeline.tiled.art import Style
+from pipeline.tiled.drawing import LayerSpec, draw_layers, object_gid
+from pipeline.tiled.profiles import Format, ProfileName, resolve
+from pipeline.tiled.render import png_bytes, render
+from pipeline.tiled.spec import LoadedTileset, TilesetSpec, load_tileset
+from pipeline.tiled.tilesheet import build_tileset
+from pipeline.tiled.tmx import TileLayer, TmxMap
+from pipeline.tiled.validate import check_map
+
+# Options that describe the generated tileset when the recipe names no tileset file.
+_GENERATED = ("tileset_name", "tile_size", "margin", "spacing", "style")
+
+
+class TiledMapExporter(Exporter):
+    """Base of `export.tmx` and `export.tmj`; subclasses set `format` and write the map file."""
+
+    format: ClassVar[Format]
+
+    dir: str = Field(".", description="Folder inside the pack for the map files.")
+    tileset: str | None = Field(None, description="Tileset file (tilesets/*.toml), relative to the recipe; unset: one tile per symbol in its colour.")
+    tileset_name: str = Field("symbols", description="Without a tileset file: name of the generated tileset and its files under tilesets/.")
+    tile_size: PositiveInt = Field(16, le=1024, description="Without a tileset file: tile width and height in pixels.")
+    margin: int = Field(0, ge=0, le=64, description="Without a tileset file: pixels around the tilesheet's edge.")
+    spacing: int = Field(0, ge=0, le=64, description="Without a tileset file: pixels between tiles in the tilesheet.")
+    style: Style = Field("flat", description="Without a tileset file: flat, bevel, noise or outline.")
+    layers: tuple[LayerSpec, ...] = Field((), description='Tile layers, each {name, symbols, tile, autotile}; unset: one layer of every symbol.')
+    layer_name: str = Field("tiles", min_length=1, description="Name of the single tile layer when `layers` is unset.")
+    profile: ProfileName = Field("tiled", description="Engine the files are for: tiled, phaser, godot, unity, love or bevy (see README).")
+    embed_tileset: bool | None = Field(None, description="Embed the tileset in every map (unset: as the profile prefers).")
+    encoding: Literal["csv", "base64"] | None = Field(None, description="Tile layer data encoding (unset: csv).")
+    compression: Literal["none", "zlib", "gzip"] | None = Field(None, description="Compression of base64 layer data (unset: none).")
+    preview: bool = Field(True, description="Also write a PNG of each map drawn from the tilesheet, as the engine shows it.")
+    preview_dir: str | None = Field(None, description="Folder inside the pack for the previews (unset: `previews` inside `dir`).")
+
+    _loaded: LoadedTileset | None = PrivateAttr(None)
+    _options: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    _dirs = field_validator("dir", "preview_dir")(classmethod(lambda cls, v: v if v is None else check_relative_dir(v)))
+    _name = field_validator("tileset_name")(classmethod(lambda cls, v: check_plain_name(v)))
+
+    @field_validator("layers")
+    @classmethod
+    def _unique_layers(cls, value: tuple[LayerSpec, ...]) -> tuple[LayerSpec, ...]:
+        names = [layer.name for layer in value]
+        for name in names:
+            if names.count(name) > 1 or name == "objects":
+                raise KeyedError(name, "layer names must be unique and not 'objects' (the object layer's)")
+        return value
+
+    @model_validator(mode="after")
+    def _resolve(self, info: ValidationInfo) -> TiledMapExporter:
+        if self.tileset is not None:
+            given = [k for k in _GENERATED if k in self.model_fields_set]
+            if given:
+                raise KeyedError(given[0], f"comes from the tileset file {self.tileset!r}; remove it here")
+            self._loaded = load_tileset(Path((info.context or {}).get("recipe_dir", ".")), self.tileset)
+        options, problems = resolve(
+            self.profile,
+            self.format,
+            {"embed_tileset": self.embed_tileset, "encoding": self.encoding, "compression": self.compression},
+        )
+        if problems:
+            raise KeyedError(*problems[0])
+        if options["compression"] != "none" and options["encoding"] != "base64":
+            raise KeyedError("compression", 'needs encoding = "base64" (CSV data is never compressed)')
+        self._options = options
+        return self
+
+    def files_read(self) -> dict[str, str]:
+        return dict(self._loaded.digests) if self._loaded else {}
+
+    @property
+    def _spec(self) -> TilesetSpec:
+        if self._loaded is not None:
+            return self._loaded.spec
+        return TilesetSpec(
+            name=self.tileset_name, tile_size=(self.tile_size, self.tile_size), margin=self.margin, spacing=self.spacing, style=self.style
+        )
+
+    @property
+    def _embedded(self) -> bool:
+        return bool(self._options["embed_tileset"])
+
+    def _tileset_paths(self) -> tuple[str, str]:
+        name = self._spec.name
+        return f"tilesets/{name}.{'tsx' if self.format == 'tmx' else 'tsj'}", f"tilesets/{name}.png"
+
+    def shared_outputs(self) -> list[str]:
+        description, sheet = self._tileset_paths()
+        return [sheet] if self._embedded else [description, sheet]
+
+    def outputs(self, stem: str) -> list[str]:
+        preview = self.preview_file(stem)
+        return [join(self.dir, f"{stem}.{self.format}"), *self.shared_outputs(), *([preview] if preview else [])]
+
+    def preview_file(self, stem: str) -> str | None:
+        if not self.preview:
+            return None
+        return join(self.preview_dir if self.preview_dir is not None else join(self.dir, "previews"), f"{stem}.png")
+
+    def write_map(self, tmap: TmxMap) -> bytes:
+        raise NotImplementedError
+
+    def write_tileset(self, tmap: TmxMap) -> bytes:
+        raise NotImplementedError
+
+    def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
+        folder = self._loaded.folder if self._loaded else "."
+        built = build_tileset(self._spec, level.alphabet, folder)
+        description_path, sheet_path = self._tileset_paths()
+        tileset = built.tileset
+        # The image path is relative to the file that holds the tileset: the map, or the .tsx/.tsj.
+        tileset = replace(tileset, image=relative_to(sheet_path, self.dir if self._embedded else "tilesets"))
+        drawn = draw_layers(level, built, list(self.layers) or [LayerSpec(name=self.layer_name)])
+        object_gids = [object_gid(obj, built) if obj.tile else 0 for obj in level.objects]
+        tmap = TmxMap(
+            width=level.width,
+            height=level.height,
+            tile_width=tileset.tile_width,
+            tile_height=tileset.tile_height,
+            tileset=tileset,
+            tileset_source=None if self._embedded else relative_to(description_path, self.dir),
+            layers=[TileLayer(name, gids) for name, gids in drawn],
+            objects=list(level.objects),
+            object_gids=object_gids,
+            properties={**level.properties, **ctx.provenance},
+            encoding=self._options["encoding"],
+            compression=self._options["compression"],
+        )
+        files = {join(self.dir, f"{ctx.stem}.{self.format}"): self.write_map(tmap), sheet_path: built.png}
+        if not self._embedded:
+            files[description_path] = self.write_tileset(tmap)
+        check_map(level.width, level.height, drawn, tileset, 1, [g for g in object_gids if g], files, sheet_path)
+        preview = self.preview_file(ctx.stem)
+        if preview:
+            files[preview] = png_bytes(render([g for _, g in drawn], built))
+        return files
+

@@ -1,0 +1,25 @@
+"""Tiled JSON maps (.tmj) for engines that read only JSON."""
+
+from __future__ import annotations
+
+from pipeline.registry import stage
+from pipeline.stages.export.tiled_map import TiledMapExporter
+from pipeline.tiled.tmj import tmj_bytes, tsj_bytes
+from pipeline.tiled.tmx import TmxMap
+
+
+@stage("export.tmj", version=1)
+class ExportTmj(TiledMapExporter):
+    """Write each map as Tiled JSON (.tmj): the same map as `export.tmx` (tileset, layers,
+    objects, properties, preview), with the tileset embedded and layer data as a plain array
+    by default, which is what Phaser and other JSON-only engines load. With
+    `embed_tileset = false` the tileset goes to tilesets/NAME.tsj.
+    """
+
+    format = "tmj"
+
+    def write_map(self, tmap: TmxMap) -> bytes:
+        return tmj_bytes(tmap)
+
+    def write_tileset(self, tmap: TmxMap) -> bytes:
+        return tsj_bytes(tmap)

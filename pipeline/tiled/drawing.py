@@ -1,0 +1,79 @@
+"""Which tile goes where: a map's symbols drawn into one or more tile layers of global tile ids,
+autotiled symbols through their Wang sets."""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from pipeline.errors import PipelineError
+from pipeline.level import Level, MapObject
+from pipeline.tiled.autotile import choose
+from pipeline.tiled.tilesheet import BuiltTileset
+
+ALL = "*"
+
+
+class LayerSpec(BaseModel):
+    """One tile layer: the symbols it draws (the rest of it stays empty)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, description="Layer name in Tiled.")
+    symbols: tuple[str, ...] = Field((ALL,), min_length=1, description='Symbols this layer draws; "*" for all.')
+    tile: str | None = Field(None, description="Draw every one of them with this name's plain tile (a floor under everything).")
+    autotile: bool = Field(True, description="Draw autotiled symbols with their Wang set (false: their plain tile).")
+
+    @field_validator("symbols")
+    @classmethod
+    def _all_alone(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if ALL in value and len(value) > 1:
+            raise ValueError('"*" already means every symbol')
+        return value
+
+
+def draw_layers(level: Level, built: BuiltTileset, layers: list[LayerSpec], firstgid: int = 1) -> list[tuple[str, np.ndarray]]:
+    """(name, uint32 H x W global tile ids, 0 where empty) for every layer."""
+    tileset = built.tileset
+    names = [s.name for s in level.alphabet]
+    out = []
+    for spec in layers:
+        wanted = range(len(names)) if spec.symbols == (ALL,) else [_symbol(level, spec, s) for s in spec.symbols]
+        gids = np.zeros(level.tiles.shape, dtype=np.uint32)
+        for index in wanted:
+            where = level.tiles == index
+            if not where.any():
+                continue
+            name = names[index]
+            auto = built.autotiles.get(name)
+            if spec.tile is not None:
+                gids[where] = firstgid + _tile(tileset.tile_id, spec.tile, spec)
+            elif auto is not None and spec.autotile:
+                pieces = choose(where, auto.kind, auto.edge_inside)
+                ids = np.asarray(auto.tile_ids, dtype=np.uint32) + firstgid
+                gids[where] = ids[pieces[where]]
+            else:
+                gids[where] = firstgid + _tile(tileset.tile_id, name, spec)
+        out.append((spec.name, gids))
+    return out
+
+
+def object_gid(obj: MapObject, built: BuiltTileset, firstgid: int = 1) -> int:
+    try:
+        return firstgid + built.tileset.tile_id(obj.tile)
+    except KeyError as exc:
+        raise PipelineError([f"object {obj.name!r} is drawn with tile {obj.tile!r}: {exc.args[0]}"]) from None
+
+
+def _symbol(level: Level, spec: LayerSpec, name: str) -> int:
+    try:
+        return level.index_of(name)
+    except KeyError as exc:
+        raise PipelineError([f"layers.{spec.name}.symbols: {exc.args[0]}"]) from None
+
+
+def _tile(lookup: object, name: str, spec: LayerSpec) -> int:
+    try:
+        return lookup(name)  # type: ignore[operator,no-any-return]
+    except KeyError as exc:
+        raise PipelineError([f"layers.{spec.name}: {exc.args[0]}"]) from None

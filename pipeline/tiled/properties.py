@@ -1,0 +1,47 @@
+"""Typed custom properties, as Tiled writes them in XML and in JSON."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from pipeline.level import Color, PropertyValue
+
+_INT32 = range(-(2**31), 2**31)
+
+
+def property_type(value: PropertyValue) -> str | None:
+    """Tiled's type for a value; None for strings (Tiled's default, left out of XML)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, Color):
+        return "color"
+    if isinstance(value, int):
+        # Tiled stores int properties in 32 bits; larger values (64-bit seeds) travel as strings.
+        return "int" if value in _INT32 else None
+    if isinstance(value, float):
+        return "float"
+    return None
+
+
+def property_text(value: PropertyValue) -> str:
+    if isinstance(value, Color):
+        return value.argb()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def json_properties(properties: Mapping[str, PropertyValue]) -> list[dict[str, Any]]:
+    """Tiled JSON's property list, sorted by name as Tiled sorts it."""
+    out = []
+    for name in sorted(properties):
+        value = properties[name]
+        kind = property_type(value) or "string"
+        if isinstance(value, Color):
+            shown: Any = value.argb()
+        elif kind == "string":
+            shown = str(value)
+        else:
+            shown = value
+        out.append({"name": name, "type": kind, "value": shown})
+    return out

@@ -1,0 +1,197 @@
+"""Tileset files (`tilesets/*.toml`): the user's own tilesheet, or art we draw, and how symbols
+map onto it. Read when a recipe loads, so a bad tileset fails the recipe, not the build."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import re
+from pathlib import Path
+from typing import Literal, Union
+
+import tomli
+from PIL import Image
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from pipeline.errors import KeyedError, validation_problems
+from pipeline.tiled.art import Style
+from pipeline.tiled.autotile import SET_SIZE, WangKind
+from pipeline.tiled.tileset import sheet_grid
+
+_COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+TileProperty = Union[bool, int, float, str]
+
+
+class AutotileSpec(BaseModel):
+    """How one symbol is autotiled."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    set: WangKind = Field("blob", description="blob: 47 tiles (edges and corners); corner: 16 tiles (corners only).")
+    first: int | None = Field(None, ge=0, description="Own art: id of the set's first tile; the set follows in the standard order.")
+    tiles: tuple[int, ...] | None = Field(None, description="Own art: every tile id of the set, in the standard order.")
+    on: str | None = Field(None, description="What the symbol meets: generated pieces are drawn over its tile, and it is the set's second colour (default: floor, else the first other symbol).")
+    edge: Literal["inside", "outside"] = Field("inside", description="Whether the symbol runs on past the map's edge.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> AutotileSpec:
+        if self.first is not None and self.tiles is not None:
+            raise KeyedError("tiles", "give `first` or `tiles`, not both")
+        if self.tiles is not None:
+            if len(self.tiles) != SET_SIZE[self.set]:
+                raise KeyedError("tiles", f"a {self.set} set has {SET_SIZE[self.set]} tiles (got {len(self.tiles)})")
+            if min(self.tiles) < 0:
+                raise KeyedError("tiles", "tile ids are >= 0")
+        return self
+
+    def tile_ids(self) -> tuple[int, ...] | None:
+        """The set's tile ids in the user's sheet, or None for generated art."""
+        if self.tiles is not None:
+            return self.tiles
+        if self.first is not None:
+            return tuple(range(self.first, self.first + SET_SIZE[self.set]))
+        return None
+
+
+class TilesetSpec(BaseModel):
+    """A tileset file. With `image`, the user's tilesheet and `tiles` mapping symbol names to
+    its tile ids; without, art drawn from colours in a `style`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field("", description="Name of the tileset and its files in the pack (default: the file's name).")
+    tile_size: tuple[int, int] = Field((16, 16), description="Tile width and height in pixels.")
+    image: str | None = Field(None, description="The user's tilesheet PNG, relative to this file.")
+    margin: int = Field(0, ge=0, le=256, description="Pixels around the tilesheet's edge.")
+    spacing: int = Field(0, ge=0, le=256, description="Pixels between tiles.")
+    extrude: int = Field(0, ge=0, le=16, description="Repeat each tile's border pixels this far out (margin and spacing grow to match).")
+    style: Style = Field("flat", description="Generated art: flat, bevel, noise or outline.")
+    tiles: dict[str, int] = Field(default_factory=dict, description="Own art: symbol (or object tile) name -> tile id.")
+    colors: dict[str, str] = Field(default_factory=dict, description="Generated art: colour per name, over the symbols' own; new names become object tiles.")
+    properties: dict[str, dict[str, TileProperty]] = Field(default_factory=dict, description="Per-name tile properties, e.g. solid = true.")
+    autotile: dict[str, AutotileSpec] = Field(default_factory=dict, description="Symbols drawn with a Wang set.")
+
+    @field_validator("tile_size", mode="before")
+    @classmethod
+    def _square(cls, value: object) -> object:
+        return (value, value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @field_validator("tile_size")
+    @classmethod
+    def _size(cls, value: tuple[int, int]) -> tuple[int, int]:
+        if not all(1 <= v <= 1024 for v in value):
+            raise ValueError(f"must be 1..1024 pixels (got {list(value)})")
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if value and not _NAME.match(value):
+            raise ValueError(f"must be a plain file name: letters, digits, _ . - (got {value!r})")
+        return value
+
+    @field_validator("colors")
+    @classmethod
+    def _colors(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, color in value.items():
+            if not _COLOR.match(color):
+                raise KeyedError(name, f'must be a colour "#rrggbb" (got {color!r})')
+        return value
+
+    @field_validator("tiles")
+    @classmethod
+    def _tiles(cls, value: dict[str, int]) -> dict[str, int]:
+        for name, tile_id in value.items():
+            if tile_id < 0:
+                raise KeyedError(name, f"tile ids are >= 0 (got {tile_id})")
+        return value
+
+    @model_validator(mode="after")
+    def _art(self) -> TilesetSpec:
+        if self.image is None:
+            for key in ("tiles",):
+                if key in self.model_fields_set:
+                    raise KeyedError(key, "belongs to a tileset with your own `image`")
+            for name, auto in self.autotile.items():
+                if auto.tile_ids() is not None:
+                    raise KeyedError(f"autotile.{name}", "`first`/`tiles` pick tiles of your own `image`; generated art draws them")
+        else:
+            for key in ("colors", "style"):
+                if key in self.model_fields_set:
+                    raise KeyedError(key, "belongs to generated art (a tileset without `image`)")
+            if not self.tiles:
+                raise KeyedError("tiles", "is required with `image`: which tile draws each symbol, e.g. wall = 0")
+            for name, auto in self.autotile.items():
+                if auto.tile_ids() is None:
+                    raise KeyedError(f"autotile.{name}", "needs `first` or `tiles` (its tiles in your image)")
+        return self
+
+
+class LoadedTileset(BaseModel):
+    """A tileset file as read: the spec, where it lives, and the bytes of what it reads."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spec: TilesetSpec
+    path: str  # as the recipe wrote it
+    folder: str  # where the file lives, for its image
+    digests: dict[str, str]  # path (as the recipe would write it) -> sha256
+
+
+def check_tile_ids(spec: TilesetSpec, width: int, height: int, image: str) -> str | None:
+    """What is wrong with the tile ids of a spec for a width x height sheet, or None."""
+    tw, th = spec.tile_size
+    columns, rows = sheet_grid(width, height, tw, th, spec.margin, spec.spacing)
+    if columns < 1 or rows < 1:
+        return f"image: {image} ({width} x {height} px) holds no whole {tw} x {th} tile with margin {spec.margin} and spacing {spec.spacing}"
+    count = columns * rows
+    named = [(f"tiles.{n}", (i,)) for n, i in spec.tiles.items()]
+    sets = [(f"autotile.{n}", a.tile_ids() or ()) for n, a in spec.autotile.items()]
+    for key, ids in named + sets:
+        bad = [i for i in ids if i >= count]
+        if bad:
+            return f"{key}: tile {bad[0]} is past the end of {image}, which holds {count} tiles ({columns} x {rows})"
+    return None
+
+
+def load_tileset(recipe_dir: Path, relative: str) -> LoadedTileset:
+    """Read and check a tileset file; KeyedError("tileset", ...) names the file and its key."""
+    path = Path(os.path.normpath(recipe_dir / relative))  # "tilesets/x.toml", not "recipes/../tilesets/x.toml"
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise KeyedError("tileset", f"cannot read {path} ({exc.strerror or exc})") from None
+    try:
+        table = tomli.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomli.TOMLDecodeError) as exc:
+        raise KeyedError("tileset", f"{path}: not valid TOML ({exc})") from None
+    try:
+        # Through JSON, as recipes are: strict types, yet arrays still fill tuples.
+        spec = TilesetSpec.model_validate_json(json.dumps(table, default=str), strict=True)
+    except ValidationError as exc:
+        problems = validation_problems(exc, "", TilesetSpec.model_fields)
+        raise KeyedError("tileset", f"{path}: " + "; ".join(p.lstrip(".") for p in problems)) from None
+    if not spec.name:
+        stem = Path(relative).stem
+        if not _NAME.match(stem):
+            raise KeyedError("tileset", f"{path}: name the tileset (`name = ...`): its file name {stem!r} is not a plain name")
+        spec = spec.model_copy(update={"name": stem})
+    digests = {relative: hashlib.sha256(data).hexdigest()}
+    if spec.image is not None:
+        image_rel = str(Path(relative).parent / spec.image)
+        image_path = Path(os.path.normpath(recipe_dir / image_rel))
+        try:
+            image_data = image_path.read_bytes()
+            with Image.open(io.BytesIO(image_data)) as image:
+                width, height = image.size
+        except (OSError, ValueError) as exc:
+            raise KeyedError("tileset", f"{path}: image: cannot read {image_path} as an image ({exc})") from None
+        problem = check_tile_ids(spec, width, height, str(image_path))
+        if problem:
+            raise KeyedError("tileset", f"{path}: {problem}")
+        digests[image_rel] = hashlib.sha256(image_data).hexdigest()
+    return LoadedTileset(spec=spec, path=relative, folder=str(path.parent), digests=digests)

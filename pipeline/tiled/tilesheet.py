@@ -1,0 +1,200 @@
+"""Turn a tileset spec and a map's alphabet into the Tileset, its tilesheet PNG and the pixels
+previews are drawn from: art we draw, or the user's own sheet (extruded when asked)."""
+
+from __future__ import annotations
+
+import io
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from pipeline.errors import PipelineError
+from pipeline.level import PropertyValue, Symbol
+from pipeline.tiled.art import cut_tiles, lay_out, symbol_tile, wang_tiles
+from pipeline.tiled.autotile import WangKind, set_masks, wang_id
+from pipeline.tiled.spec import AutotileSpec, TilesetSpec, check_tile_ids
+from pipeline.tiled.tileset import Tileset, WangSet, sheet_grid
+
+MAX_COLUMNS = 16
+
+
+@dataclass(frozen=True)
+class Autotile:
+    """A symbol drawn through a Wang set: tile_ids[k] draws set_masks(kind)[k]."""
+
+    kind: WangKind
+    tile_ids: tuple[int, ...]
+    edge_inside: bool
+
+
+@dataclass(frozen=True)
+class BuiltTileset:
+    tileset: Tileset
+    png: bytes
+    pixels: np.ndarray  # the sheet as (H, W, 4) RGBA, for previews
+    autotiles: dict[str, Autotile]  # symbol name -> its Wang set
+
+
+_BUILT: dict[tuple[str, tuple[Symbol, ...], str], BuiltTileset] = {}
+
+
+def build_tileset(spec: TilesetSpec, alphabet: tuple[Symbol, ...], folder: str = ".") -> BuiltTileset:
+    """The tileset for maps of this alphabet. Each process builds it once per spec and alphabet:
+    every map of a pack shares it."""
+    key = (spec.model_dump_json(), alphabet, folder)
+    if key not in _BUILT:
+        if len(_BUILT) >= 16:
+            _BUILT.clear()
+        _BUILT[key] = _generated(spec, alphabet) if spec.image is None else _own_art(spec, alphabet, Path(folder))
+    return _BUILT[key]
+
+
+def _partner(symbol: str, auto: AutotileSpec, alphabet: tuple[Symbol, ...]) -> Symbol:
+    """What an autotiled symbol meets: `on`, else floor, else the first other symbol."""
+    names = [s.name for s in alphabet]
+    if auto.on is not None:
+        if auto.on not in names:
+            raise PipelineError([f"tileset autotile.{symbol}.on: no symbol {auto.on!r} in the map's alphabet ({', '.join(names)})"])
+        return alphabet[names.index(auto.on)]
+    for s in alphabet:
+        if s.name == "floor" and s.name != symbol:
+            return s
+    others = [s for s in alphabet if s.name != symbol]
+    if not others:
+        raise PipelineError([f"tileset autotile.{symbol}: the map has no other symbol for it to meet"])
+    return others[0]
+
+
+def _wangset(symbol: Symbol, partner: Symbol, partner_tile: int | None, auto: Autotile) -> WangSet:
+    # The isolated piece (no neighbours) has the same wangid as plain partner ground, so it stays
+    # out of the set: Tiled's terrain brush must never scatter pillars when painting floor.
+    tiles = [(tile_id, wang_id(mask, auto.kind)) for tile_id, mask in zip(auto.tile_ids, set_masks(auto.kind)) if mask]
+    if partner_tile is not None:
+        tiles.append((partner_tile, wang_id(0, auto.kind)))
+    tiles.sort()
+    return WangSet(symbol.name, auto.kind, ((symbol.name, symbol.color), (partner.name, partner.color)), tuple(tiles))
+
+
+def _properties(spec: TilesetSpec, name: str, symbol: Symbol | None) -> dict[str, PropertyValue]:
+    props: dict[str, PropertyValue] = {"name": name}
+    if symbol is not None:
+        props["symbol"] = symbol.char
+    props.update(spec.properties.get(name, {}))
+    return props
+
+
+def _generated(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> BuiltTileset:
+    tw, th = spec.tile_size
+    by_name = {s.name: s for s in alphabet}
+    colors = {s.name: s.rgb() for s in alphabet}
+    for name, color in spec.colors.items():
+        colors[name] = Symbol("?", name, color).rgb()
+    names = list(colors)  # alphabet order, then the object tiles the file adds
+    art = [symbol_tile(colors[n], tw, th, spec.style, n) for n in names]
+    tile_properties = {i: _properties(spec, n, by_name.get(n)) for i, n in enumerate(names)}
+    autotiles: dict[str, Autotile] = {}
+    wangsets = []
+    for name, auto_spec in spec.autotile.items():
+        if name not in by_name:
+            continue  # a shared tileset may autotile symbols this pack does not use
+        partner = _partner(name, auto_spec, alphabet)
+        # Pieces shade the shape's outline themselves: drawn over bevelled or outlined tiles
+        # they would show every tile's border and the wall would look like a grid.
+        ground = "noise" if spec.style == "noise" else "flat"
+        fg = symbol_tile(colors[name], tw, th, ground, name)
+        bg = symbol_tile(colors[partner.name], tw, th, ground, partner.name)
+        pieces = wang_tiles(auto_spec.set, fg, bg, spec.style)
+        first = len(art)
+        art.extend(pieces)
+        auto = Autotile(auto_spec.set, tuple(range(first, len(art))), auto_spec.edge == "inside")
+        autotiles[name] = auto
+        for tile_id in auto.tile_ids:
+            tile_properties[tile_id] = _properties(spec, name, by_name[name])
+        wangsets.append(_wangset(by_name[name], partner, names.index(partner.name), auto))
+    columns = min(len(art), MAX_COLUMNS)
+    rows = math.ceil(len(art) / columns)
+    n = spec.extrude
+    pixels = lay_out(art, columns, spec.margin, spacing=spec.spacing, extrude=n)
+    tileset = Tileset(
+        name=spec.name,
+        tile_width=tw,
+        tile_height=th,
+        margin=spec.margin + n,
+        spacing=spec.spacing + 2 * n,
+        columns=columns,
+        rows=rows,
+        image=f"{spec.name}.png",
+        image_size=(pixels.shape[1], pixels.shape[0]),
+        names={n_: i for i, n_ in enumerate(names)},
+        tile_properties=tile_properties,
+        wangsets=tuple(wangsets),
+    )
+    return BuiltTileset(tileset, _png(pixels), pixels, autotiles)
+
+
+def _own_art(spec: TilesetSpec, alphabet: tuple[Symbol, ...], folder: Path) -> BuiltTileset:
+    assert spec.image is not None
+    path = folder / spec.image
+    try:
+        data = path.read_bytes()
+        with Image.open(io.BytesIO(data)) as image:
+            is_png = image.format == "PNG"
+            pixels = np.asarray(image.convert("RGBA"))
+    except (OSError, ValueError) as exc:
+        raise PipelineError([f"tileset {spec.name!r}: cannot read its image {path} ({exc})"]) from None
+    tw, th = spec.tile_size
+    height, width = pixels.shape[:2]
+    problem = check_tile_ids(spec, width, height, str(path))  # checked as the recipe loaded; the file may have changed since
+    if problem:
+        raise PipelineError([f"tileset {spec.name!r}: {problem}"])
+    columns, rows = sheet_grid(width, height, tw, th, spec.margin, spec.spacing)
+    by_name = {s.name: s for s in alphabet}
+    names = dict(spec.tiles)
+    tile_properties: dict[int, dict[str, PropertyValue]] = {}
+    autotiles: dict[str, Autotile] = {}
+    wangsets = []
+    for name, auto_spec in spec.autotile.items():
+        if name not in by_name:
+            continue
+        ids = auto_spec.tile_ids()
+        assert ids is not None
+        auto = Autotile(auto_spec.set, ids, auto_spec.edge == "inside")
+        autotiles[name] = auto
+        for tile_id in ids:
+            tile_properties[tile_id] = _properties(spec, name, by_name[name])
+        # Without a plain tile of its own, the symbol is drawn by its fully surrounded piece.
+        names.setdefault(name, ids[-1])
+        partner = _partner(name, auto_spec, alphabet)
+        wangsets.append(_wangset(by_name[name], partner, names.get(partner.name), auto))
+    for name, tile_id in names.items():
+        tile_properties.setdefault(tile_id, _properties(spec, name, by_name.get(name)))
+    n = spec.extrude
+    if n:
+        pixels = lay_out(cut_tiles(pixels, tw, th, spec.margin, spec.spacing), columns, spec.margin, spacing=spec.spacing, extrude=n)
+        png = _png(pixels)
+    else:
+        png = data if is_png else _png(pixels)
+    tileset = Tileset(
+        name=spec.name,
+        tile_width=tw,
+        tile_height=th,
+        margin=spec.margin + n,
+        spacing=spec.spacing + 2 * n,
+        columns=columns,
+        rows=rows,
+        image=f"{spec.name}.png",
+        image_size=(pixels.shape[1], pixels.shape[0]),
+        names=names,
+        tile_properties=dict(sorted(tile_properties.items())),
+        wangsets=tuple(wangsets),
+    )
+    return BuiltTileset(tileset, png, pixels, autotiles)
+
+
+def _png(pixels: np.ndarray) -> bytes:
+    out = io.BytesIO()
+    Image.fromarray(pixels, "RGBA").save(out, format="PNG")
+    return out.getvalue()

@@ -1,0 +1,475 @@
+"""Game-ready exports: tilesets (own art, generated, extruded, autotiled), layers, objects, Tiled
+JSON, engine profiles, previews and contact sheets, checked with the real clients users have:
+Tiled and tmxrasterizer, pytmx and pytiled-parser."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from PIL import Image
+
+from conftest import TMXRASTERIZER, needs_tiled, pcg, tiled_env, tree_digests, write_recipe
+from pipeline.errors import PipelineError
+from pipeline.level import Color, Level, MapObject
+from pipeline.registry import ExportContext
+from pipeline.stages.export.tmx import ExportTmx
+from pipeline.stages.maze.block import MAZE_ALPHABET
+from pipeline.tiled.autotile import BLOB_MASKS, CORNER_MASKS, choose, neighbour_masks, wang_id
+from pipeline.tiled.tileset import Tileset
+from pipeline.tiled.validate import check_map
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def maps_of(examples: Path) -> list[Path]:
+    return sorted([*(examples / "exports").rglob("*.tmx"), *(examples / "exports").rglob("*.tmj")])
+
+
+def preview_of(path: Path) -> Path:
+    return path.parent / "previews" / f"{path.stem}.png"
+
+
+def rgba(path: Path) -> np.ndarray:
+    image = np.asarray(Image.open(path).convert("RGBA")).copy()
+    image[image[..., 3] == 0] = 0  # fully transparent pixels carry no colour
+    return image
+
+
+def run_tiled(args: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, env=tiled_env(), capture_output=True, text=True, timeout=120)
+
+
+@needs_tiled
+def test_real_tiled_loads_every_example_map_and_agrees_with_our_tilesets(examples: Path, tmp_path: Path) -> None:
+    """Every TMX and TMJ map of every example recipe through `tiled --export-map json`, and every
+    external tileset through `--export-tileset`: exit 0, and the tileset fields Tiled recomputes
+    from the image (columns, tilecount) are the ones we wrote."""
+    paths = maps_of(examples)
+    assert len(paths) >= 100
+    assert any(p.suffix == ".tmj" for p in paths)
+
+    def export(path: Path) -> tuple[Path, subprocess.CompletedProcess[str], Path]:
+        out = tmp_path / (path.relative_to(examples).as_posix().replace("/", "-") + ".json")
+        return path, run_tiled(["tiled", "--export-map", "json", str(path), str(out)]), out
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(export, paths))
+    for path, proc, out in results:
+        assert proc.returncode == 0, (path, proc.stderr)
+        data = json.loads(out.read_text())
+        for tileset in data["tilesets"]:
+            if "source" in tileset:
+                continue  # external: checked below
+            assert (tileset["columns"], tileset["tilecount"]) == embedded_grid(path, tileset["name"]), path
+        tile_layers = [layer for layer in data["layers"] if layer["type"] == "tilelayer"]
+        assert tile_layers and all(layer["width"] * layer["height"] == data["width"] * data["height"] for layer in tile_layers)
+    tsx_files = sorted((examples / "exports").rglob("*.tsx"))
+    assert tsx_files
+    for tsx in tsx_files:
+        out = tmp_path / (tsx.relative_to(examples).as_posix().replace("/", "-") + ".json")
+        proc = run_tiled(["tiled", "--export-tileset", "json", str(tsx), str(out)])
+        assert proc.returncode == 0, (tsx, proc.stderr)
+        theirs = json.loads(out.read_text())
+        ours = pytiled_tileset(tsx)
+        assert (theirs["columns"], theirs["tilecount"]) == (ours.columns, ours.tile_count), tsx
+        with Image.open(out.parent / theirs["image"]) as image:  # Tiled writes it relative to its output
+            assert (theirs["imagewidth"], theirs["imageheight"]) == image.size
+
+
+def embedded_grid(path: Path, name: str) -> tuple[int, int]:
+    """columns and tilecount of a tileset embedded in our map file, as we wrote them."""
+    import pytiled_parser
+
+    tileset = next(t for t in pytiled_parser.parse_map(path).tilesets.values() if t.name == name)
+    return tileset.columns, tileset.tile_count
+
+
+def pytiled_tileset(path: Path):  # type: ignore[no-untyped-def]
+    import pytiled_parser
+
+    return pytiled_parser.parse_tileset(path)
+
+
+@pytest.mark.skipif(TMXRASTERIZER is None, reason="tmxrasterizer (Debian package tiled) is not installed")
+def test_tmxrasterizer_draws_every_example_map_as_our_preview_does(examples: Path, tmp_path: Path) -> None:
+    """Our previews are drawn from the tilesheet: Tiled's own renderer, given the same map,
+    paints the same pixels (objects hidden: previews show the tiles)."""
+    paths = [p for p in maps_of(examples) if p.suffix == ".tmx" and preview_of(p).is_file()]
+    assert len(paths) >= 100
+
+    def rasterize(path: Path) -> tuple[Path, subprocess.CompletedProcess[str], Path]:
+        out = tmp_path / (path.relative_to(examples).as_posix().replace("/", "-") + ".png")
+        return path, run_tiled(["tmxrasterizer", "--hide-layer", "objects", str(path), str(out)]), out
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(rasterize, paths))
+    for path, proc, out in results:
+        assert proc.returncode == 0, (path, proc.stderr)
+        theirs, ours = rgba(out), rgba(preview_of(path))
+        step = -(-theirs.shape[1] // ours.shape[1])  # previews of huge maps keep every k-th pixel
+        theirs = theirs[::step, ::step]
+        assert theirs.shape == ours.shape, path
+        assert (theirs == ours).all(), f"{path}: {(theirs != ours).any(axis=-1).sum()} pixels differ"
+
+
+def test_pytmx_and_pytiled_parser_load_every_map_and_tileset(examples: Path) -> None:
+    import pytiled_parser
+    import pytmx
+
+    for path in maps_of(examples):
+        parsed = pytiled_parser.parse_map(path)
+        assert parsed.map_size.width > 0
+        if path.suffix == ".tmx":
+            loaded = pytmx.TiledMap(str(path))
+            assert [layer.name for layer in loaded.layers] == [layer.name for layer in parsed.layers]
+    for tsx in sorted((examples / "exports").rglob("*.tsx")):
+        tileset = pytiled_parser.parse_tileset(tsx)
+        assert tileset.tile_count == tileset.columns * (tileset.tile_count // tileset.columns)
+
+
+def test_wang_sets_parse_with_their_type_and_tile_count(examples: Path) -> None:
+    import pytiled_parser
+
+    seen = {}
+    for tsx in sorted((examples / "exports").rglob("*.tsx")):
+        for wang in pytiled_parser.parse_tileset(tsx).wang_sets or []:
+            seen[tsx.stem] = (wang.wang_type, len(wang.wang_tiles), len(wang.wang_colors))
+    # The isolated piece stays out of a set (its wangid is plain ground's); the ground tile is in.
+    assert seen["stone"] == ("mixed", 47, 2)
+    assert seen["maze"] == ("mixed", 47, 2)
+    assert seen["caves"] == ("corner", 16, 2)
+    assert seen["dungeon"] == ("mixed", 47, 2)
+
+
+def test_objects_and_typed_properties_round_trip_through_both_readers(examples: Path) -> None:
+    """The dungeons pack's chests are tile objects with int, float, bool, colour and string
+    properties; spawn and exit are points; rooms rectangles. pytmx, pytiled-parser and our
+    Tiled JSON all read the same names, types and values."""
+    import pytiled_parser
+    import pytmx
+
+    tmx = examples / "exports" / "dungeons" / "map_000.tmx"
+    tmj = examples / "exports" / "dungeons" / "phaser" / "map_000.tmj"
+    mine = pytmx.TiledMap(str(tmx))
+    chests = [o for o in mine.objects if o.type == "chest"]
+    assert chests and all(o.gid for o in chests)
+    assert {"spawn", "exit"} <= {o.name for o in mine.objects}
+    for parsed_path in (tmx, tmj):
+        parsed = pytiled_parser.parse_map(parsed_path)
+        layer = next(layer for layer in parsed.layers if isinstance(layer, pytiled_parser.ObjectLayer))
+        objects = {o.name: o for o in layer.tiled_objects}
+        assert [(o.name, o.class_) for o in layer.tiled_objects] == [(o.name, o.type) for o in mine.objects]
+        chest = objects["chest_1"]
+        assert isinstance(chest, pytiled_parser.tiled_object.Tile)
+        props = chest.properties
+        assert props["gold"] == 25 and isinstance(props["gold"], int)
+        assert props["weight"] == 2.5 and isinstance(props["weight"], float)
+        assert props["locked"] is False
+        assert isinstance(props["glow"], pytiled_parser.Color) and tuple(props["glow"]) == (255, 163, 0, 255)
+        assert isinstance(objects["spawn"], pytiled_parser.tiled_object.Point)
+        assert isinstance(objects["room_1"], pytiled_parser.tiled_object.Rectangle)
+    spawn = next(o for o in mine.objects if o.name == "spawn")
+    assert isinstance(spawn.properties["path_length"], int)
+    assert next(o for o in mine.objects if o.name == "chest_1").properties["glow"] == "#ffffa300"
+
+
+def test_tile_properties_reach_every_autotiled_piece(examples: Path) -> None:
+    import pytiled_parser
+
+    tileset = pytiled_parser.parse_tileset(examples / "exports" / "dungeons" / "tilesets" / "stone.tsx")
+    assert tileset.tiles is not None
+    walls = [t for t in tileset.tiles.values() if t.properties and t.properties.get("name") == "wall"]
+    assert len(walls) == 48  # the plain wall tile and the 47 blob pieces
+    assert all(t.properties["solid"] is True for t in walls)
+    assert tileset.tiles[1].properties["door"] is True
+
+
+walls = arrays(np.bool_, st.tuples(st.integers(1, 12), st.integers(1, 12)), elements=st.booleans())
+
+
+@settings(max_examples=60, deadline=None)
+@given(walls, st.sampled_from(["blob", "corner"]), st.booleans())
+def test_autotiling_every_tile_wang_id_matches_its_neighbours(grid: np.ndarray, kind: str, edge_inside: bool) -> None:
+    """Each wall tile's Wang id says which neighbours are wall (edges, and corners when all four
+    tiles there are wall), and the ids of neighbouring tiles agree wherever they touch."""
+    masks = BLOB_MASKS if kind == "blob" else CORNER_MASKS
+    chosen = choose(grid, kind, edge_inside)  # type: ignore[arg-type]
+    padded = np.pad(grid, 1, constant_values=edge_inside)
+    ground = wang_id(0, kind)  # type: ignore[arg-type]
+    ids = {}
+    h, w = grid.shape
+    for y in range(h):
+        for x in range(w):
+            if not grid[y, x]:
+                assert chosen[y, x] == -1
+                ids[y, x] = ground
+                continue
+            wang = wang_id(masks[chosen[y, x]], kind)  # type: ignore[arg-type]
+            ids[y, x] = wang
+            around = padded[y : y + 3, x : x + 3]
+            edges = {0: around[0, 1], 2: around[1, 2], 4: around[2, 1], 6: around[1, 0]}
+            corners = {1: around[:2, 1:].all(), 3: around[1:, 1:].all(), 5: around[1:, :2].all(), 7: around[:2, :2].all()}
+            if kind == "blob":
+                for slot, wall in edges.items():
+                    assert wang[slot] == (1 if wall else 2), (y, x, slot)
+            for slot, solid in corners.items():
+                assert wang[slot] == (1 if solid else 2), (y, x, slot)
+    for (y, x), wang in ids.items():
+        if (y, x + 1) in ids:
+            right = ids[y, x + 1]
+            assert (wang[1], wang[2], wang[3]) == (right[7], right[6], right[5])
+        if (y + 1, x) in ids:
+            below = ids[y + 1, x]
+            assert (wang[5], wang[4], wang[3]) == (below[7], below[0], below[1])
+
+
+def test_neighbour_masks_see_the_map_edge_as_told() -> None:
+    one = np.ones((1, 1), dtype=bool)
+    assert neighbour_masks(one, True)[0, 0] == 255
+    assert neighbour_masks(one, False)[0, 0] == 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(walls)
+def test_exported_wall_tiles_carry_the_wang_ids_of_their_neighbours(grid: np.ndarray) -> None:
+    """End to end through the TMX and its .tsx as pytiled-parser reads them: the tile written in
+    every wall cell has the Wang id its neighbours call for."""
+    import tempfile
+
+    import pytiled_parser
+
+    level = Level(tiles=np.where(grid, 0, 1).astype(np.uint8), alphabet=MAZE_ALPHABET)
+    exporter = ExportTmx.model_validate({"tileset": "tilesets/maze.toml"}, context={"recipe_dir": ROOT})
+    files = exporter.export(level, ExportContext(stem="m"))
+    with tempfile.TemporaryDirectory() as folder:
+        for name, data in files.items():
+            (Path(folder) / name).parent.mkdir(parents=True, exist_ok=True)
+            (Path(folder) / name).write_bytes(data)
+        parsed = pytiled_parser.parse_map(Path(folder) / "m.tmx")
+        tileset = parsed.tilesets[1]
+        wang = {t.tile_id: tuple(t.wang_id) for t in tileset.wang_sets[0].wang_tiles.values()}
+        layer = parsed.layers[0]
+        masks = neighbour_masks(grid, True)
+        for y, x in zip(*np.nonzero(grid)):
+            from pipeline.tiled.autotile import blob_reduce
+
+            mask = blob_reduce(int(masks[y, x]))
+            tile_id = layer.data[y][x] - 1
+            if mask:  # the isolated piece is outside the set
+                assert wang[tile_id] == wang_id(mask, "blob"), (y, x)
+            else:
+                assert tile_id not in wang
+
+
+PROFILE_RECIPE = """\
+[pack]
+name = "p_{profile}"
+seed = 3
+maps = 1
+
+[stage.maze]
+use = "maze.backtracker"
+cells = [6, 5]
+
+[stage.out]
+use = "export.{fmt}"
+input = "maze"
+profile = "{profile}"
+{extra}
+"""
+
+
+@pytest.mark.parametrize(
+    "profile, fmt",
+    [("tiled", "tmx"), ("tiled", "tmj"), ("phaser", "tmj"), ("godot", "tmx"), ("unity", "tmx"), ("love", "tmx"), ("love", "tmj"), ("bevy", "tmx")],
+)
+def test_each_profile_writes_what_its_engine_accepts(project: Path, profile: str, fmt: str) -> None:
+    import pytiled_parser
+
+    write_recipe(project, f"p_{profile}", PROFILE_RECIPE.format(profile=profile, fmt=fmt, extra=""))
+    pcg("build", "recipes", "-q", cwd=project)
+    pack = project / "exports" / f"p_{profile}"
+    path = pack / f"map_000.{fmt}"
+    text = path.read_text()
+    assert "zstd" not in text
+    embedded = '<tileset firstgid="1" source=' not in text if fmt == "tmx" else "source" not in json.loads(text)["tilesets"][0]
+    if profile in ("phaser", "love"):
+        assert embedded
+        assert not (pack / "tilesets" / f"symbols.{'tsx' if fmt == 'tmx' else 'tsj'}").exists()
+    if profile == "phaser":
+        layer = json.loads(text)["layers"][0]
+        assert isinstance(layer["data"], list) and "compression" not in layer and "encoding" not in layer
+    if profile in ("unity", "bevy", "godot", "tiled") and fmt == "tmx":
+        assert not embedded and (pack / "tilesets" / "symbols.tsx").is_file()
+    assert pytiled_parser.parse_map(path).map_size.width == 13
+
+
+@pytest.mark.parametrize(
+    "profile, fmt, extra, expect",
+    [
+        ("phaser", "tmx", "", "stage.out.profile: phaser: Phaser loads Tiled JSON only"),
+        ("phaser", "tmj", "embed_tileset = false", "stage.out.embed_tileset: must be true with profile 'phaser'"),
+        ("phaser", "tmj", 'encoding = "base64"', "stage.out.encoding: must be 'csv' with profile 'phaser'"),
+        ("unity", "tmj", "", "stage.out.profile: unity: SuperTiled2Unity imports TMX files"),
+        ("love", "tmx", "embed_tileset = false", "stage.out.embed_tileset: must be true with profile 'love'"),
+        ("tiled", "tmx", 'compression = "zlib"', 'stage.out.compression: needs encoding = "base64"'),
+    ],
+)
+def test_a_profile_refuses_what_its_engine_cannot_load(project: Path, profile: str, fmt: str, extra: str, expect: str) -> None:
+    write_recipe(project, "bad", PROFILE_RECIPE.format(profile=profile, fmt=fmt, extra=extra))
+    proc = pcg("build", "recipes", cwd=project, check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert f"recipes/bad.toml: {expect}" in proc.stderr, proc.stderr
+
+
+TILESET_RECIPE = """\
+[pack]
+name = "t"
+seed = 3
+maps = 1
+
+[stage.maze]
+use = "maze.backtracker"
+cells = [6, 5]
+
+[stage.tmx]
+use = "export.tmx"
+input = "maze"
+tileset = "../tilesets/t.toml"
+"""
+
+
+@pytest.mark.parametrize(
+    "tileset, expect",
+    [
+        ('tile_size = 16\n[colors]\nwall = "red"\n', "tilesets/t.toml: colors.wall: must be a colour"),
+        ("tile_size = 0\n", "tilesets/t.toml: tile_size: must be 1..1024 pixels"),
+        ("[tiles]\nwall = 0\n", "tilesets/t.toml: tiles: belongs to a tileset with your own `image`"),
+        ('image = "missing.png"\n[tiles]\nwall = 0\n', "tilesets/t.toml: image: cannot read"),
+        ('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\nfloor = 99\n', "tiles.floor: tile 99 is past the end of"),
+        ('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\n[autotile.wall]\nset = "blob"\n', "autotile.wall: needs `first` or `tiles`"),
+        ('[autotile.wall]\nset = "hex"\n', "tilesets/t.toml: autotile.wall.set: must be one of 'blob' or 'corner'"),
+        ("bogus = 1\n", "tilesets/t.toml: bogus: unknown parameter"),
+        ("tile_size = [16\n", "tilesets/t.toml: not valid TOML"),
+    ],
+)
+def test_a_bad_tileset_file_is_one_clear_error(project: Path, tileset: str, expect: str) -> None:
+    (project / "tilesets").mkdir()
+    Image.new("RGBA", (32, 16)).save(project / "tilesets" / "sheet.png")
+    (project / "tilesets" / "t.toml").write_text(tileset)
+    write_recipe(project, "t", TILESET_RECIPE)
+    proc = pcg("build", "recipes", cwd=project, check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "recipes/t.toml: stage.tmx.tileset: " in proc.stderr and expect in proc.stderr, proc.stderr
+
+
+def test_editing_the_tileset_or_its_image_rebuilds_only_the_export(project: Path) -> None:
+    (project / "tilesets").mkdir()
+    Image.new("RGBA", (16, 8), (200, 0, 0, 255)).save(project / "tilesets" / "sheet.png")
+    (project / "tilesets" / "t.toml").write_text('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\nfloor = 1\n')
+    write_recipe(project, "t", TILESET_RECIPE)
+    pcg("build", "recipes", "-q", cwd=project)
+    Image.new("RGBA", (16, 8), (0, 0, 200, 255)).save(project / "tilesets" / "sheet.png")
+    explain = pcg("explain", "recipes/t.toml", cwd=project).stdout
+    assert "tilesets/sheet.png" in explain
+    out = pcg("build", "recipes", cwd=project).stdout
+    assert "ran tmx x1)" in out
+    with Image.open(project / "exports" / "t" / "tilesets" / "t.png") as image:
+        assert image.getpixel((0, 0)) == (0, 0, 200, 255)
+
+
+def test_extrusion_grows_margin_and_spacing_and_keeps_every_tile(project: Path) -> None:
+    import pytiled_parser
+
+    (project / "tilesets").mkdir()
+    sheet = np.random.default_rng(1).integers(0, 256, (8 + 2, 16 + 2 + 3, 4), dtype=np.uint8)
+    sheet[..., 3] = 255
+    Image.fromarray(sheet, "RGBA").save(project / "tilesets" / "sheet.png")
+    (project / "tilesets" / "t.toml").write_text('image = "sheet.png"\ntile_size = 8\nmargin = 1\nspacing = 3\nextrude = 2\n[tiles]\nwall = 0\nfloor = 1\n')
+    write_recipe(project, "t", TILESET_RECIPE)
+    pcg("build", "recipes", "-q", cwd=project)
+    tileset = pytiled_parser.parse_tileset(project / "exports" / "t" / "tilesets" / "t.tsx")
+    assert (tileset.margin, tileset.spacing, tileset.columns, tileset.tile_count) == (3, 7, 2, 2)
+    out = np.asarray(Image.open(project / "exports" / "t" / "tilesets" / "t.png").convert("RGBA"))
+    for k in range(2):
+        left_in, left_out = 1 + k * 11, 3 + k * 15
+        assert (out[3:11, left_out : left_out + 8] == sheet[1:9, left_in : left_in + 8]).all()
+        assert (out[1:3, left_out : left_out + 8] == sheet[1, left_in : left_in + 8]).all()  # the top row, repeated
+
+
+def test_layers_split_the_map_and_leave_the_rest_empty(examples: Path) -> None:
+    import pytmx
+
+    tiled = pytmx.TiledMap(str(examples / "exports" / "dungeons" / "map_000.tmx"))
+    floor, walls, doors = (np.array(tiled.get_layer_by_name(n).data) for n in ("floor", "walls", "doors"))
+    assert (floor > 0).all()  # the floor is under everything
+    assert ((walls > 0) & (doors > 0)).sum() == 0
+    assert (walls > 0).sum() > (doors > 0).sum() > 0
+
+
+def test_checks_before_writing_catch_what_importers_trip_on() -> None:
+    tileset = Tileset("t", 8, 8, 0, 0, 2, 1, "t.png", (16, 8))
+    good = np.ones((2, 3), dtype=np.uint32)
+    check_map(3, 2, [("a", good)], tileset, 1, [], {"tilesets/t.png": b""}, "tilesets/t.png")
+    cases = [
+        ([("a", np.ones((3, 3), dtype=np.uint32))], [], "9 cells for a 3 x 2 map"),
+        ([("a", good * 3)], [], "gid 3 at row 0, column 0 is outside tileset 't' (1..2)"),
+        ([("a", good | np.uint32(0x10000000))], [], "flip/rotation flag bits set"),
+        ([("a", good)], [7], "a tile object has gid 7"),
+    ]
+    for layers, objects, expect in cases:
+        with pytest.raises(PipelineError, match=expect.replace("(", r"\(").replace(")", r"\)")):
+            check_map(3, 2, layers, tileset, 1, objects, {"tilesets/t.png": b""}, "tilesets/t.png")
+    with pytest.raises(PipelineError, match="is not written with the map"):
+        check_map(3, 2, [("a", good)], tileset, 1, [], {}, "tilesets/t.png")
+    wrong = Tileset("t", 8, 8, 0, 0, 3, 1, "t.png", (16, 8))
+    with pytest.raises(PipelineError, match="holds 2 x 1 tiles, the tileset says 3 x 1"):
+        check_map(3, 2, [("a", good)], wrong, 1, [], {"tilesets/t.png": b""}, "tilesets/t.png")
+
+
+def test_a_tile_object_needs_a_tile_the_tileset_has() -> None:
+    level = Level(
+        tiles=np.zeros((3, 3), dtype=np.uint8),
+        alphabet=MAZE_ALPHABET,
+        objects=[MapObject("gem_1", "gem", 1.5, 1.5, tile="gem", properties={"tint": Color("#00ff00")})],
+    )
+    with pytest.raises(PipelineError, match="object 'gem_1' is drawn with tile 'gem': tileset 'symbols' has no tile for 'gem'"):
+        ExportTmx().export(level, ExportContext(stem="m"))
+
+
+def test_every_pack_with_previews_gets_a_contact_sheet_and_show_finds_it(examples: Path) -> None:
+    sheets = sorted((examples / "exports").glob("*/contact_sheet.png"))
+    packs = sorted(p.parent for p in (examples / "exports").glob("*/manifest.json"))
+    assert [s.parent for s in sheets] == packs
+    with Image.open(examples / "exports" / "labyrinths" / "contact_sheet.png") as image:
+        assert image.width > 600 and image.height > 300
+    shown = pcg("show", "labyrinths", "--no-open", cwd=examples).stdout.strip()
+    assert shown == str(Path("exports") / "labyrinths" / "contact_sheet.png")
+    assert pcg("show", "recipes/labyrinths.toml", "--no-open", cwd=examples).stdout.strip() == shown
+    missing = pcg("show", "nope", cwd=examples, check=False)
+    assert missing.returncode == 1 and "nope: not a built pack" in missing.stderr
+
+
+def test_the_contact_sheet_follows_the_maps_and_survives_a_no_change_build(project: Path) -> None:
+    pcg("build", "recipes", "-q", cwd=project)
+    sheet = project / "exports" / "small" / "contact_sheet.png"
+    first = sheet.read_bytes()
+    stamp = sheet.stat().st_mtime_ns
+    pcg("build", "recipes", "-q", cwd=project)
+    assert sheet.stat().st_mtime_ns == stamp  # nothing changed: not even rewritten
+    recipe = project / "recipes" / "small.toml"
+    recipe.write_text(recipe.read_text().replace("maps = 6", "maps = 3"))
+    pcg("build", "recipes", "-q", cwd=project)
+    assert sheet.read_bytes() != first
+    recipe.write_text(recipe.read_text().replace("[pack]\n", "[pack]\ncontact_sheet = false\n"))
+    pcg("build", "recipes", "-q", cwd=project)
+    assert not sheet.exists()
+    assert "contact_sheet.png" not in tree_digests(project / "exports" / "small")
