@@ -17,7 +17,8 @@ from pipeline.recipe import Recipe
 
 CONTACT_SHEET = "contact_sheet.png"
 THUMB = 160  # pixels: each map fits in a THUMB x THUMB square
-CAPTION = 28  # pixels of text under each thumbnail: two lines of the built-in bitmap font
+LINE = 12  # pixels per line of the built-in bitmap font
+CAPTION = 3 * LINE + 4  # the map, then one line per stat shown
 PAD = 8
 MAX_COLUMNS = 8
 MAX_MAPS = 240  # a 10,000-map pack shows its first maps, not a 40,000-pixel image
@@ -26,6 +27,7 @@ PREFERRED_STATS = ("difficulty", "path_length", "diameter", "dead_end_pct", "reg
 BACKGROUND = (29, 43, 83, 255)
 TEXT = (255, 241, 232, 255)
 _KEY = "pcg-contact-sheet"
+LAYOUT_VERSION = 2  # bump when the drawing changes, so built sheets are redrawn
 
 
 def update_contact_sheet(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any]) -> None:
@@ -37,7 +39,7 @@ def update_contact_sheet(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any
         path.unlink(missing_ok=True)
         return
     stats = _stats_shown(recipe, entries)
-    key = hashlib.sha256(json.dumps([recipe.pack.name, stats, entries], sort_keys=True).encode()).hexdigest()
+    key = hashlib.sha256(json.dumps([LAYOUT_VERSION, recipe.pack.name, stats, entries], sort_keys=True).encode()).hexdigest()
     if _stored_key(path) == key:
         return  # a no-change rebuild reads one PNG header, not every preview
     atomic_write(path, _draw(pack_dir, recipe.pack.name, len(manifest["maps"]), entries, stats, key))
@@ -83,13 +85,20 @@ def _stored_key(path: Path) -> str | None:
         return None
 
 
-def _caption(entry: dict[str, Any], stats: list[str]) -> tuple[str, str]:
-    shown = []
+def _caption(entry: dict[str, Any], stats: list[str]) -> list[str]:
+    lines = [f"#{entry['index']} {entry['stem']}"]
     for name in stats:
         value = entry["stats"].get(name)
         if value is not None:
-            shown.append(f"{name} {value:g}" if isinstance(value, float) else f"{name} {value}")
-    return f"#{entry['index']} {entry['stem']}", "  ".join(shown)
+            lines.append(f"{name} {value:g}" if isinstance(value, float) else f"{name} {value}")
+    return lines
+
+
+def _fit(text: str, font: ImageFont.ImageFont, width: int) -> str:
+    """Cut a caption line to the thumbnail's width, so it never runs into the next one."""
+    while text and font.getlength(text) > width:
+        text = text[:-2] + "~" if len(text) > 1 else ""
+    return text
 
 
 def _draw(pack_dir: Path, pack: str, total: int, entries: list[dict[str, Any]], stats: list[str], key: str) -> bytes:
@@ -110,10 +119,10 @@ def _draw(pack_dir: Path, pack: str, total: int, entries: list[dict[str, Any]], 
                 thumb = _thumbnail(image.convert("RGBA"))
         except OSError:
             thumb = Image.new("RGBA", (THUMB, THUMB), (0, 0, 0, 255))
-        sheet.alpha_composite(thumb, (left + (THUMB - thumb.width) // 2, top + (THUMB - thumb.height) // 2))
-        first, second = _caption(entry, stats)
-        draw.text((left, top + THUMB + 3), first, font=font, fill=TEXT)
-        draw.text((left, top + THUMB + 15), second, font=font, fill=TEXT)
+        # Bottom-aligned, so every caption sits right under its map.
+        sheet.alpha_composite(thumb, (left + (THUMB - thumb.width) // 2, top + THUMB - thumb.height))
+        for line, text in enumerate(_caption(entry, stats)[:3]):
+            draw.text((left, top + THUMB + 3 + line * LINE), _fit(text, font, THUMB), font=font, fill=TEXT)
     info = PngImagePlugin.PngInfo()
     info.add_text(_KEY, key)
     out = io.BytesIO()
