@@ -269,22 +269,13 @@ def test_exported_wall_tiles_carry_the_wang_ids_of_their_neighbours(grid: np.nda
                 assert tile_id not in wang
 
 
-PROFILE_RECIPE = """\
-[pack]
-name = "p_{profile}"
-seed = 3
-maps = 1
+def maze_recipe(pack: str, export: str) -> str:
+    """A one-map pack of a small maze, exported by the stage whose body is `export`."""
+    return f'[pack]\nname = "{pack}"\nseed = 3\nmaps = 1\n\n[stage.maze]\nuse = "maze.backtracker"\ncells = [6, 5]\n\n{export}'
 
-[stage.maze]
-use = "maze.backtracker"
-cells = [6, 5]
 
-[stage.out]
-use = "export.{fmt}"
-input = "maze"
-profile = "{profile}"
-{extra}
-"""
+def profile_recipe(profile: str, fmt: str, extra: str) -> str:
+    return maze_recipe(f"p_{profile}", f'[stage.out]\nuse = "export.{fmt}"\ninput = "maze"\nprofile = "{profile}"\n{extra}\n')
 
 
 @pytest.mark.parametrize(
@@ -294,7 +285,7 @@ profile = "{profile}"
 def test_each_profile_writes_what_its_engine_accepts(project: Path, profile: str, fmt: str) -> None:
     import pytiled_parser
 
-    write_recipe(project, f"p_{profile}", PROFILE_RECIPE.format(profile=profile, fmt=fmt, extra=""))
+    write_recipe(project, f"p_{profile}", profile_recipe(profile, fmt, ""))
     pcg("build", "recipes", "-q", cwd=project)
     pack = project / "exports" / f"p_{profile}"
     path = pack / f"map_000.{fmt}"
@@ -324,27 +315,13 @@ def test_each_profile_writes_what_its_engine_accepts(project: Path, profile: str
     ],
 )
 def test_a_profile_refuses_what_its_engine_cannot_load(project: Path, profile: str, fmt: str, extra: str, expect: str) -> None:
-    write_recipe(project, "bad", PROFILE_RECIPE.format(profile=profile, fmt=fmt, extra=extra))
+    write_recipe(project, "bad", profile_recipe(profile, fmt, extra))
     proc = pcg("build", "recipes", cwd=project, check=False)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert f"recipes/bad.toml: {expect}" in proc.stderr, proc.stderr
 
 
-TILESET_RECIPE = """\
-[pack]
-name = "t"
-seed = 3
-maps = 1
-
-[stage.maze]
-use = "maze.backtracker"
-cells = [6, 5]
-
-[stage.tmx]
-use = "export.tmx"
-input = "maze"
-tileset = "../tilesets/t.toml"
-"""
+TILESET_RECIPE = maze_recipe("t", '[stage.tmx]\nuse = "export.tmx"\ninput = "maze"\ntileset = "../tilesets/t.toml"\n')
 
 
 @pytest.mark.parametrize(

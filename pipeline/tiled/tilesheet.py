@@ -116,22 +116,8 @@ def _generated(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> BuiltTileset:
         wangsets.append(_wangset(by_name[name], partner, names.index(partner.name), auto))
     columns = min(len(art), MAX_COLUMNS)
     rows = math.ceil(len(art) / columns)
-    n = spec.extrude
-    pixels = lay_out(art, columns, spec.margin, spacing=spec.spacing, extrude=n)
-    tileset = Tileset(
-        name=spec.name,
-        tile_width=tw,
-        tile_height=th,
-        margin=spec.margin + n,
-        spacing=spec.spacing + 2 * n,
-        columns=columns,
-        rows=rows,
-        image=f"{spec.name}.png",
-        image_size=(pixels.shape[1], pixels.shape[0]),
-        names={n_: i for i, n_ in enumerate(names)},
-        tile_properties=tile_properties,
-        wangsets=tuple(wangsets),
-    )
+    pixels = lay_out(art, columns, spec.margin, spacing=spec.spacing, extrude=spec.extrude)
+    tileset = _tileset(spec, columns, rows, pixels, {n: i for i, n in enumerate(names)}, tile_properties, wangsets)
     return BuiltTileset(tileset, _png(pixels), pixels, autotiles)
 
 
@@ -171,18 +157,32 @@ def _own_art(spec: TilesetSpec, alphabet: tuple[Symbol, ...], folder: Path) -> B
         wangsets.append(_wangset(by_name[name], partner, names.get(partner.name), auto))
     for name, tile_id in names.items():
         tile_properties.setdefault(tile_id, _properties(spec, name, by_name.get(name)))
-    n = spec.extrude
-    if n:
-        pixels = lay_out(cut_tiles(pixels, tw, th, spec.margin, spec.spacing), columns, spec.margin, spacing=spec.spacing, extrude=n)
+    if spec.extrude:
+        tiles = cut_tiles(pixels, tw, th, spec.margin, spec.spacing)
+        pixels = lay_out(tiles, columns, spec.margin, spacing=spec.spacing, extrude=spec.extrude)
         png = _png(pixels)
     else:
         png = data if is_png else _png(pixels)
-    tileset = Tileset(
+    tileset = _tileset(spec, columns, rows, pixels, names, tile_properties, wangsets)
+    return BuiltTileset(tileset, png, pixels, autotiles)
+
+
+def _tileset(
+    spec: TilesetSpec,
+    columns: int,
+    rows: int,
+    pixels: np.ndarray,
+    names: dict[str, int],
+    tile_properties: dict[int, dict[str, PropertyValue]],
+    wangsets: list[WangSet],
+) -> Tileset:
+    # Extrusion widens the gutters: the tiles themselves stay where Tiled expects them.
+    return Tileset(
         name=spec.name,
-        tile_width=tw,
-        tile_height=th,
-        margin=spec.margin + n,
-        spacing=spec.spacing + 2 * n,
+        tile_width=spec.tile_size[0],
+        tile_height=spec.tile_size[1],
+        margin=spec.margin + spec.extrude,
+        spacing=spec.spacing + 2 * spec.extrude,
         columns=columns,
         rows=rows,
         image=f"{spec.name}.png",
@@ -191,7 +191,6 @@ def _own_art(spec: TilesetSpec, alphabet: tuple[Symbol, ...], folder: Path) -> B
         tile_properties=dict(sorted(tile_properties.items())),
         wangsets=tuple(wangsets),
     )
-    return BuiltTileset(tileset, png, pixels, autotiles)
 
 
 def _png(pixels: np.ndarray) -> bytes:
