@@ -120,7 +120,8 @@ class Builder:
             digests = {path: sha256_bytes(data) for path, data in result.files.items()}
             for path, digest in digests.items():
                 if written.get(path, digest) != digest:
-                    result.failure = ("-", f"writes {path}, which another map of this pack wrote differently")
+                    hint = " (maps of different symbols need tilesets of their own: set tileset_name)" if path.startswith("tilesets/") else ""
+                    result.failure = ("-", f"writes {path}, which another map of this pack wrote differently{hint}")
         if result.failure is not None:
             stage, message = result.failure
             report.failures.append(Failure(plan.recipe.path, result.index, stage, message))

@@ -18,7 +18,6 @@ from pipeline.recipe import Recipe
 CONTACT_SHEET = "contact_sheet.png"
 THUMB = 160  # pixels: each map fits in a THUMB x THUMB square
 LINE = 12  # pixels per line of the built-in bitmap font
-CAPTION = 3 * LINE + 4  # the map, then one line per stat shown
 PAD = 8
 MAX_COLUMNS = 8
 MAX_MAPS = 240  # a 10,000-map pack shows its first maps, not a 40,000-pixel image
@@ -27,7 +26,7 @@ PREFERRED_STATS = ("difficulty", "path_length", "diameter", "dead_end_pct", "reg
 BACKGROUND = (29, 43, 83, 255)
 TEXT = (255, 241, 232, 255)
 _KEY = "pcg-contact-sheet"
-LAYOUT_VERSION = 2  # bump when the drawing changes, so built sheets are redrawn
+LAYOUT_VERSION = 3  # bump when the drawing changes, so built sheets are redrawn
 
 
 def update_contact_sheet(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any]) -> None:
@@ -39,10 +38,11 @@ def update_contact_sheet(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any
         path.unlink(missing_ok=True)
         return
     stats = _stats_shown(recipe, entries)
-    key = hashlib.sha256(json.dumps([LAYOUT_VERSION, recipe.pack.name, stats, entries], sort_keys=True).encode()).hexdigest()
+    total = len(manifest["maps"])
+    key = hashlib.sha256(json.dumps([LAYOUT_VERSION, recipe.pack.name, total, stats, entries], sort_keys=True).encode()).hexdigest()
     if _stored_key(path) == key:
         return  # a no-change rebuild reads one PNG header, not every preview
-    atomic_write(path, _draw(pack_dir, recipe.pack.name, len(manifest["maps"]), entries, stats, key))
+    atomic_write(path, _draw(pack_dir, recipe.pack.name, total, entries, stats, key))
 
 
 def _entries(recipe: Recipe, manifest: dict[str, Any]) -> list[dict[str, Any]]:
@@ -105,7 +105,8 @@ def _draw(pack_dir: Path, pack: str, total: int, entries: list[dict[str, Any]], 
     font = ImageFont.load_default_imagefont()  # a bitmap font: the same pixels on every machine
     columns = min(len(entries), MAX_COLUMNS)
     rows = math.ceil(len(entries) / columns)
-    cell_w, cell_h = THUMB + PAD, THUMB + CAPTION + PAD
+    caption = (1 + len(stats)) * LINE + 4  # the map, then a line per stat shown
+    cell_w, cell_h = THUMB + PAD, THUMB + caption + PAD
     title_h = 20
     sheet = Image.new("RGBA", (PAD + columns * cell_w, title_h + PAD + rows * cell_h), BACKGROUND)
     draw = ImageDraw.Draw(sheet)
@@ -121,7 +122,7 @@ def _draw(pack_dir: Path, pack: str, total: int, entries: list[dict[str, Any]], 
             thumb = Image.new("RGBA", (THUMB, THUMB), (0, 0, 0, 255))
         # Bottom-aligned, so every caption sits right under its map.
         sheet.alpha_composite(thumb, (left + (THUMB - thumb.width) // 2, top + THUMB - thumb.height))
-        for line, text in enumerate(_caption(entry, stats)[:3]):
+        for line, text in enumerate(_caption(entry, stats)):
             draw.text((left, top + THUMB + 3 + line * LINE), _fit(text, font, THUMB), font=font, fill=TEXT)
     info = PngImagePlugin.PngInfo()
     info.add_text(_KEY, key)

@@ -53,6 +53,16 @@ def verify_pack(manifest_path: Path, workers: int) -> VerifyResult:
                 result.problems.append(f"maps {indices}: the recipe text in the manifest does not match its sha256 {sha[:12]}")
                 continue
             recipe = load_recipe(record["path"], text=record["text"])
+            for spec in recipe.stages:
+                # Files a stage reads (rule models, tilesets and their images) live beside the
+                # recipe, not in the manifest: one edited since the build cannot rebuild alike.
+                recorded = record.get("stages", {}).get(spec.name, {}).get("files", {})
+                now = spec.params.files_read()
+                for path, digest in sorted(recorded.items()):
+                    if now.get(path) != digest:
+                        result.problems.append(
+                            f"stage {spec.name}: {path} changed since the build (manifest {digest[:12]}, now {str(now.get(path))[:12]})"
+                        )
             root = Path(tmp) / str(n)
             builder = Builder(exports_root=root / "exports", cache=LevelCache(root / "cache"), only=indices)
             executor = make_executor(min(workers, len(indices)))

@@ -133,7 +133,8 @@ def _run_attempt(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
             result.outputs[name] = sorted(files)
             for path, data in files.items():
                 if path in result.files and result.files[path] != data:
-                    raise StageFailed(name, f"writes {path}, which another stage of this map wrote differently")
+                    hint = " (stages drawing maps of different symbols need tilesets of their own: set tileset_name)" if path.startswith("tilesets/") else ""
+                    raise StageFailed(name, f"writes {path}, which another stage of this map wrote differently{hint}")
                 result.files[path] = data
     except StageFailed as failed:
         return MapResult(task.index, failure=(failed.stage, failed.message))

@@ -102,8 +102,8 @@ def pytiled_tileset(path: Path):  # type: ignore[no-untyped-def]
 def test_tmxrasterizer_draws_every_example_map_as_our_preview_does(examples: Path, tmp_path: Path) -> None:
     """Our previews are drawn from the tilesheet: Tiled's own renderer, given the same map,
     paints the same pixels (objects hidden: previews show the tiles)."""
-    paths = [p for p in maps_of(examples) if p.suffix == ".tmx" and preview_of(p).is_file()]
-    assert len(paths) >= 100
+    paths = [p for p in maps_of(examples) if preview_of(p).is_file()]
+    assert len(paths) >= 100 and any(p.suffix == ".tmj" for p in paths)
 
     def rasterize(path: Path) -> tuple[Path, subprocess.CompletedProcess[str], Path]:
         out = tmp_path / (path.relative_to(examples).as_posix().replace("/", "-") + ".png")
@@ -334,6 +334,9 @@ TILESET_RECIPE = maze_recipe("t", '[stage.tmx]\nuse = "export.tmx"\ninput = "maz
         ('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\nfloor = 99\n', "tiles.floor: tile 99 is past the end of"),
         ('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\n[autotile.wall]\nset = "blob"\n', "autotile.wall: needs `first` or `tiles`"),
         ('[autotile.wall]\nset = "hex"\n', "tilesets/t.toml: autotile.wall.set: must be one of 'blob' or 'corner'"),
+        ('tile_size = 2\n[autotile.wall]\nset = "blob"\n', "tile_size: autotiled tiles need at least 3 x 3 pixels"),
+        ("[properties.wall]\nw = nan\n", "properties.wall.w: must be a finite number"),
+        ('name = ".."\n', "tilesets/t.toml: name: must be a plain name"),
         ("bogus = 1\n", "tilesets/t.toml: bogus: unknown parameter"),
         ("tile_size = [16\n", "tilesets/t.toml: not valid TOML"),
     ],
@@ -418,7 +421,7 @@ def test_a_tile_object_needs_a_tile_the_tileset_has() -> None:
         alphabet=MAZE_ALPHABET,
         objects=[MapObject("gem_1", "gem", 1.5, 1.5, tile="gem", properties={"tint": Color("#00ff00")})],
     )
-    with pytest.raises(PipelineError, match="object 'gem_1' is drawn with tile 'gem': tileset 'symbols' has no tile for 'gem'"):
+    with pytest.raises(PipelineError, match="object 'gem_1' is drawn with tile 'gem': tileset 'symbols' has no tile named 'gem'"):
         ExportTmx().export(level, ExportContext(stem="m"))
 
 
@@ -450,3 +453,81 @@ def test_the_contact_sheet_follows_the_maps_and_survives_a_no_change_build(proje
     pcg("build", "recipes", "-q", cwd=project)
     assert not sheet.exists()
     assert "contact_sheet.png" not in tree_digests(project / "exports" / "small")
+
+
+def test_non_square_tiles_autotile_and_draw_as_tiled_does(project: Path, tmp_path: Path) -> None:
+    import pytiled_parser
+
+    (project / "tilesets").mkdir()
+    (project / "tilesets" / "t.toml").write_text('tile_size = [12, 8]\nstyle = "bevel"\nextrude = 1\n[autotile.wall]\nset = "blob"\n')
+    write_recipe(project, "t", TILESET_RECIPE)
+    pcg("build", "recipes", "-q", cwd=project)
+    pack = project / "exports" / "t"
+    parsed = pytiled_parser.parse_map(pack / "map_000.tmx")
+    assert (parsed.tile_size.width, parsed.tile_size.height) == (12, 8)
+    with Image.open(pack / "previews" / "map_000.png") as image:
+        assert image.size == (13 * 12, 11 * 8)
+    if TMXRASTERIZER is not None:
+        out = tmp_path / "r.png"
+        assert run_tiled(["tmxrasterizer", str(pack / "map_000.tmx"), str(out)]).returncode == 0
+        assert (rgba(out) == rgba(pack / "previews" / "map_000.png")).all()
+
+
+def test_a_finite_number_is_required_in_item_properties(project: Path) -> None:
+    write_recipe(project, "t", maze_recipe("t", '[stage.items]\nuse = "place.items"\ninput = "maze"\nproperties = { w = inf }\n\n[stage.tmx]\nuse = "export.tmx"\ninput = "items"\n'))
+    proc = pcg("build", "recipes", cwd=project, check=False)
+    assert proc.returncode == 1 and "recipes/t.toml: stage.items.properties.w: must be a finite number" in proc.stderr, proc.stderr
+
+
+TWO_ALPHABETS = """\
+[pack]
+name = "two"
+seed = 3
+maps = 1
+
+[stage.maze]
+use = "maze.backtracker"
+cells = [6, 5]
+
+[stage.dungeon]
+use = "dungeon.rooms_and_mazes"
+size = [21, 21]
+
+[stage.maze_tmx]
+use = "export.tmx"
+input = "maze"
+dir = "mazes"
+tileset = "../tilesets/dungeon.toml"
+
+[stage.dungeon_tmx]
+use = "export.tmx"
+input = "dungeon"
+dir = "dungeons"
+tileset = "../tilesets/dungeon.toml"
+{name}
+"""
+
+
+def test_one_tileset_file_for_two_symbol_sets_needs_two_names(project: Path) -> None:
+    import shutil
+
+    shutil.copytree(ROOT / "tilesets", project / "tilesets")
+    write_recipe(project, "two", TWO_ALPHABETS.format(name=""))
+    proc = pcg("build", "recipes", cwd=project, check=False)
+    assert proc.returncode == 1 and "writes tilesets/dungeon.tsx" in proc.stderr and "tileset_name" in proc.stderr, proc.stderr
+    write_recipe(project, "two", TWO_ALPHABETS.format(name='tileset_name = "dungeon_rooms"'))
+    pcg("build", "recipes", "-q", cwd=project)
+    assert (project / "exports" / "two" / "tilesets" / "dungeon_rooms.tsx").is_file()
+    assert (project / "exports" / "two" / "tilesets" / "dungeon.tsx").is_file()
+
+
+def test_verify_names_a_tileset_image_edited_since_the_build(project: Path) -> None:
+    (project / "tilesets").mkdir()
+    Image.new("RGBA", (16, 8), (200, 0, 0, 255)).save(project / "tilesets" / "sheet.png")
+    (project / "tilesets" / "t.toml").write_text('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\nfloor = 1\n')
+    write_recipe(project, "t", TILESET_RECIPE)
+    pcg("build", "recipes", "-q", cwd=project)
+    assert pcg("verify", "exports/t", cwd=project).returncode == 0
+    Image.new("RGBA", (16, 8), (0, 0, 200, 255)).save(project / "tilesets" / "sheet.png")
+    proc = pcg("verify", "exports/t", cwd=project, check=False)
+    assert proc.returncode == 1 and "stage tmx: ../tilesets/sheet.png changed since the build" in proc.stderr, proc.stderr

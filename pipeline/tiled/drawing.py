@@ -3,6 +3,8 @@ autotiled symbols through their Wang sets."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -47,13 +49,13 @@ def draw_layers(level: Level, built: BuiltTileset, layers: list[LayerSpec], firs
             name = names[index]
             auto = built.autotiles.get(name)
             if spec.tile is not None:
-                gids[where] = firstgid + _tile(tileset.tile_id, spec.tile, spec)
+                gids[where] = firstgid + _tile(tileset.tile_id, spec.tile, f"layers.{spec.name}.tile")
             elif auto is not None and spec.autotile:
                 pieces = choose(where, auto.kind, auto.edge_inside)
                 ids = np.asarray(auto.tile_ids, dtype=np.uint32) + firstgid
                 gids[where] = ids[pieces[where]]
             else:
-                gids[where] = firstgid + _tile(tileset.tile_id, name, spec)
+                gids[where] = firstgid + _tile(tileset.tile_id, name, f"layers.{spec.name}: symbol {name!r}")
         out.append((spec.name, gids))
     return out
 
@@ -72,8 +74,8 @@ def _symbol(level: Level, spec: LayerSpec, name: str) -> int:
         raise PipelineError([f"layers.{spec.name}.symbols: {exc.args[0]}"]) from None
 
 
-def _tile(lookup: object, name: str, spec: LayerSpec) -> int:
+def _tile(lookup: Callable[[str], int], name: str, where: str) -> int:
     try:
-        return lookup(name)  # type: ignore[operator,no-any-return]
+        return lookup(name)
     except KeyError as exc:
-        raise PipelineError([f"layers.{spec.name}: {exc.args[0]}"]) from None
+        raise PipelineError([f"{where}: {exc.args[0]}"]) from None

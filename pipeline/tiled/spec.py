@@ -4,6 +4,7 @@ map onto it. Read when a recipe loads, so a bad tileset fails the recipe, not th
 from __future__ import annotations
 
 import hashlib
+import math
 import io
 import json
 import os
@@ -16,12 +17,12 @@ from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pipeline.errors import KeyedError, validation_problems
+from pipeline.paths import check_plain_name
 from pipeline.tiled.art import Style
 from pipeline.tiled.autotile import SET_SIZE, WangKind
 from pipeline.tiled.tileset import sheet_grid
 
 _COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
-_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 TileProperty = Union[bool, int, float, str]
 
@@ -78,7 +79,11 @@ class TilesetSpec(BaseModel):
     @field_validator("tile_size", mode="before")
     @classmethod
     def _square(cls, value: object) -> object:
-        return (value, value) if isinstance(value, int) and not isinstance(value, bool) else value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return (value, value)
+        # A before-validator hands on Python objects, which strict mode checks as Python: a list
+        # is not a tuple there, so turn it into one.
+        return tuple(value) if isinstance(value, list) else value
 
     @field_validator("tile_size")
     @classmethod
@@ -90,8 +95,15 @@ class TilesetSpec(BaseModel):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if value and not _NAME.match(value):
-            raise ValueError(f"must be a plain file name: letters, digits, _ . - (got {value!r})")
+        return check_plain_name(value) if value else value
+
+    @field_validator("properties")
+    @classmethod
+    def _finite(cls, value: dict[str, dict[str, TileProperty]]) -> dict[str, dict[str, TileProperty]]:
+        for name, props in value.items():
+            for key, prop in props.items():
+                if isinstance(prop, float) and not math.isfinite(prop):
+                    raise KeyedError(f"{name}.{key}", f"must be a finite number (got {prop}): Tiled JSON has no NaN or infinity")
         return value
 
     @field_validator("colors")
@@ -112,6 +124,8 @@ class TilesetSpec(BaseModel):
 
     @model_validator(mode="after")
     def _art(self) -> TilesetSpec:
+        if self.autotile and min(self.tile_size) < 3:
+            raise KeyedError("tile_size", f"autotiled tiles need at least 3 x 3 pixels to draw their pieces (got {list(self.tile_size)})")
         if self.image is None:
             for key in ("tiles",):
                 if key in self.model_fields_set:
@@ -140,6 +154,7 @@ class LoadedTileset(BaseModel):
     path: str  # as the recipe wrote it
     folder: str  # where the file lives, for its image
     digests: dict[str, str]  # path (as the recipe would write it) -> sha256
+    image_sha256: str = ""  # of the image, when the tileset has one
 
 
 def check_tile_ids(spec: TilesetSpec, width: int, height: int, image: str) -> str | None:
@@ -177,8 +192,10 @@ def load_tileset(recipe_dir: Path, relative: str) -> LoadedTileset:
         raise KeyedError("tileset", f"{path}: " + "; ".join(p.lstrip(".") for p in problems)) from None
     if not spec.name:
         stem = Path(relative).stem
-        if not _NAME.match(stem):
-            raise KeyedError("tileset", f"{path}: name the tileset (`name = ...`): its file name {stem!r} is not a plain name")
+        try:
+            check_plain_name(stem)
+        except ValueError:
+            raise KeyedError("tileset", f"{path}: name the tileset (`name = ...`): its file name {stem!r} is not a plain name") from None
         spec = spec.model_copy(update={"name": stem})
     digests = {relative: hashlib.sha256(data).hexdigest()}
     if spec.image is not None:
@@ -194,4 +211,5 @@ def load_tileset(recipe_dir: Path, relative: str) -> LoadedTileset:
         if problem:
             raise KeyedError("tileset", f"{path}: {problem}")
         digests[image_rel] = hashlib.sha256(image_data).hexdigest()
-    return LoadedTileset(spec=spec, path=relative, folder=str(path.parent), digests=digests)
+    image_sha256 = digests[image_rel] if spec.image is not None else ""
+    return LoadedTileset(spec=spec, path=relative, folder=str(path.parent), digests=digests, image_sha256=image_sha256)

@@ -81,7 +81,7 @@ class Tileset:
             return self.names[name]
         except KeyError:
             known = ", ".join(self.names) or "none"
-            raise KeyError(f"tileset {self.name!r} has no tile for {name!r} (it has: {known})") from None
+            raise KeyError(f"tileset {self.name!r} has no tile named {name!r} (it has: {known})") from None
 
     def element(self, firstgid: int | None = None, source: str | None = None) -> ET.Element:
         """The <tileset> element: a reference to `source` when given, else the full description."""

@@ -3,6 +3,7 @@ previews are drawn from: art we draw, or the user's own sheet (extruded when ask
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
 from dataclasses import dataclass
@@ -38,44 +39,48 @@ class BuiltTileset:
     autotiles: dict[str, Autotile]  # symbol name -> its Wang set
 
 
-_BUILT: dict[tuple[str, tuple[Symbol, ...], str], BuiltTileset] = {}
+_BUILT: dict[tuple[str, tuple[Symbol, ...], str, str], BuiltTileset] = {}
 
 
-def build_tileset(spec: TilesetSpec, alphabet: tuple[Symbol, ...], folder: str = ".") -> BuiltTileset:
-    """The tileset for maps of this alphabet. Each process builds it once per spec and alphabet:
-    every map of a pack shares it."""
-    key = (spec.model_dump_json(), alphabet, folder)
+def build_tileset(spec: TilesetSpec, alphabet: tuple[Symbol, ...], folder: str = ".", image_sha256: str = "") -> BuiltTileset:
+    """The tileset for maps of this alphabet. Each process builds it once per spec, alphabet and
+    image (`image_sha256`, taken when the recipe loaded): every map of a pack shares it."""
+    key = (spec.model_dump_json(), alphabet, folder, image_sha256)
     if key not in _BUILT:
         if len(_BUILT) >= 16:
             _BUILT.clear()
-        _BUILT[key] = _generated(spec, alphabet) if spec.image is None else _own_art(spec, alphabet, Path(folder))
+        if spec.image is None:
+            _BUILT[key] = _generated(spec, alphabet)
+        else:
+            _BUILT[key] = _own_art(spec, alphabet, Path(folder), image_sha256)
     return _BUILT[key]
 
 
-def _partner(symbol: str, auto: AutotileSpec, alphabet: tuple[Symbol, ...]) -> Symbol:
+def _partner(tileset: str, symbol: str, auto: AutotileSpec, alphabet: tuple[Symbol, ...]) -> Symbol:
     """What an autotiled symbol meets: `on`, else floor, else the first other symbol."""
     names = [s.name for s in alphabet]
     if auto.on is not None:
         if auto.on not in names:
-            raise PipelineError([f"tileset autotile.{symbol}.on: no symbol {auto.on!r} in the map's alphabet ({', '.join(names)})"])
+            raise PipelineError([f"tileset {tileset!r}: autotile.{symbol}.on: no symbol {auto.on!r} in the map's alphabet ({', '.join(names)})"])
         return alphabet[names.index(auto.on)]
     for s in alphabet:
         if s.name == "floor" and s.name != symbol:
             return s
     others = [s for s in alphabet if s.name != symbol]
     if not others:
-        raise PipelineError([f"tileset autotile.{symbol}: the map has no other symbol for it to meet"])
+        raise PipelineError([f"tileset {tileset!r}: autotile.{symbol}: the map has no other symbol for it to meet"])
     return others[0]
 
 
-def _wangset(symbol: Symbol, partner: Symbol, partner_tile: int | None, auto: Autotile) -> WangSet:
+def _wangset(symbol: Symbol, partner: Symbol, partner_tile: int | None, auto: Autotile, colors: dict[str, str]) -> WangSet:
     # The isolated piece (no neighbours) has the same wangid as plain partner ground, so it stays
     # out of the set: Tiled's terrain brush must never scatter pillars when painting floor.
     tiles = [(tile_id, wang_id(mask, auto.kind)) for tile_id, mask in zip(auto.tile_ids, set_masks(auto.kind)) if mask]
     if partner_tile is not None:
         tiles.append((partner_tile, wang_id(0, auto.kind)))
     tiles.sort()
-    return WangSet(symbol.name, auto.kind, ((symbol.name, symbol.color), (partner.name, partner.color)), tuple(tiles))
+    pair = ((symbol.name, colors.get(symbol.name, symbol.color)), (partner.name, colors.get(partner.name, partner.color)))
+    return WangSet(symbol.name, auto.kind, pair, tuple(tiles))
 
 
 def _properties(spec: TilesetSpec, name: str, symbol: Symbol | None) -> dict[str, PropertyValue]:
@@ -100,7 +105,7 @@ def _generated(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> BuiltTileset:
     for name, auto_spec in spec.autotile.items():
         if name not in by_name:
             continue  # a shared tileset may autotile symbols this pack does not use
-        partner = _partner(name, auto_spec, alphabet)
+        partner = _partner(spec.name, name, auto_spec, alphabet)
         # Pieces shade the shape's outline themselves: drawn over bevelled or outlined tiles
         # they would show every tile's border and the wall would look like a grid.
         ground = "noise" if spec.style == "noise" else "flat"
@@ -113,7 +118,7 @@ def _generated(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> BuiltTileset:
         autotiles[name] = auto
         for tile_id in auto.tile_ids:
             tile_properties[tile_id] = _properties(spec, name, by_name[name])
-        wangsets.append(_wangset(by_name[name], partner, names.index(partner.name), auto))
+        wangsets.append(_wangset(by_name[name], partner, names.index(partner.name), auto, spec.colors))
     columns = min(len(art), MAX_COLUMNS)
     rows = math.ceil(len(art) / columns)
     pixels = lay_out(art, columns, spec.margin, spacing=spec.spacing, extrude=spec.extrude)
@@ -121,11 +126,14 @@ def _generated(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> BuiltTileset:
     return BuiltTileset(tileset, _png(pixels), pixels, autotiles)
 
 
-def _own_art(spec: TilesetSpec, alphabet: tuple[Symbol, ...], folder: Path) -> BuiltTileset:
+def _own_art(spec: TilesetSpec, alphabet: tuple[Symbol, ...], folder: Path, image_sha256: str) -> BuiltTileset:
     assert spec.image is not None
     path = folder / spec.image
     try:
         data = path.read_bytes()
+        if image_sha256 and hashlib.sha256(data).hexdigest() != image_sha256:
+            # The manifest records the digest taken when the recipe loaded: never pair it with other pixels.
+            raise PipelineError([f"tileset {spec.name!r}: {path} changed during the build; build again"])
         with Image.open(io.BytesIO(data)) as image:
             is_png = image.format == "PNG"
             pixels = np.asarray(image.convert("RGBA"))
@@ -153,8 +161,8 @@ def _own_art(spec: TilesetSpec, alphabet: tuple[Symbol, ...], folder: Path) -> B
             tile_properties[tile_id] = _properties(spec, name, by_name[name])
         # Without a plain tile of its own, the symbol is drawn by its fully surrounded piece.
         names.setdefault(name, ids[-1])
-        partner = _partner(name, auto_spec, alphabet)
-        wangsets.append(_wangset(by_name[name], partner, names.get(partner.name), auto))
+        partner = _partner(spec.name, name, auto_spec, alphabet)
+        wangsets.append(_wangset(by_name[name], partner, names.get(partner.name), auto, spec.colors))
     for name, tile_id in names.items():
         tile_properties.setdefault(tile_id, _properties(spec, name, by_name.get(name)))
     if spec.extrude:

@@ -93,7 +93,7 @@ def tmj_bytes(tmap: TmxMap) -> bytes:
             "width": tmap.width,
         }
     )
-    text = json.dumps(root, indent=1, ensure_ascii=False)
+    text = json.dumps(root, indent=1, ensure_ascii=False, allow_nan=False)
     for i, array in enumerate(arrays):
         text = text.replace(f'"@data{i}@"', array, 1)
     return (text + "\n").encode("utf-8")
@@ -101,4 +101,4 @@ def tmj_bytes(tmap: TmxMap) -> bytes:
 
 def tsj_bytes(tmap: TmxMap) -> bytes:
     """The tileset alone, as an external Tiled JSON tileset (.tsj)."""
-    return (json.dumps(tmap.tileset.json(), indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    return (json.dumps(tmap.tileset.json(), indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")

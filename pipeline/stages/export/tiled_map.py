@@ -23,7 +23,7 @@ from pipeline.tiled.tmx import TileLayer, TmxMap
 from pipeline.tiled.validate import check_map
 
 # Options that describe the generated tileset when the recipe names no tileset file.
-_GENERATED = ("tileset_name", "tile_size", "margin", "spacing", "style")
+_GENERATED = ("tile_size", "margin", "spacing", "style")
 
 
 class TiledMapExporter(Exporter):
@@ -33,7 +33,7 @@ class TiledMapExporter(Exporter):
 
     dir: str = Field(".", description="Folder inside the pack for the map files.")
     tileset: str | None = Field(None, description="Tileset file (tilesets/*.toml), relative to the recipe; unset: one tile per symbol in its colour.")
-    tileset_name: str = Field("symbols", description="Without a tileset file: name of the generated tileset and its files under tilesets/.")
+    tileset_name: str = Field("symbols", description="Name of the tileset and its files under tilesets/ (with a tileset file: its `name`, unless set here).")
     tile_size: PositiveInt = Field(16, le=1024, description="Without a tileset file: tile width and height in pixels.")
     margin: int = Field(0, ge=0, le=64, description="Without a tileset file: pixels around the tilesheet's edge.")
     spacing: int = Field(0, ge=0, le=64, description="Without a tileset file: pixels between tiles in the tilesheet.")
@@ -87,6 +87,9 @@ class TiledMapExporter(Exporter):
     @property
     def _spec(self) -> TilesetSpec:
         if self._loaded is not None:
+            if "tileset_name" in self.model_fields_set:
+                # One file drawing maps of different symbols in one pack needs a name per symbol set.
+                return self._loaded.spec.model_copy(update={"name": self.tileset_name})
             return self._loaded.spec
         return TilesetSpec(
             name=self.tileset_name, tile_size=(self.tile_size, self.tile_size), margin=self.margin, spacing=self.spacing, style=self.style
@@ -120,8 +123,8 @@ class TiledMapExporter(Exporter):
         raise NotImplementedError
 
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
-        folder = self._loaded.folder if self._loaded else "."
-        built = build_tileset(self._spec, level.alphabet, folder)
+        loaded = self._loaded
+        built = build_tileset(self._spec, level.alphabet, loaded.folder if loaded else ".", loaded.image_sha256 if loaded else "")
         description_path, sheet_path = self._tileset_paths()
         tileset = built.tileset
         # The image path is relative to the file that holds the tileset: the map, or the .tsx/.tsj.

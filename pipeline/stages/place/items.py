@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import ClassVar, Union
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from pipeline.errors import KeyedError
 from pipeline.jit import compiled
 from pipeline.level import Color, Level, MapObject
 from pipeline.registry import stage
@@ -37,6 +39,14 @@ class Items(WalkableStage):
     properties: dict[str, Union[bool, int, float, str]] = Field(
         default_factory=dict, description='Typed properties for every item, e.g. {gold = 10, locked = true, glow = "#ffa300"} ("#rrggbb" is a colour).'
     )
+
+    @field_validator("properties")
+    @classmethod
+    def _finite(cls, value: dict[str, Union[bool, int, float, str]]) -> dict[str, Union[bool, int, float, str]]:
+        for key, prop in value.items():
+            if isinstance(prop, float) and not math.isfinite(prop):
+                raise KeyedError(key, f"must be a finite number (got {prop}): Tiled JSON has no NaN or infinity")
+        return value
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         level = inputs[0]
