@@ -12,13 +12,13 @@ from typing import Any, Callable
 
 from pipeline.cache import LevelCache
 from pipeline.executor import Executor
-from pipeline.fsio import atomic_write, sha256_bytes, sha256_file
+from pipeline.fsio import atomic_write, remove_stale_temps, sha256_bytes, sha256_file
 from pipeline.contact_sheet import update_contact_sheet
 from pipeline.levels_index import update_levels_index
 from pipeline.manifest import MANIFEST, assemble, environment, environment_id, read_manifest, recipe_record, write_manifest
 from pipeline.plan import MapPlan, PackPlan, plan_pack
 from pipeline.recipe import Recipe
-from pipeline.worker import Batch, MapResult, MapTask
+from pipeline.worker import Batch, MapResult, MapTask, clash
 
 # Maps per task: enough to amortise the ~1 ms a task costs, small enough to balance the workers.
 MAX_BATCH = 32
@@ -65,12 +65,14 @@ class Builder:
 
     def build(self, plan: PackPlan, executor: Executor, progress: Progress | None = None) -> PackReport:
         start = time.perf_counter()
+        remove_stale_temps(self.cache.temp_dir)  # what a killed build left
         recipe = plan.recipe
         report = PackReport(name=recipe.pack.name, recipe=recipe.path, maps=len(plan.maps))
         stale = plan.stale_maps
         results: dict[int, MapResult] = {}
         written: dict[str, str] = {}  # path -> sha256 of what this build wrote there
-        for batch, outcome in executor.results(self._batches(recipe, stale, executor.workers)):
+        pack_dir = str(plan.pack_dir.resolve()) if executor.writes_files else None
+        for batch, outcome in executor.results(self._batches(recipe, stale, executor.workers, pack_dir)):
             if isinstance(outcome, BaseException):
                 why = "its worker process died (killed, out of memory, or a crash in native code)" if isinstance(
                     outcome, BrokenProcessPool
@@ -88,14 +90,15 @@ class Builder:
         manifest = self._manifest(plan, results)
         report.files_removed = self._remove_obsolete(plan, manifest)
         if manifest["maps"] or plan.previous is not None:  # no manifest for a pack that has no map yet
-            write_manifest(plan.pack_dir / MANIFEST, manifest)
-            update_levels_index(plan.pack_dir, recipe.pack.name, recipe.pack.order_by, manifest)
-            update_contact_sheet(plan.pack_dir, recipe, manifest)
+            temp = self.cache.temp_dir
+            write_manifest(plan.pack_dir / MANIFEST, manifest, temp)
+            update_levels_index(plan.pack_dir, recipe.pack.name, recipe.pack.order_by, manifest, temp)
+            update_contact_sheet(plan.pack_dir, recipe, manifest, temp)
         report.failures.sort(key=lambda f: f.map)
         report.seconds = time.perf_counter() - start
         return report
 
-    def _batches(self, recipe: Recipe, maps: list[MapPlan], workers: int) -> list[Batch]:
+    def _batches(self, recipe: Recipe, maps: list[MapPlan], workers: int, pack_dir: str | None) -> list[Batch]:
         if not maps:
             return []
         size = max(1, min(MAX_BATCH, math.ceil(len(maps) / (4 * workers))))
@@ -111,17 +114,17 @@ class Builder:
             )
             for m in maps
         ]
-        root = str(self.cache.root)
-        return [Batch(recipe, root, tuple(tasks[i : i + size])) for i in range(0, len(tasks), size)]
+        root = str(self.cache.root.resolve())  # workers elsewhere (a Dask cluster) may run in another folder
+        return [Batch(recipe, root, tuple(tasks[i : i + size]), pack_dir) for i in range(0, len(tasks), size)]
 
     def _store(self, plan: PackPlan, result: MapResult, written: dict[str, str], report: PackReport) -> None:
-        """Write one map's files (atomically, skipping identical ones) or record its failure."""
+        """Write one map's files (atomically, skipping identical ones) or record its failure.
+        Files a worker wrote itself arrive as digests alone."""
         if result.failure is None:
-            digests = {path: sha256_bytes(data) for path, data in result.files.items()}
+            digests = result.digests or {path: sha256_bytes(data) for path, data in result.files.items()}
             for path, digest in digests.items():
                 if written.get(path, digest) != digest:
-                    hint = " (maps of different symbols need tilesets of their own: set tileset_name)" if path.startswith("tilesets/") else ""
-                    result.failure = ("-", f"writes {path}, which another map of this pack wrote differently{hint}")
+                    result.failure = ("-", clash(path, "another map of this pack"))
         if result.failure is not None:
             stage, message = result.failure
             report.failures.append(Failure(plan.recipe.path, result.index, stage, message))
@@ -129,9 +132,12 @@ class Builder:
         for path, data in result.files.items():
             target = plan.pack_dir / path
             if written.get(path) is None and sha256_file(target) != digests[path]:
-                atomic_write(target, data)
+                atomic_write(target, data, self.cache.temp_dir)
                 report.files_written += 1
             written[path] = digests[path]
+        for path in result.digests:
+            written[path] = result.digests[path]
+        report.files_written += result.written
         result.files = {}  # written: free the bytes
         result.digests = digests
         report.stage_runs.update(result.ran)

@@ -20,6 +20,11 @@ class LevelCache:
     def __init__(self, root: Path):
         self.root = Path(root)
 
+    @property
+    def temp_dir(self) -> Path:
+        """Where files under exports/ are written before they are renamed into place."""
+        return self.root / "tmp"
+
     def path(self, key: str) -> Path:
         return self.root / f"levels-v{CACHE_FORMAT}" / key[:2] / f"{key}.pkl"
 

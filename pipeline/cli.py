@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from pipeline.build import PackReport
+    from pipeline.executor import Executor
     from pipeline.plan import PackPlan
     from pipeline.recipe import Recipe
 
@@ -127,31 +128,55 @@ def build(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
     force: bool = typer.Option(False, "--force", help="Rebuild everything, ignoring the cache and existing files."),
     maps: Optional[List[int]] = typer.Option(None, "--map", help="Build only this map index (repeatable)."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run on this Dask cluster (tcp://HOST:PORT); needs pcg-pipeline[dask]."),
+    dask_local: Optional[int] = typer.Option(None, "--dask-local", min=1, help="Start a Dask LocalCluster of N worker processes and run there."),
+    dask_results: Optional[str] = typer.Option(
+        None, "--dask-results", help="files: Dask workers write into exports/ (shared disk; default for --dask-local); bytes: they send the files back (default for --scheduler)."
+    ),
     out: Path = EXPORTS,
     cache: Path = CACHE,
     quiet: bool = QUIET,
 ) -> None:
     """Build level packs from recipes: only what is stale since the last build."""
+    from pipeline.errors import PipelineError
     from pipeline.lock import pack_locks
 
+    if scheduler and dask_local:
+        raise PipelineError(["--scheduler and --dask-local: give one (a cluster to use, or one to start)"])
+    if dask_results not in (None, "files", "bytes"):
+        raise PipelineError([f"--dask-results: files or bytes (got {dask_results!r})"])
+    if dask_results and not (scheduler or dask_local):
+        raise PipelineError(["--dask-results: only with --scheduler or --dask-local"])
     recipes, problems = _load_all(targets or [DEFAULT_RECIPES])
     _check_maps(recipes, maps)
     console = _console()
     waiting = (lambda pack: None) if quiet else (lambda pack: console.print(f"waiting for another pcg build of {pack} ..."))
+    dask = (scheduler, dask_local, dask_results) if (scheduler or dask_local) else None
     with pack_locks(cache / "locks", [r.pack.name for r in recipes], waiting):
-        _build_locked(recipes, problems, jobs, force, maps, out, cache, quiet, console)
+        _build_locked(recipes, problems, jobs, force, maps, out, cache, quiet, console, dask)
+
+
+def _executor(jobs: int | None, todo: int, dask: tuple[str | None, int | None, str | None] | None) -> "Executor":
+    from pipeline.executor import default_workers, make_executor
+
+    if not todo:
+        return make_executor(1)
+    if dask is not None:
+        from pipeline.dask_executor import DaskExecutor
+
+        scheduler, local, results = dask
+        return DaskExecutor(scheduler=scheduler, local_workers=local or 0, results=results)  # type: ignore[arg-type]
+    return make_executor(min(jobs or default_workers(), todo))
 
 
 def _build_locked(
     recipes: list["Recipe"], problems: list[str], jobs: int | None, force: bool, maps: list[int] | None,
-    out: Path, cache: Path, quiet: bool, console: "Console",
+    out: Path, cache: Path, quiet: bool, console: "Console", dask: tuple[str | None, int | None, str | None] | None = None,
 ) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from pipeline.build import Builder
     from pipeline.cache import LevelCache
-    from pipeline.executor import default_workers, make_executor
-
     builder = Builder(exports_root=out, cache=LevelCache(cache), force=force, only=sorted(set(maps)) if maps else None)
     plans = []
     for plan in (builder.plan(r) for r in recipes):
@@ -164,7 +189,7 @@ def _build_locked(
             plans.append(plan)
     todo = sum(len(p.stale_maps) for p in plans)
     reports = []
-    executor = make_executor(min(jobs or default_workers(), todo)) if todo else make_executor(1)
+    executor = _executor(jobs, todo, dask)
     try:
         # One console for the bar and the report lines, so rich prints the lines above the bar.
         with Progress(

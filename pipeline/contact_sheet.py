@@ -29,7 +29,7 @@ _KEY = "pcg-contact-sheet"
 LAYOUT_VERSION = 3  # bump when the drawing changes, so built sheets are redrawn
 
 
-def update_contact_sheet(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any]) -> None:
+def update_contact_sheet(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], temp_dir: Path | None = None) -> None:
     """Write the pack's contact sheet if its maps or their previews changed; remove it when the
     recipe turns it off or no map has a preview."""
     path = pack_dir / CONTACT_SHEET
@@ -42,7 +42,7 @@ def update_contact_sheet(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any
     key = hashlib.sha256(json.dumps([LAYOUT_VERSION, recipe.pack.name, total, stats, entries], sort_keys=True).encode()).hexdigest()
     if _stored_key(path) == key:
         return  # a no-change rebuild reads one PNG header, not every preview
-    atomic_write(path, _draw(pack_dir, recipe.pack.name, total, entries, stats, key))
+    atomic_write(path, _draw(pack_dir, recipe.pack.name, total, entries, stats, key), temp_dir)
 
 
 def _entries(recipe: Recipe, manifest: dict[str, Any]) -> list[dict[str, Any]]:

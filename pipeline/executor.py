@@ -1,7 +1,5 @@
-"""Where batches of maps run: in this process, or on a local process pool.
-
-The build loop only calls `results()`, so a cluster executor (Dask) slots in beside these two.
-"""
+"""Where batches of maps run: in this process, on a local process pool, or on a Dask cluster
+(`pipeline.dask_executor`). The build loop only calls `results()`."""
 
 from __future__ import annotations
 
@@ -19,6 +17,7 @@ Outcome = tuple[Batch, "list[MapResult] | BaseException"]
 
 class Executor(Protocol):
     workers: int
+    writes_files: bool  # workers write map files into the pack themselves (a shared file system)
 
     def results(self, batches: list[Batch]) -> Iterator[Outcome]:
         """Run every batch; yield each with its results (or the exception that lost it) as it finishes."""
@@ -29,6 +28,7 @@ class Executor(Protocol):
 
 class SerialExecutor:
     workers = 1
+    writes_files = False
 
     def results(self, batches: list[Batch]) -> Iterator[Outcome]:
         for batch in batches:
@@ -39,6 +39,8 @@ class SerialExecutor:
 
 
 class ProcessExecutor:
+    writes_files = False
+
     def __init__(self, workers: int):
         self.workers = workers
         self._pool = self._start()

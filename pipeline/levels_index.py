@@ -24,7 +24,7 @@ def levels_index(pack: str, order_by: str, manifest: dict[str, Any]) -> bytes:
     return (json.dumps({"pack": pack, "order_by": order_by, "levels": levels}, indent=1) + "\n").encode("utf-8")
 
 
-def update_levels_index(pack_dir: Path, pack: str, order_by: str | None, manifest: dict[str, Any]) -> None:
+def update_levels_index(pack_dir: Path, pack: str, order_by: str | None, manifest: dict[str, Any], temp_dir: Path | None = None) -> None:
     """Write the index (only if it changed), or remove one an earlier build wrote."""
     path = pack_dir / LEVELS
     if order_by is None:
@@ -40,4 +40,4 @@ def update_levels_index(pack_dir: Path, pack: str, order_by: str | None, manifes
             return
     except FileNotFoundError:
         pass
-    atomic_write(path, data)
+    atomic_write(path, data, temp_dir)

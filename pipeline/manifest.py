@@ -169,7 +169,7 @@ def encode(manifest: dict[str, Any]) -> bytes:
     return (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def write_manifest(path: Path, manifest: dict[str, Any]) -> bool:
+def write_manifest(path: Path, manifest: dict[str, Any], temp_dir: Path | None = None) -> bool:
     """Write unless the file already holds exactly this; True if it was written."""
     data = encode(manifest)
     try:
@@ -177,5 +177,5 @@ def write_manifest(path: Path, manifest: dict[str, Any]) -> bool:
             return False
     except FileNotFoundError:
         pass
-    atomic_write(path, data)
+    atomic_write(path, data, temp_dir)
     return True

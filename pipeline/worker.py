@@ -1,16 +1,20 @@
 """What runs in a worker: the stages of a batch of maps, returning their files.
 
-Workers only read the recipe and the cache and write cache entries; every file under exports/ is
-written by the client, so a killed worker can never leave part of a pack behind.
+Workers read the recipe and the cache and write cache entries. Files under exports/ go back to
+the client as bytes, or, on a cluster with a shared file system, the worker writes them itself
+(`Batch.pack_dir`), each atomically, and returns their digests; the client alone writes the
+manifest, so a killed worker never leaves a half-written file or a manifest naming one.
 """
 
 from __future__ import annotations
 
 import traceback
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from pipeline.cache import LevelCache
 from pipeline.errors import PipelineError, Rejected
+from pipeline.fsio import atomic_write, sha256_bytes, sha256_file
 from pipeline.level import Level, PropertyValue
 from pipeline.plan import KeyMaker, export_provenance
 from pipeline.recipe import Recipe
@@ -34,6 +38,7 @@ class Batch:
     recipe: Recipe
     cache_root: str
     tasks: tuple[MapTask, ...]
+    pack_dir: str | None = None  # set: the worker writes the map's files there itself
 
 
 @dataclass
@@ -45,6 +50,7 @@ class MapResult:
     stats: dict[str, dict[str, PropertyValue]] = field(default_factory=dict)  # stage -> its Level's properties
     ran: list[str] = field(default_factory=list)
     failure: tuple[str, str] | None = None  # (stage, message)
+    written: int = 0  # files the worker wrote itself (they differed from those on disk)
     # Set when a filter made the map again: the attempt that passed, and its keys and seeds.
     attempt: int = 0
     keys: dict[str, str] | None = None
@@ -62,10 +68,30 @@ def run_batch(batch: Batch) -> list[MapResult]:
     results = []
     for task in batch.tasks:
         try:
-            results.append(run_map(batch.recipe, cache, task))
+            result = run_map(batch.recipe, cache, task)
+            if batch.pack_dir is not None and result.failure is None:
+                write_files(result, Path(batch.pack_dir), cache.temp_dir)
+            results.append(result)
         except Exception as exc:  # outside any stage: still this map's failure alone, on every executor
             results.append(MapResult(task.index, failure=("-", f"{type(exc).__name__}: {exc}")))
     return results
+
+
+def write_files(result: MapResult, pack_dir: Path, temp_dir: Path) -> None:
+    """Write a map's files where they belong (skipping identical ones); keep only their digests."""
+    result.digests = {path: sha256_bytes(data) for path, data in result.files.items()}
+    for path, data in result.files.items():
+        target = pack_dir / path
+        if sha256_file(target) != result.digests[path]:
+            atomic_write(target, data, temp_dir)
+            result.written += 1
+    result.files = {}
+
+
+def clash(path: str, other: str) -> str:
+    """The message for a shared file (a tileset) that two writers made differently."""
+    hint = " (maps of different symbols need tilesets of their own: set tileset_name)" if path.startswith("tilesets/") else ""
+    return f"writes {path}, which {other} wrote differently{hint}"
 
 
 def run_map(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
@@ -133,8 +159,7 @@ def _run_attempt(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
             result.outputs[name] = sorted(files)
             for path, data in files.items():
                 if path in result.files and result.files[path] != data:
-                    hint = " (stages drawing maps of different symbols need tilesets of their own: set tileset_name)" if path.startswith("tilesets/") else ""
-                    raise StageFailed(name, f"writes {path}, which another stage of this map wrote differently{hint}")
+                    raise StageFailed(name, clash(path, "another stage of this map"))
                 result.files[path] = data
     except StageFailed as failed:
         return MapResult(task.index, failure=(failed.stage, failed.message))
