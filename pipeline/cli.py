@@ -231,6 +231,59 @@ def _build_locked(
 
 @app.command()
 @_user_errors
+def watch(
+    targets: List[Path] = typer.Argument(None, help="Recipe files, or folders whose *.toml files are recipes (default: recipes/)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
+    poll: bool = typer.Option(False, "--poll", help="Poll for changes instead of OS events (network drives, container mounts)."),
+    interval: float = typer.Option(0.25, "--interval", min=0.01, help="Seconds between polls, with --poll."),
+    debounce: float = typer.Option(0.1, "--debounce", min=0.0, help="Seconds without events before a build starts."),
+    show: bool = typer.Option(False, "--show", help="After each rebuild, print the pack's contact sheet as a file:// link."),
+    out: Path = EXPORTS,
+    cache: Path = CACHE,
+) -> None:
+    """Rebuild packs as their recipes, or files they read, are saved; Ctrl+C stops."""
+    import signal
+    import time
+
+    from pipeline.contact_sheet import CONTACT_SHEET
+    from pipeline.errors import PipelineError
+    from pipeline.executor import default_workers, make_executor
+    from pipeline.watch import Watcher, run
+
+    targets = targets or [DEFAULT_RECIPES]
+    missing = [t for t in targets if not t.exists() and t.suffix != ".toml"]
+    if missing:
+        raise PipelineError([f"{t}: no such recipe or folder" for t in missing])
+    console = _console()
+
+    def echo(line: str) -> None:
+        from rich.markup import escape
+
+        stamp = time.strftime("%H:%M:%S")
+        if line.startswith("error: "):
+            _console(stderr=True).print(f"{stamp} [red]error:[/red] {escape(line[7:])}", soft_wrap=True, highlight=False)
+        else:
+            console.print(f"{stamp} {escape(line)}", soft_wrap=True, highlight=False)
+
+    def shown(recipe: "Recipe") -> None:
+        sheet = (out / recipe.pack.name / CONTACT_SHEET).resolve()
+        if sheet.is_file():
+            echo(f"{recipe.pack.name}: {sheet.as_uri()}")
+
+    # Worker processes are forked before watchdog starts its threads.
+    executor = make_executor(jobs or default_workers())
+    watcher = Watcher(targets, out, cache, executor, echo, debounce=debounce, on_built=shown if show else None)
+    signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
+    try:
+        run(watcher, interval if poll else None)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        executor.close()
+
+
+@app.command()
+@_user_errors
 def explain(
     recipe: Path = typer.Argument(..., help="The recipe to explain."),
     maps: Optional[List[int]] = typer.Option(None, "--map", help="Explain only this map index (repeatable)."),

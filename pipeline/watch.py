@@ -1,0 +1,201 @@
+"""`pcg watch`: rebuild a pack the moment its recipe, or a file it reads, is saved.
+
+One thread takes file-system events (watchdog: inotify and friends, or polling) and marks the
+recipes they touch as dirty; the main thread waits until events have been quiet for `debounce`
+seconds, then builds each dirty recipe in turn. Builds therefore never overlap, a burst of saves
+becomes one build, and a save that lands during a build makes one more build after it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from pipeline.build import Builder
+from pipeline.cache import LevelCache
+from pipeline.errors import PipelineError
+from pipeline.executor import Executor
+from pipeline.lock import pack_locks
+from pipeline.recipe import Recipe, load_recipe
+
+# Files editors write beside the one being saved: swap, backup, lock and temporary files.
+_IGNORED_SUFFIXES = (".swp", ".swo", ".swx", ".swpx", "~", ".tmp", ".bak", ".orig", ".part", ".crdownload", ".kate-swp")
+
+
+def ignored(path: Path) -> bool:
+    name = path.name
+    return (
+        name.endswith(_IGNORED_SUFFIXES)
+        or name.startswith(".#")  # emacs lock
+        or (name.startswith("#") and name.endswith("#"))  # emacs autosave
+        or name == "4913"  # vim probing whether it may write in the folder
+        or (name.startswith(".") and not name.endswith(".toml"))  # hidden temporaries (.foo.toml.XYZ)
+    )
+
+
+@dataclass
+class Watcher:
+    targets: list[Path]  # recipe files and folders of recipes
+    out: Path
+    cache: Path
+    executor: Executor
+    echo: Callable[[str], None]
+    debounce: float = 0.1
+    on_built: Callable[[Recipe], None] | None = None
+    deps: dict[Path, set[Path]] = field(default_factory=dict)  # recipe -> files it reads
+    _dirty: set[Path] = field(default_factory=set)
+    _last_event: float = 0.0
+    _wake: threading.Condition = field(default_factory=threading.Condition)
+    _stop: bool = False
+    builds: int = 0
+
+    # -- what is watched -----------------------------------------------------------------
+
+    def recipes(self) -> list[Path]:
+        """The recipe files now: those named, and the *.toml files directly in folders named."""
+        found = []
+        for target in self.targets:
+            if target.is_dir():
+                found += sorted(p for p in target.glob("*.toml") if not ignored(p))
+            else:
+                found.append(target)
+        return [p.resolve() for p in found]
+
+    def folders(self) -> set[Path]:
+        """Folders to watch: those of recipes, and of every file a recipe reads."""
+        dirs = {(t if t.is_dir() else t.parent).resolve() for t in self.targets}
+        for files in self.deps.values():
+            dirs |= {f.parent for f in files}
+        return {d for d in dirs if d.is_dir()}
+
+    def _is_recipe(self, path: Path) -> bool:
+        if path.suffix != ".toml" or ignored(path):
+            return False
+        for target in self.targets:
+            target = target.resolve()
+            if path == target or (path.parent == target and target.is_dir()):
+                return True
+        return False
+
+    # -- events (watchdog's thread) ------------------------------------------------------
+
+    def touched(self, paths: list[str]) -> None:
+        dirty = set()
+        outputs = (self.out.resolve(), self.cache.resolve())
+        for raw in paths:
+            path = Path(raw).resolve()
+            if ignored(path) or any(path.is_relative_to(o) for o in outputs):
+                continue
+            if self._is_recipe(path):
+                dirty.add(path)
+            dirty |= {recipe for recipe, files in self.deps.items() if path in files}
+        if dirty:
+            with self._wake:
+                self._dirty |= dirty
+                self._last_event = time.monotonic()
+                self._wake.notify()
+
+    def stop(self) -> None:
+        with self._wake:
+            self._stop = True
+            self._wake.notify()
+
+    # -- builds (the main thread) --------------------------------------------------------
+
+    def next_batch(self) -> list[Path] | None:
+        """Wait for dirty recipes and `debounce` seconds without events; None once stopped."""
+        with self._wake:
+            while True:
+                if self._stop:
+                    return None
+                if self._dirty:
+                    quiet = time.monotonic() - self._last_event
+                    if quiet >= self.debounce:
+                        batch, self._dirty = sorted(self._dirty), set()
+                        return batch
+                    self._wake.wait(self.debounce - quiet)
+                else:
+                    self._wake.wait()
+
+    def build(self, path: Path) -> None:
+        shown = _shown(path)
+        if not path.is_file():
+            if self.deps.pop(path, None) is not None:
+                self.echo(f"{shown}: removed; no longer watched")
+            return
+        try:
+            recipe = load_recipe(shown)  # named as `pcg build` names it, in messages and the manifest
+        except PipelineError as exc:
+            # The last good pack stays as it is; the files it read stay watched, so fixing
+            # either the recipe or one of them rebuilds.
+            self.deps.setdefault(path, set())
+            for line in exc.problems:
+                self.echo(f"error: {line}")
+            return
+        self.deps[path] = {(path.parent / f).resolve() for s in recipe.stages for f in s.params.files_read()}
+        start = time.perf_counter()
+        builder = Builder(exports_root=self.out, cache=LevelCache(self.cache))
+        with pack_locks(self.cache / "locks", [recipe.pack.name], lambda pack: self.echo(f"waiting for another pcg build of {pack} ...")):
+            plan = builder.plan(recipe)
+            report = builder.build(plan, self.executor)
+        self.builds += 1
+        took = time.perf_counter() - start
+        if report.built:
+            self.echo(f"{recipe.pack.name}: rebuilt {report.built} of {len(plan.maps)} maps in {took:.2f} s ({report.files_written} files written)")
+        elif report.files_removed:
+            self.echo(f"{recipe.pack.name}: removed {report.files_removed} files in {took:.2f} s")
+        else:
+            self.echo(f"{recipe.pack.name}: up to date ({took:.2f} s)")
+        for failure in report.failures:
+            self.echo(f"error: {failure.recipe}: map {failure.map}: stage {failure.stage}: {failure.message}")
+        if self.on_built is not None and not report.failures:
+            self.on_built(recipe)
+
+
+def run(watcher: Watcher, poll: float | None) -> None:
+    """Build every recipe once, then rebuild on changes until stopped (Ctrl+C)."""
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+    from watchdog.observers import Observer
+    from watchdog.observers.polling import PollingObserver
+
+    class Handler(FileSystemEventHandler):
+        def on_any_event(self, event: FileSystemEvent) -> None:
+            if event.is_directory or event.event_type in ("opened", "closed_no_write"):
+                return
+            paths = [event.src_path, getattr(event, "dest_path", "") or ""]
+            watcher.touched([str(p) for p in paths if p])
+
+    observer = PollingObserver(timeout=poll) if poll else Observer()
+    watched: set[Path] = set()
+
+    def follow() -> None:
+        for folder in sorted(watcher.folders() - watched):
+            observer.schedule(Handler(), str(folder), recursive=False)
+            watched.add(folder)
+
+    # Watch before the first builds, so a save during them is not missed.
+    follow()
+    observer.start()
+    try:
+        for path in watcher.recipes():
+            watcher.build(path)
+        follow()
+        shown = ", ".join(_shown(t) for t in watcher.targets)
+        watcher.echo(f"watching {shown} ({len(watcher.deps)} recipes); Ctrl+C to stop")
+        while (batch := watcher.next_batch()) is not None:
+            for path in batch:
+                watcher.build(path)
+            follow()  # a recipe may now read files in another folder
+    finally:
+        observer.stop()
+        observer.join(timeout=5)
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
