@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 from pipeline.cache import LevelCache
 from pipeline.executor import Executor
-from pipeline.fsio import atomic_write, remove_stale_temps, sha256_bytes, sha256_file
+from pipeline.fsio import atomic_write, remove_stale_temps, sha256_bytes
+from pipeline.stamps import Stamps
 from pipeline.contact_sheet import update_contact_sheet
 from pipeline.levels_index import update_levels_index
 from pipeline.manifest import MANIFEST, assemble, environment, environment_id, read_manifest, recipe_record, write_manifest
@@ -89,9 +90,12 @@ class Builder:
         report.built = len(results)
         manifest = self._manifest(plan, results)
         report.files_removed = self._remove_obsolete(plan, manifest)
+        temp = self.cache.temp_dir
+        if plan.stamps is not None:
+            plan.stamps.save(temp)
         if manifest["maps"] or plan.previous is not None:  # no manifest for a pack that has no map yet
-            temp = self.cache.temp_dir
-            write_manifest(plan.pack_dir / MANIFEST, manifest, temp)
+            if manifest != plan.previous:  # comparing dicts is far cheaper than encoding 1,000 maps
+                write_manifest(plan.pack_dir / MANIFEST, manifest, temp)
             update_levels_index(plan.pack_dir, recipe.pack.name, recipe.pack.order_by, manifest, temp)
             update_contact_sheet(plan.pack_dir, recipe, manifest, temp)
         report.failures.sort(key=lambda f: f.map)
@@ -129,10 +133,12 @@ class Builder:
             stage, message = result.failure
             report.failures.append(Failure(plan.recipe.path, result.index, stage, message))
             return
+        stamps = plan.stamps or Stamps.for_pack(self.cache.root, plan.recipe.pack.name)
         for path, data in result.files.items():
             target = plan.pack_dir / path
-            if written.get(path) is None and sha256_file(target) != digests[path]:
+            if written.get(path) is None and stamps.digest(target, path) != digests[path]:
                 atomic_write(target, data, self.cache.temp_dir)
+                stamps.record(target, path, digests[path])
                 report.files_written += 1
             written[path] = digests[path]
         for path in result.digests:
@@ -210,7 +216,7 @@ class Builder:
         for entry in (plan.previous or {}).get("maps", []):
             for rel, digest in entry.get("files", {}).items():
                 target = plan.pack_dir / rel
-                if rel not in keep and sha256_file(target) == digest:
+                if rel not in keep and (plan.stamps or Stamps.for_pack(self.cache.root, plan.recipe.pack.name)).digest(target, rel) == digest:
                     target.unlink()
                     removed += 1
                     keep.add(rel)  # shared files appear in many entries: remove once

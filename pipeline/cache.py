@@ -6,6 +6,7 @@ so a hit means the stage would produce exactly this Level again.
 
 from __future__ import annotations
 
+import os
 import pickle
 from pathlib import Path
 
@@ -29,7 +30,8 @@ class LevelCache:
         return self.root / f"levels-v{CACHE_FORMAT}" / key[:2] / f"{key}.pkl"
 
     def has(self, key: str) -> bool:
-        return self.path(key).is_file()
+        # os.path on strings: the plan asks this for every stage of every map.
+        return os.path.isfile(os.path.join(self.root, f"levels-v{CACHE_FORMAT}", key[:2], f"{key}.pkl"))
 
     def load(self, key: str) -> Level | None:
         """The cached Level, or None if absent or unreadable (a damaged entry is just a miss)."""

@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from PIL import Image, ImageDraw, ImageFont, PngImagePlugin
+from PIL import Image, PngImagePlugin
 
 from pipeline.fsio import atomic_write
 from pipeline.recipe import Recipe
@@ -26,7 +26,7 @@ PREFERRED_STATS = ("difficulty", "path_length", "diameter", "dead_end_pct", "reg
 BACKGROUND = (29, 43, 83, 255)
 TEXT = (255, 241, 232, 255)
 _KEY = "pcg-contact-sheet"
-LAYOUT_VERSION = 3  # bump when the drawing changes, so built sheets are redrawn
+LAYOUT_VERSION = 4  # bump when the drawing changes, so built sheets are redrawn
 
 
 def update_contact_sheet(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], temp_dir: Path | None = None) -> None:
@@ -80,7 +80,8 @@ def _stats_shown(recipe: Recipe, entries: list[dict[str, Any]]) -> list[str]:
 def _stored_key(path: Path) -> str | None:
     try:
         with Image.open(path) as image:
-            return image.text.get(_KEY)  # type: ignore[attr-defined,no-any-return]
+            # Our text chunk comes before the pixels: `info` has it without decoding them.
+            return image.info.get(_KEY)  # type: ignore[no-any-return]
     except (OSError, ValueError, AttributeError):
         return None
 
@@ -94,7 +95,7 @@ def _caption(entry: dict[str, Any], stats: list[str]) -> list[str]:
     return lines
 
 
-def _fit(text: str, font: ImageFont.ImageFont, width: int) -> str:
+def _fit(text: str, font: Any, width: int) -> str:
     """Cut a caption line to the thumbnail's width, so it never runs into the next one."""
     while text and font.getlength(text) > width:
         text = text[:-2] + "~" if len(text) > 1 else ""
@@ -102,13 +103,15 @@ def _fit(text: str, font: ImageFont.ImageFont, width: int) -> str:
 
 
 def _draw(pack_dir: Path, pack: str, total: int, entries: list[dict[str, Any]], stats: list[str], key: str) -> bytes:
+    from PIL import ImageDraw, ImageFont  # only when drawing: importing ImageDraw costs every command 60 ms
+
     font = ImageFont.load_default_imagefont()  # a bitmap font: the same pixels on every machine
     columns = min(len(entries), MAX_COLUMNS)
     rows = math.ceil(len(entries) / columns)
     caption = (1 + len(stats)) * LINE + 4  # the map, then a line per stat shown
     cell_w, cell_h = THUMB + PAD, THUMB + caption + PAD
     title_h = 20
-    sheet = Image.new("RGBA", (PAD + columns * cell_w, title_h + PAD + rows * cell_h), BACKGROUND)
+    sheet = Image.new("RGB", (PAD + columns * cell_w, title_h + PAD + rows * cell_h), BACKGROUND[:3])
     draw = ImageDraw.Draw(sheet)
     title = f"{pack}: {total} maps" + (f" (the first {len(entries)} shown)" if len(entries) < total else "")
     draw.text((PAD, 6), title, font=font, fill=TEXT)
@@ -117,11 +120,11 @@ def _draw(pack_dir: Path, pack: str, total: int, entries: list[dict[str, Any]], 
         top = title_h + PAD + (k // columns) * cell_h
         try:
             with Image.open(pack_dir / entry["file"]) as image:
-                thumb = _thumbnail(image.convert("RGBA"))
+                thumb = _thumbnail(_on_background(image))
         except OSError:
-            thumb = Image.new("RGBA", (THUMB, THUMB), (0, 0, 0, 255))
+            thumb = Image.new("RGB", (THUMB, THUMB), (0, 0, 0))
         # Bottom-aligned, so every caption sits right under its map.
-        sheet.alpha_composite(thumb, (left + (THUMB - thumb.width) // 2, top + THUMB - thumb.height))
+        sheet.paste(thumb, (left + (THUMB - thumb.width) // 2, top + THUMB - thumb.height))
         for line, text in enumerate(_caption(entry, stats)):
             draw.text((left, top + THUMB + 3 + line * LINE), _fit(text, font, THUMB), font=font, fill=TEXT)
     info = PngImagePlugin.PngInfo()
@@ -129,6 +132,23 @@ def _draw(pack_dir: Path, pack: str, total: int, entries: list[dict[str, Any]], 
     out = io.BytesIO()
     sheet.save(out, format="PNG", pnginfo=info)
     return out.getvalue()
+
+
+def _on_background(image: Image.Image) -> Image.Image:
+    """The preview as RGB over the sheet's background. A palette image just recolours its clear
+    entries, several times faster than blending a full-size RGBA one."""
+    clear = image.info.get("transparency")
+    if image.mode == "P" and isinstance(clear, (bytes, int)):
+        palette = image.getpalette() or []
+        # Pillow gives one clear entry as its index, several as an alpha per entry.
+        entries = [clear] if isinstance(clear, int) else [i for i, alpha in enumerate(clear) if alpha == 0]
+        for i in entries:
+            palette[3 * i : 3 * i + 3] = BACKGROUND[:3]
+        image = image.copy()
+        image.putpalette(palette)
+        return image.convert("RGB")
+    ground = Image.new("RGBA", image.size, BACKGROUND)
+    return Image.alpha_composite(ground, image.convert("RGBA")).convert("RGB")
 
 
 def _thumbnail(image: Image.Image) -> Image.Image:
@@ -139,4 +159,8 @@ def _thumbnail(image: Image.Image) -> Image.Image:
         factor = int(scale)
         return image.resize((image.width * factor, image.height * factor), Image.Resampling.NEAREST)
     size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+    # A whole-factor box reduction first (fast), then the exact fit from at most twice the size.
+    factor = int(1 / scale) // 2
+    if factor > 1:
+        image = image.reduce(factor)
     return image.resize(size, Image.Resampling.BOX)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.cache import LevelCache
-from pipeline.fsio import sha256_file
+from pipeline.stamps import Stamps
 from pipeline.level import PropertyValue
 from pipeline.manifest import project_path, recipe_config
 from pipeline.recipe import Recipe
@@ -57,6 +57,7 @@ class PackPlan:
     maps: list[MapPlan] = field(default_factory=list)
     obsolete: list[int] = field(default_factory=list)  # built maps the pack no longer has
     owner: str | None = None  # another recipe that built this pack folder, if any
+    stamps: Stamps | None = None  # what the files of the pack looked like when last hashed
 
     @property
     def stale_maps(self) -> list[MapPlan]:
@@ -68,28 +69,32 @@ class KeyMaker:
 
     def __init__(self, recipe: Recipe):
         self.recipe = recipe
-        self.static: dict[str, dict[str, Any]] = {}
+        # Each stage's static part as canonical JSON fragments, key by key: a map's key text is
+        # these spliced with its own few values, exactly canonical_json of the whole payload,
+        # without encoding every stage's parameters again for each of thousands of maps.
+        self.static: dict[str, dict[str, str]] = {}
         for spec in recipe.stages:
-            self.static[spec.name] = stage_config(spec.kind, spec.params.version, spec.params.model_dump(mode="json"))
+            static = stage_config(spec.kind, spec.params.version, spec.params.model_dump(mode="json"))
             files = spec.params.files_read()
             if files:
-                self.static[spec.name]["files"] = files
+                static["files"] = files
+            self.static[spec.name] = {key: canonical_json(value) for key, value in static.items()}
 
     def keys(self, index: int, attempt: int = 0) -> dict[str, tuple[str, tuple[int, ...]]]:
         out: dict[str, tuple[str, tuple[int, ...]]] = {}
         pack = self.recipe.pack
         for spec in self.recipe.stages:
             seed = stage_seed(index, spec.name, pack.seed, attempt)
-            payload: dict[str, Any] = {
-                **self.static[spec.name],
-                "seed": list(seed),
-                "inputs": [out[i][0] for i in spec.inputs],
-            }
+            parts = dict(self.static[spec.name])
+            # Seeds are ints and keys hex: their canonical JSON is written out directly.
+            parts["seed"] = "[" + ",".join(str(s) for s in seed) + "]"
+            parts["inputs"] = "[" + ",".join(f'"{out[i][0]}"' for i in spec.inputs) + "]"
             if spec.is_exporter:
                 # What an exporter writes also depends on the file names and provenance it is given.
-                payload["stem"] = pack.stem(index)
-                payload["provenance"] = export_provenance(self.recipe, index, spec.name, attempt)
-            out[spec.name] = (hashlib.sha256(canonical_json(payload).encode()).hexdigest(), seed)
+                parts["stem"] = canonical_json(pack.stem(index))
+                parts["provenance"] = canonical_json(export_provenance(self.recipe, index, spec.name, attempt))
+            text = "{" + ",".join(f'"{key}":{parts[key]}' for key in sorted(parts)) + "}"
+            out[spec.name] = (hashlib.sha256(text.encode()).hexdigest(), seed)
         return out
 
 
@@ -115,7 +120,7 @@ def plan_pack(
     only: list[int] | None = None,
 ) -> PackPlan:
     pack_dir = exports_root / recipe.pack.name
-    plan = PackPlan(recipe=recipe, pack_dir=pack_dir, previous=previous)
+    plan = PackPlan(recipe=recipe, pack_dir=pack_dir, previous=previous, stamps=Stamps.for_pack(cache.root, recipe.pack.name))
     if previous is not None:
         plan.obsolete = sorted(m["index"] for m in previous["maps"] if m["index"] >= recipe.pack.maps)
         built_by = previous["recipe"].get("path")
@@ -147,7 +152,7 @@ def plan_pack(
             else:
                 reasons = _why_stale(spec.name, key, prev, before, recipe, keys)
                 if not reasons and spec.is_exporter:
-                    reasons = _outputs_changed(pack_dir, prev, spec.name, digests)
+                    reasons = _outputs_changed(pack_dir, prev, spec.name, digests, plan.stamps)
             cached = not spec.is_exporter and not force and cache.has(key)
             stages[spec.name] = StagePlan(spec.name, key, seed, bool(reasons), tuple(reasons), cached)
         mp = MapPlan(index=index, stem=recipe.pack.stem(index), stages=stages, attempt=attempt)
@@ -218,12 +223,12 @@ def _short(value: Any) -> str:
     return text if len(text) <= 30 else text[:27] + "..."
 
 
-def _outputs_changed(pack_dir: Path, prev: dict[str, Any] | None, name: str, digests: dict[str, str | None]) -> list[str]:
+def _outputs_changed(pack_dir: Path, prev: dict[str, Any] | None, name: str, digests: dict[str, str | None], stamps: Stamps) -> list[str]:
     assert prev is not None
     recorded = prev.get("files", {})
     for rel in prev["stages"][name].get("files", []):
         if rel not in digests:
-            digests[rel] = sha256_file(pack_dir / rel)
+            digests[rel] = stamps.digest(pack_dir / rel, rel)
         digest = digests[rel]
         if digest is None:
             return [f"output missing on disk ({rel})"]

@@ -7,7 +7,7 @@ from pipeline.stages.export.tiled_map import TiledMapExporter
 from pipeline.tiled.tmx import TmxMap
 
 
-@stage("export.tmx", version=3)
+@stage("export.tmx", version=4)
 class ExportTmx(TiledMapExporter):
     """Write each map as a Tiled TMX file, as Tiled itself writes it, with its tileset (.tsx)
     and tilesheet PNG under tilesets/ (shared by every map of the pack) and a preview PNG drawn
