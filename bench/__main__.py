@@ -1,6 +1,7 @@
-from bench import backtracker, catalogue, dungeons, rewrite
+from bench import backtracker, catalogue, dungeons, rewrite, scale
 
 backtracker.main()
 catalogue.main()
 rewrite.main()
 dungeons.main()
+scale.main()
