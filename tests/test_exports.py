@@ -8,6 +8,7 @@ import json
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -47,6 +48,19 @@ def run_tiled(args: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, env=tiled_env(), capture_output=True, text=True, timeout=120)
 
 
+def run_on_each(
+    paths: list[Path], root: Path, tmp_path: Path, suffix: str, command: Callable[[Path, Path], list[str]]
+) -> list[tuple[Path, subprocess.CompletedProcess[str], Path]]:
+    """Run a Tiled tool on every map, four at a time; (map, process, output file) for each."""
+
+    def one(path: Path) -> tuple[Path, subprocess.CompletedProcess[str], Path]:
+        out = tmp_path / (path.relative_to(root).as_posix().replace("/", "-") + suffix)
+        return path, run_tiled(command(path, out)), out
+
+    with ThreadPoolExecutor(4) as pool:
+        return list(pool.map(one, paths))
+
+
 @needs_tiled
 def test_real_tiled_loads_every_example_map_and_agrees_with_our_tilesets(examples: Path, tmp_path: Path) -> None:
     """Every TMX and TMJ map of every example recipe through `tiled --export-map json`, and every
@@ -56,12 +70,7 @@ def test_real_tiled_loads_every_example_map_and_agrees_with_our_tilesets(example
     assert len(paths) >= 100
     assert any(p.suffix == ".tmj" for p in paths)
 
-    def export(path: Path) -> tuple[Path, subprocess.CompletedProcess[str], Path]:
-        out = tmp_path / (path.relative_to(examples).as_posix().replace("/", "-") + ".json")
-        return path, run_tiled(["tiled", "--export-map", "json", str(path), str(out)]), out
-
-    with ThreadPoolExecutor(4) as pool:
-        results = list(pool.map(export, paths))
+    results = run_on_each(paths, examples, tmp_path, ".json", lambda path, out: ["tiled", "--export-map", "json", str(path), str(out)])
     for path, proc, out in results:
         assert proc.returncode == 0, (path, proc.stderr)
         data = json.loads(out.read_text())
@@ -105,12 +114,7 @@ def test_tmxrasterizer_draws_every_example_map_as_our_preview_does(examples: Pat
     paths = [p for p in maps_of(examples) if preview_of(p).is_file()]
     assert len(paths) >= 100 and any(p.suffix == ".tmj" for p in paths)
 
-    def rasterize(path: Path) -> tuple[Path, subprocess.CompletedProcess[str], Path]:
-        out = tmp_path / (path.relative_to(examples).as_posix().replace("/", "-") + ".png")
-        return path, run_tiled(["tmxrasterizer", "--hide-layer", "objects", str(path), str(out)]), out
-
-    with ThreadPoolExecutor(4) as pool:
-        results = list(pool.map(rasterize, paths))
+    results = run_on_each(paths, examples, tmp_path, ".png", lambda path, out: ["tmxrasterizer", "--hide-layer", "objects", str(path), str(out)])
     for path, proc, out in results:
         assert proc.returncode == 0, (path, proc.stderr)
         theirs, ours = rgba(out), rgba(preview_of(path))
