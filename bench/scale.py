@@ -8,6 +8,7 @@ Every build is a real `pcg` command in a fresh process on a fresh project, as a 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import statistics
@@ -108,11 +109,9 @@ def main() -> None:
         # Compile (or load) the kernels once, outside the timings.
         pcg(fresh(root, "warm", ONE_MAP), "build", "recipes", "-q")
         runs: list[tuple[str, list[str]]] = [("-j 1", ["-j", "1"]), ("-j 2", ["-j", "2"])]
-        try:
-            import distributed  # noqa: F401
-
+        if importlib.util.find_spec("distributed") is not None:
             runs.append(("Dask LocalCluster(2)", ["--dask-local", "2"]))
-        except ImportError:
+        else:
             console.print("[yellow]Dask is not installed (pip install 'pcg-pipeline[dask]'): skipping its run[/yellow]")
         table = Table(title=f"{MAPS} maps of 41 x 41 cells: generate -> label -> TMX + preview PNG")
         for col in ("executor", "seconds", "maps / s", "speedup vs -j 1"):
