@@ -12,13 +12,13 @@ from typing import Any, Callable
 
 from pipeline.cache import LevelCache
 from pipeline.executor import Executor
-from pipeline.fsio import atomic_write, remove_stale_temps, sha256_bytes
-from pipeline.stamps import Stamps
 from pipeline.contact_sheet import update_contact_sheet
+from pipeline.fsio import atomic_write, remove_stale_temps, sha256_bytes
 from pipeline.levels_index import update_levels_index
 from pipeline.manifest import MANIFEST, assemble, environment, environment_id, read_manifest, recipe_record, write_manifest
 from pipeline.plan import MapPlan, PackPlan, plan_pack
 from pipeline.recipe import Recipe
+from pipeline.stamps import Stamps
 from pipeline.worker import Batch, MapResult, MapTask, clash
 
 # Maps per task: enough to amortise the ~1 ms a task costs, small enough to balance the workers.
@@ -133,20 +133,23 @@ class Builder:
             stage, message = result.failure
             report.failures.append(Failure(plan.recipe.path, result.index, stage, message))
             return
-        stamps = plan.stamps or Stamps.for_pack(self.cache.root, plan.recipe.pack.name)
+        stamps = self._stamps(plan)
         for path, data in result.files.items():
             target = plan.pack_dir / path
             if written.get(path) is None and stamps.digest(target, path) != digests[path]:
                 atomic_write(target, data, self.cache.temp_dir)
                 stamps.record(target, path, digests[path])
                 report.files_written += 1
-            written[path] = digests[path]
-        for path in result.digests:
-            written[path] = result.digests[path]
-        report.files_written += result.written
+        written.update(digests)
+        report.files_written += result.written  # those the worker wrote itself
         result.files = {}  # written: free the bytes
         result.digests = digests
         report.stage_runs.update(result.ran)
+
+    def _stamps(self, plan: PackPlan) -> Stamps:
+        if plan.stamps is None:  # a plan made elsewhere than plan_pack
+            plan.stamps = Stamps.for_pack(self.cache.root, plan.recipe.pack.name)
+        return plan.stamps
 
     def _manifest(self, plan: PackPlan, results: dict[int, MapResult]) -> dict[str, Any]:
         recipe = plan.recipe
@@ -216,7 +219,7 @@ class Builder:
         for entry in (plan.previous or {}).get("maps", []):
             for rel, digest in entry.get("files", {}).items():
                 target = plan.pack_dir / rel
-                if rel not in keep and (plan.stamps or Stamps.for_pack(self.cache.root, plan.recipe.pack.name)).digest(target, rel) == digest:
+                if rel not in keep and self._stamps(plan).digest(target, rel) == digest:
                     target.unlink()
                     removed += 1
                     keep.add(rel)  # shared files appear in many entries: remove once
