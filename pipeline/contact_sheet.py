@@ -13,6 +13,7 @@ from typing import Any
 from PIL import Image, PngImagePlugin
 
 from pipeline.fsio import atomic_write
+from pipeline.levels_index import play_order
 from pipeline.recipe import Recipe
 
 CONTACT_SHEET = "contact_sheet.png"
@@ -48,16 +49,9 @@ def update_contact_sheet(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any
 def _entries(recipe: Recipe, manifest: dict[str, Any]) -> list[dict[str, Any]]:
     """Per map shown: index, stem, preview file and its sha256, stats; in play order when the
     pack has one (`order_by`), else by index."""
-    maps = sorted(manifest["maps"], key=lambda m: m["index"])
-    order_by = recipe.pack.order_by
-    if order_by:
-        name = order_by.lstrip("-")
-        sign = -1 if order_by.startswith("-") else 1
-        have = [m for m in maps if isinstance(m["stats"].get(name), (int, float))]
-        maps = sorted(have, key=lambda m: sign * m["stats"][name]) + [m for m in maps if m not in have]
     exporters = [s for s in recipe.stages if s.is_exporter]
     entries = []
-    for m in maps:
+    for m in play_order(manifest["maps"], recipe.pack.order_by):
         for spec in exporters:
             preview = spec.params.preview_file(m["stem"])  # type: ignore[attr-defined]
             if preview is not None and preview in m["files"]:

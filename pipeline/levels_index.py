@@ -11,16 +11,27 @@ from pipeline.fsio import atomic_write
 LEVELS = "levels.json"
 
 
-def levels_index(pack: str, order_by: str, manifest: dict[str, Any]) -> bytes:
-    """Every built map sorted by the stat `order_by` (a leading `-` sorts high to low; ties and
-    maps without the stat keep map order, the latter last), with its files."""
+def play_order(maps: list[dict[str, Any]], order_by: str | None) -> list[dict[str, Any]]:
+    """Manifest map entries sorted by the stat `order_by` (a leading `-` sorts high to low; ties
+    and maps without the stat keep map order, the latter last); by index without `order_by`."""
+    maps = sorted(maps, key=lambda m: m["index"])
+    if not order_by:
+        return maps
     name = order_by.lstrip("-")
     descending = order_by.startswith("-")
-    maps = sorted(manifest["maps"], key=lambda m: m["index"])
     have = [m for m in maps if isinstance(m["stats"].get(name), (int, float))]
     lacking = [m for m in maps if m not in have]
     have.sort(key=lambda m: -m["stats"][name] if descending else m["stats"][name])
-    levels = [{"map": m["index"], "stem": m["stem"], name: m["stats"].get(name), "files": sorted(m["files"])} for m in have + lacking]
+    return have + lacking
+
+
+def levels_index(pack: str, order_by: str, manifest: dict[str, Any]) -> bytes:
+    """Every built map in play order (`play_order`), with its files."""
+    name = order_by.lstrip("-")
+    levels = [
+        {"map": m["index"], "stem": m["stem"], name: m["stats"].get(name), "files": sorted(m["files"])}
+        for m in play_order(manifest["maps"], order_by)
+    ]
     return (json.dumps({"pack": pack, "order_by": order_by, "levels": levels}, indent=1) + "\n").encode("utf-8")
 
 
