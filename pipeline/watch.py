@@ -19,7 +19,7 @@ from pipeline.cache import LevelCache
 from pipeline.errors import PipelineError
 from pipeline.executor import Executor
 from pipeline.lock import pack_locks
-from pipeline.recipe import Recipe, load_recipe
+from pipeline.recipe import Recipe, find_recipes, load_recipe
 
 # Files editors write beside the one being saved: swap, backup, lock and temporary files.
 _IGNORED_SUFFIXES = (".swp", ".swo", ".swx", ".swpx", "~", ".tmp", ".bak", ".orig", ".part", ".crdownload", ".kate-swp")
@@ -56,13 +56,7 @@ class Watcher:
 
     def recipes(self) -> list[Path]:
         """The recipe files now: those named, and the *.toml files directly in folders named."""
-        found = []
-        for target in self.targets:
-            if target.is_dir():
-                found += sorted(p for p in target.glob("*.toml") if not ignored(p))
-            else:
-                found.append(target)
-        return [p.resolve() for p in found]
+        return [p.resolve() for p in find_recipes(self.targets) if not ignored(p)]
 
     def folders(self) -> set[Path]:
         """Folders to watch: those of recipes, and of every file a recipe reads."""
