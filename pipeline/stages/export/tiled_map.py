@@ -48,6 +48,7 @@ class TiledMapExporter(Exporter):
     preview_dir: str | None = Field(None, description="Folder inside the pack for the previews (unset: `previews` inside `dir`).")
 
     _loaded: LoadedTileset | None = PrivateAttr(None)
+    _tileset_spec: TilesetSpec | None = PrivateAttr(None)  # what draws the maps: the file's, or one from the options
     _options: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     _dirs = field_validator("dir", "preview_dir")(classmethod(lambda cls, v: v if v is None else check_relative_dir(v)))
@@ -69,6 +70,14 @@ class TiledMapExporter(Exporter):
             if given:
                 raise KeyedError(given[0], f"comes from the tileset file {self.tileset!r}; remove it here")
             self._loaded = load_tileset(Path((info.context or {}).get("recipe_dir", ".")), self.tileset)
+            self._tileset_spec = self._loaded.spec
+            if "tileset_name" in self.model_fields_set:
+                # One file drawing maps of different symbols in one pack needs a name per symbol set.
+                self._tileset_spec = self._loaded.spec.model_copy(update={"name": self.tileset_name})
+        else:
+            self._tileset_spec = TilesetSpec(
+                name=self.tileset_name, tile_size=(self.tile_size, self.tile_size), margin=self.margin, spacing=self.spacing, style=self.style
+            )
         options, problems = resolve(
             self.profile,
             self.format,
@@ -81,19 +90,13 @@ class TiledMapExporter(Exporter):
         self._options = options
         return self
 
-    def files_read(self) -> dict[str, str]:
-        return dict(self._loaded.digests) if self._loaded else {}
-
     @property
     def _spec(self) -> TilesetSpec:
-        if self._loaded is not None:
-            if "tileset_name" in self.model_fields_set:
-                # One file drawing maps of different symbols in one pack needs a name per symbol set.
-                return self._loaded.spec.model_copy(update={"name": self.tileset_name})
-            return self._loaded.spec
-        return TilesetSpec(
-            name=self.tileset_name, tile_size=(self.tile_size, self.tile_size), margin=self.margin, spacing=self.spacing, style=self.style
-        )
+        assert self._tileset_spec is not None  # set when the parameters were validated
+        return self._tileset_spec
+
+    def files_read(self) -> dict[str, str]:
+        return dict(self._loaded.digests) if self._loaded else {}
 
     @property
     def _embedded(self) -> bool:
