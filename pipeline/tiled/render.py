@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
 
 import numpy as np
 from PIL import Image
 
-from pipeline.tiled.art import cut_tiles
 from pipeline.tiled.tilesheet import BuiltTileset
 
 # A preview larger than this on a side is drawn at every k-th pixel, for the smallest whole k
@@ -16,53 +14,10 @@ from pipeline.tiled.tilesheet import BuiltTileset
 MAX_SIDE = 4096
 
 
-@dataclass(frozen=True)
-class Atlas:
-    """Every tile's pixels by gid (entry 0 empty); and, when the sheet has at most 255 colours,
-    all opaque, the same as palette indices (0 = clear). Most art does, and a palette image is
-    a quarter of the pixels to move and several times faster to write as PNG."""
-
-    rgba: np.ndarray  # (gids, th, tw, 4)
-    index: np.ndarray | None  # (gids, th, tw) uint8
-    palette: np.ndarray | None  # (colours, 4) RGBA, entry 0 clear
-
-
-_ATLASES: dict[int, tuple[BuiltTileset, Atlas]] = {}
-
-
-def atlas_of(built: BuiltTileset, firstgid: int = 1) -> Atlas:
-    held = _ATLASES.get(id(built))
-    if held is not None and held[0] is built:
-        return held[1]
-    ts = built.tileset
-    rgba = np.zeros((firstgid + ts.tilecount, ts.tile_height, ts.tile_width, 4), dtype=np.uint8)
-    tiles = cut_tiles(built.pixels, ts.tile_width, ts.tile_height, ts.margin, ts.spacing)
-    rgba[firstgid : firstgid + len(tiles)] = np.stack(tiles)[: ts.tilecount]
-    index, palette = _indexed(rgba)
-    atlas = Atlas(rgba, index, palette)
-    if len(_ATLASES) >= 16:
-        _ATLASES.clear()
-    _ATLASES[id(built)] = (built, atlas)  # holding `built` keeps its id from being reused
-    return atlas
-
-
-def _indexed(rgba: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-    alpha = rgba[..., 3]
-    if ((alpha != 0) & (alpha != 255)).any():
-        return None, None
-    packed = rgba.view(np.uint32)[..., 0]  # one number per pixel
-    opaque = np.unique(packed[alpha == 255])
-    if len(opaque) > 255:
-        return None, None
-    index = (np.searchsorted(opaque, packed) + 1).astype(np.uint8)
-    index[alpha == 0] = 0
-    palette = np.concatenate([np.zeros((1, 4), np.uint8), opaque.view(np.uint8).reshape(-1, 4)])
-    return index, palette
-
-
-def render(layers: list[np.ndarray], built: BuiltTileset, firstgid: int = 1) -> Image.Image:
-    """The tile layers (global ids, 0 = empty), each over the ones before, on clear ground."""
-    atlas = atlas_of(built, firstgid)
+def render(layers: list[np.ndarray], built: BuiltTileset) -> Image.Image:
+    """The tile layers (global ids, 0 = empty, tileset from gid 1), each over the ones before,
+    on clear ground."""
+    atlas = built.atlas
     if atlas.index is not None and atlas.palette is not None:
         out = None
         for gids in layers:
