@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Union
 
 import numpy as np
+
+from pipeline.errors import KeyedError
 
 
 class Color(str):
@@ -24,6 +27,14 @@ class Color(str):
 
 
 PropertyValue = Union[bool, int, float, str]  # a Color is a str
+
+
+def check_finite(properties: dict[str, PropertyValue], prefix: str = "") -> None:
+    """Refuse NaN and infinity in properties (a KeyedError naming the key): TOML accepts them,
+    but Tiled JSON, and so Phaser and our manifest, cannot hold them."""
+    for key, value in properties.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise KeyedError(f"{prefix}{key}", f"must be a finite number (got {value}): Tiled JSON has no NaN or infinity")
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,6 @@ map onto it. Read when a recipe loads, so a bad tileset fails the recipe, not th
 from __future__ import annotations
 
 import hashlib
-import math
 import io
 import json
 import os
@@ -17,6 +16,7 @@ from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pipeline.errors import KeyedError, validation_problems
+from pipeline.level import check_finite
 from pipeline.paths import check_plain_name
 from pipeline.tiled.art import Style
 from pipeline.tiled.autotile import SET_SIZE, WangKind
@@ -101,9 +101,7 @@ class TilesetSpec(BaseModel):
     @classmethod
     def _finite(cls, value: dict[str, dict[str, TileProperty]]) -> dict[str, dict[str, TileProperty]]:
         for name, props in value.items():
-            for key, prop in props.items():
-                if isinstance(prop, float) and not math.isfinite(prop):
-                    raise KeyedError(f"{name}.{key}", f"must be a finite number (got {prop}): Tiled JSON has no NaN or infinity")
+            check_finite(props, f"{name}.")
         return value
 
     @field_validator("colors")

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import math
 import re
 from typing import ClassVar, Union
 
 import numpy as np
 from pydantic import Field, field_validator
 
-from pipeline.errors import KeyedError
 from pipeline.jit import compiled
-from pipeline.level import Color, Level, MapObject
+from pipeline.level import Color, Level, MapObject, check_finite
 from pipeline.registry import stage
 from pipeline.stages.regions.walkable import WalkableStage
 
@@ -43,9 +41,7 @@ class Items(WalkableStage):
     @field_validator("properties")
     @classmethod
     def _finite(cls, value: dict[str, Union[bool, int, float, str]]) -> dict[str, Union[bool, int, float, str]]:
-        for key, prop in value.items():
-            if isinstance(prop, float) and not math.isfinite(prop):
-                raise KeyedError(key, f"must be a finite number (got {prop}): Tiled JSON has no NaN or infinity")
+        check_finite(value)
         return value
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
