@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import Union
 
 import numpy as np
 
 from pipeline.errors import KeyedError
+
+
+# "#rrggbb": how recipes and tileset files write a colour.
+RGB_COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
 
 
 class Color(str):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -11,7 +10,7 @@ import numpy as np
 from pydantic import Field, PositiveInt, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from pipeline.errors import KeyedError, PipelineError
-from pipeline.level import Level, PropertyValue, Symbol
+from pipeline.level import RGB_COLOR, Level, PropertyValue, Symbol
 from pipeline.paths import check_relative_dir
 from pipeline.registry import StageParams, stage
 from pipeline.rewrite import palette, symmetry
@@ -20,7 +19,6 @@ from pipeline.rewrite.rule import Alphabet
 from pipeline.rewrite.toml_form import ProgramError, parse_node
 from pipeline.rewrite.xml_form import load_model
 
-_COLOR = r"^#[0-9a-fA-F]{6}$"
 
 
 @stage("rewrite", version=1)
@@ -69,7 +67,7 @@ class Rewrite(StageParams):
     @classmethod
     def _colors(cls, value: dict[str, str]) -> dict[str, str]:
         for ch, color in value.items():
-            if not re.match(_COLOR, color):
+            if not RGB_COLOR.match(color):
                 raise KeyedError(ch, f'must be a colour "#rrggbb" (got {color!r})')
         return value
 

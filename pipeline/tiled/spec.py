@@ -7,7 +7,6 @@ import hashlib
 import io
 import json
 import os
-import re
 from pathlib import Path
 from typing import Literal, Union
 
@@ -16,13 +15,12 @@ from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pipeline.errors import KeyedError, validation_problems
-from pipeline.level import check_finite
+from pipeline.level import RGB_COLOR, check_finite
 from pipeline.paths import check_plain_name
 from pipeline.tiled.art import Style
 from pipeline.tiled.autotile import SET_SIZE, WangKind
 from pipeline.tiled.tileset import sheet_grid
 
-_COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
 
 TileProperty = Union[bool, int, float, str]
 
@@ -108,7 +106,7 @@ class TilesetSpec(BaseModel):
     @classmethod
     def _colors(cls, value: dict[str, str]) -> dict[str, str]:
         for name, color in value.items():
-            if not _COLOR.match(color):
+            if not RGB_COLOR.match(color):
                 raise KeyedError(name, f'must be a colour "#rrggbb" (got {color!r})')
         return value
 

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from typing import ClassVar, Union
 
 import numpy as np
 from pydantic import Field, field_validator
 
 from pipeline.jit import compiled
-from pipeline.level import Color, Level, MapObject, check_finite
+from pipeline.level import RGB_COLOR, Color, Level, MapObject, check_finite
 from pipeline.registry import stage
 from pipeline.stages.regions.walkable import WalkableStage
-
-
-_COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
 
 
 @stage("place.items", version=1)
@@ -52,7 +48,7 @@ class Items(WalkableStage):
         existing = np.array([y * w + x for y, x in taken], dtype=np.int64)
         order = rng.permutation(np.flatnonzero(allowed.ravel())).astype(np.int64)
         chosen = scatter(w, h, order, existing, self.count, self.spacing)
-        props = {k: Color(v) if isinstance(v, str) and _COLOR.match(v) else v for k, v in self.properties.items()}
+        props = {k: Color(v) if isinstance(v, str) and RGB_COLOR.match(v) else v for k, v in self.properties.items()}
         items = [
             MapObject(f"{self.type}_{k + 1}", self.type, c % w + 0.5, c // w + 0.5, properties={**props, "index": k + 1}, tile=self.tile)
             for k, c in enumerate(chosen.tolist())
