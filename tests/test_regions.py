@@ -97,20 +97,39 @@ def test_label_numbers_like_scipy_on_wide_rows_and_any_symbol_set(
 ) -> None:
     """Rows up to 200 wide cross the kernel's 64-tile words; any set of symbols, including
     ones where it compares against the symbols outside rather than inside."""
-    from scipy import ndimage
-
     from pipeline.stages.regions.label import label_symbols
 
     tiles = np.random.default_rng(seed).integers(0, nsym, (h, w)).astype(np.uint8)
     table = np.array(inside[:nsym])
     labels, sizes = label_symbols(tiles, table, connectivity == 8)
+    assert_labels_like_scipy(labels, sizes, table[tiles], connectivity)
+
+
+@pytest.mark.parametrize("density", [0.3, 0.45, 0.6, 0.8])
+def test_label_numbers_like_scipy_on_big_cave_like_grids(density: float) -> None:
+    """Grids of caves and open areas (smoothed noise), several hundred tiles wide and not a
+    multiple of the kernel's word: rows of one region and rows of many, long runs and short."""
+    from scipy import ndimage
+
+    from pipeline.stages.regions.label import label_symbols
+
+    noise = np.random.default_rng(int(density * 100)).random((301, 517))
+    mask = ndimage.uniform_filter(noise, 5) < density / 2 + 0.25
+    for connectivity in (4, 8):
+        labels, sizes = label_symbols(mask.view(np.uint8), np.array([False, True]), connectivity == 8)
+        assert_labels_like_scipy(labels, sizes, mask, connectivity)
+
+
+def assert_labels_like_scipy(labels: np.ndarray, sizes: np.ndarray, mask: np.ndarray, connectivity: int) -> None:
+    from scipy import ndimage
+
     structure = np.ones((3, 3)) if connectivity == 8 else None
-    ref, count = ndimage.label(table[tiles], structure=structure)
+    ref, count = ndimage.label(mask, structure=structure)
     ref_sizes = np.bincount(ref.ravel(), minlength=count + 1)[1:]
     order = np.argsort(-ref_sizes, kind="stable")  # largest first, ties in reading order
     renumber = np.zeros(count + 1, dtype=np.int64)
     renumber[order + 1] = np.arange(1, count + 1)
-    assert labels.tolist() == renumber[ref].tolist()
+    assert np.array_equal(labels, renumber[ref])
     assert sizes.tolist() == ref_sizes[order].tolist()
 
 

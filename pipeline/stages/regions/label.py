@@ -61,15 +61,18 @@ def label_symbols(tiles: np.ndarray, inside: np.ndarray, eight: bool) -> tuple[n
     """Label the connected parts of the tiles t with inside[t] (one bool per symbol): int32
     labels 1..N, largest first (ties in reading order of their first tile), and the sizes."""
     h, w = tiles.shape
-    # Whole 64-bit words per row, and at least one blank cell after it so that runs of
-    # neighbouring rows never touch in the packed bits.
-    padded = (w + 64) // 64 * 64
+    # Whole 64-bit words per row, and at least one blank cell after it, so a row's last run
+    # always ends inside the row.
+    words = w // 64 + 1
     # The shorter list of symbols to compare against: the ones inside, or the ones outside.
     on = np.flatnonzero(inside).astype(np.uint8)
     off = np.flatnonzero(~inside).astype(np.uint8)
     equal = len(on) <= len(off)
-    bits = _pack_rows(np.ascontiguousarray(tiles).ravel(), on if equal else off, equal, h, w, padded)
-    return _label_bits(bits, h, w, padded, eight)
+    flat = np.ascontiguousarray(tiles).ravel()
+    bits, edges, row_first, parent = _find_runs(flat, on if equal else off, equal, h, w, words, eight)
+    sizes = _number(edges, row_first, parent)
+    out = _paint(bits, edges, row_first, parent, h, w, words)
+    return out.reshape(h, w), sizes
 
 
 # Index of a word's lowest set bit without numba's intrinsics (importing those loads numba at
@@ -82,114 +85,177 @@ for _i in range(64):
 
 
 @compiled
-def _pack_rows(flat: np.ndarray, symbols: np.ndarray, equal: bool, h: int, w: int, padded: int) -> np.ndarray:
-    """One bit per tile, set inside, in rows of `padded` bits. Compares over row slices
-    vectorise; a table lookup per tile (a gather) would not, and costs several times more."""
-    inside = np.zeros(h * padded, dtype=np.uint8)
+def _find_runs(
+    flat: np.ndarray, symbols: np.ndarray, equal: bool, h: int, w: int, words: int, eight: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Row by row: one bit per tile (set inside), the runs of set bits, and union-find over the
+    runs joined to the touching runs of the row above (the earliest run as root, so
+    parent[i] <= i). Run i spans edges[2i]..edges[2i + 1] (x, end excluded) in its row; the runs
+    of row y are row_first[y]..row_first[y + 1]. Rows are packed while still in cache."""
+    bits = np.empty(h * words, dtype=np.uint64)
+    edges = np.empty(h * (w + 1) + 1, dtype=np.int32)
+    row_first = np.empty(h + 1, dtype=np.int64)
+    parent = np.empty(h * ((w + 1) // 2) + 1, dtype=np.int32)
+    reach = 1 if eight else 0
+    row = np.zeros(words * 64, dtype=np.uint8)
+    lanes = row.view(np.uint64)
+    m = 0
     for y in range(h):
-        row = flat[y * w : (y + 1) * w]
-        out = inside[y * padded : y * padded + w]
+        tiles = flat[y * w : (y + 1) * w]
+        # Compares over whole rows vectorise; a table lookup per tile (a gather) would not.
         if equal:
+            row[:w] = 0
             for s in symbols:
                 for x in range(w):
-                    out[x] |= row[x] == s
+                    row[x] |= tiles[x] == s
         else:
-            out[:] = 1
+            row[:w] = 1
             for s in symbols:
                 for x in range(w):
-                    out[x] &= row[x] != s
-    eights = inside.view(np.uint64)
-    bits = np.empty(eights.size // 8, dtype=np.uint64)
-    for j in range(bits.size):
-        word = np.uint64(0)
-        for k in range(8):
-            # Gathers the low bit of each of 8 bytes into one byte, first byte lowest.
-            byte = (eights[8 * j + k] * np.uint64(0x0102040810204080)) >> np.uint64(56)
-            word |= byte << np.uint64(8 * k)
-        bits[j] = word
-    return bits
+                    row[x] &= tiles[x] != s
+        row_first[y] = m // 2
+        carry = np.uint64(0)
+        for j in range(words):
+            word = np.uint64(0)
+            for k in range(8):
+                # Gathers the low bit of each of 8 bytes into one byte, first byte lowest.
+                byte = (lanes[8 * j + k] * np.uint64(0x0102040810204080)) >> np.uint64(56)
+                word |= byte << np.uint64(8 * k)
+            bits[y * words + j] = word
+            # Run boundaries: wherever a bit differs from the one before.
+            flips = word ^ ((word << np.uint64(1)) | carry)
+            carry = word >> np.uint64(63)
+            while flips:
+                lowest = flips & (~flips + np.uint64(1))
+                edges[m] = j * 64 + _BIT_INDEX[(lowest * _DE_BRUIJN) >> np.uint64(58)]
+                m += 1
+                flips &= flips - np.uint64(1)
+        here, end = row_first[y], m // 2
+        if y == 0:
+            for i in range(here, end):
+                parent[i] = i
+            continue
+        # Walk this row's runs and the row above's together; k is the first run above that
+        # may still touch.
+        above = row_first[y - 1]
+        k = above
+        for i in range(here, end):
+            start = edges[2 * i] - reach
+            stop = edges[2 * i + 1] + reach
+            while k < here and edges[2 * k + 1] <= start:
+                k += 1
+            if k < here and edges[2 * k] < stop:
+                root = find(parent, k)
+                j = k + 1
+                while j < here and edges[2 * j] < stop:
+                    r = find(parent, j)
+                    if r != root:
+                        low = min(r, root)
+                        parent[max(r, root)] = low
+                        root = low
+                    j += 1
+                parent[i] = root
+                k = j - 1  # the last run that touched may touch the next run too
+            else:
+                parent[i] = i
+    row_first[h] = m // 2
+    return bits, edges, row_first, parent
 
 
 @compiled
-def _label_bits(bits: np.ndarray, h: int, w: int, padded: int, eight: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Connected-component labeling by runs: find every run of set bits (a word at a time),
-    join runs of consecutive rows that touch (union-find, the earliest run as root), number
-    the components by size, and paint. Work is one pass over the bits plus a few steps per
-    run, so long corridors and open caves cost little more than writing the output."""
-    # Run boundaries, as positions in the padded rows: wherever a bit differs from the one before.
-    edges = np.empty(h * padded + 1, dtype=np.int64)
-    m = 0
-    carry = np.uint64(0)
-    for j in range(bits.size):
-        word = bits[j]
-        flips = word ^ ((word << np.uint64(1)) | carry)
-        carry = word >> np.uint64(63)
-        while flips:
-            lowest = flips & (~flips + np.uint64(1))
-            edges[m] = j * 64 + _BIT_INDEX[(lowest * _DE_BRUIJN) >> np.uint64(58)]
-            m += 1
-            flips &= flips - np.uint64(1)
-    n = m // 2  # run i spans [edges[2i], edges[2i + 1])
-    row_first = np.empty(h + 1, dtype=np.int64)
-    i = 0
-    for y in range(h + 1):
-        while i < n and edges[2 * i] < y * padded:
-            i += 1
-        row_first[y] = i
-    reach = 1 if eight else 0
-    parent = np.arange(n)
-    for y in range(1, h):
-        k = row_first[y - 1]
-        end = row_first[y]
-        for i in range(end, row_first[y + 1]):
-            start = edges[2 * i] - padded
-            stop = edges[2 * i + 1] - padded
-            while k < end and edges[2 * k + 1] + reach <= start:
-                k += 1
-            j = k
-            root = i
-            while j < end and edges[2 * j] < stop + reach:
-                r = find(parent, j)
-                if root == i:
-                    root = r
-                elif r < root:
-                    parent[root] = r
-                    root = r
-                elif r > root:
-                    parent[r] = root
-                j += 1
-            parent[i] = root
-            if j > k:
-                k = j - 1  # the last overlapping run may touch the next run too
-    comp = np.empty(n, dtype=np.int64)
+def _number(edges: np.ndarray, row_first: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """Turn parent into each run's label (components by size, largest first, ties by first
+    run) and return the sizes in that order."""
+    n = row_first[-1]
+    area = np.zeros(n, dtype=np.int64)  # tiles under each root
+    for i in range(n):
+        # parent[i] <= i, so in this order every parent already points at its root.
+        root = parent[parent[i]]
+        parent[i] = root
+        area[root] += edges[2 * i + 1] - edges[2 * i]
+    comp = np.empty(n, dtype=np.int32)
+    sizes = np.empty(n, dtype=np.int64)
     count = 0
     for i in range(n):
-        r = find(parent, i)
-        if r == i:
+        if parent[i] == i:
             comp[i] = count
+            sizes[count] = area[i]
             count += 1
+    rank, ordered = _rank_by_size(sizes[:count])
+    for i in range(n):
+        parent[i] = rank[comp[parent[i]]]
+    return ordered
+
+
+@compiled
+def _rank_by_size(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each component's 1-based rank by size, largest first, ties by index; and the sizes in
+    rank order. A counting sort for the small sizes, which busy maps have by the thousand (a
+    comparison sort of those cost more than the labeling), a stable sort for the few large."""
+    limit = 1024
+    count = sizes.size
+    per_size = np.zeros(limit, dtype=np.int64)
+    large = 0
+    for c in range(count):
+        if sizes[c] >= limit:
+            large += 1
         else:
-            comp[i] = comp[r]
-    sizes = np.zeros(count, dtype=np.int64)
-    for i in range(n):
-        sizes[comp[i]] += edges[2 * i + 1] - edges[2 * i]
-    order = np.argsort(-sizes, kind="mergesort")  # stable: equal sizes keep reading order
+            per_size[sizes[c]] += 1
+    big = np.empty(large, dtype=np.int64)
+    k = 0
+    for c in range(count):
+        if sizes[c] >= limit:
+            big[k] = c
+            k += 1
+    big = big[np.argsort(-sizes[big], kind="mergesort")]
     rank = np.empty(count, dtype=np.int32)
-    for i in range(count):
-        rank[order[i]] = i + 1
-    # Paint by differences (+label where a run starts, -label where it stops, then a running
-    # sum): two writes per run and one pass, where filling run by run pays per short run.
-    out = np.zeros(h * w + 1, dtype=np.int32)
-    y = 0
-    for i in range(n):
-        while i >= row_first[y + 1]:
-            y += 1
-        shift = y * (padded - w)
-        r = rank[comp[i]]
-        out[edges[2 * i] - shift] += r
-        out[edges[2 * i + 1] - shift] -= r
-    total = np.int32(0)
-    for p in range(h * w):
-        total += out[p]
-        out[p] = total
-    return out[: h * w].reshape(h, w), sizes[order]
+    ordered = np.empty(count, dtype=np.int64)
+    for k in range(large):
+        rank[big[k]] = k + 1
+        ordered[k] = sizes[big[k]]
+    slot = np.empty(limit, dtype=np.int64)  # next rank slot of each small size
+    taken = large
+    for s in range(limit - 1, -1, -1):
+        slot[s] = taken
+        taken += per_size[s]
+    for c in range(count):
+        s = sizes[c]
+        if s < limit:
+            rank[c] = slot[s] + 1
+            ordered[slot[s]] = s
+            slot[s] += 1
+    return rank, ordered
+
+
+@compiled
+def _paint(
+    bits: np.ndarray, edges: np.ndarray, row_first: np.ndarray, labels: np.ndarray, h: int, w: int, words: int
+) -> np.ndarray:
+    """The label grid, a row at a time. A row whose runs all have one label (every row of a
+    connected map) is its bits times that label, which vectorises; any other row is painted
+    by differences: +label where a run starts, -label where it ends, then a running sum."""
+    out = np.empty(h * w, dtype=np.int32)
+    for y in range(h):
+        here, end = row_first[y], row_first[y + 1]
+        label = labels[here] if end > here else np.int32(0)
+        uniform = True
+        for i in range(here + 1, end):
+            uniform &= labels[i] == label
+        row = out[y * w : (y + 1) * w]
+        if uniform:
+            for j in range(words):
+                word = bits[y * words + j]
+                cut = row[j * 64 : min(w, j * 64 + 64)]
+                for c in range(cut.size):
+                    cut[c] = np.int32((word >> np.uint64(c)) & np.uint64(1)) * label
+            continue
+        row[:] = 0
+        for i in range(here, end):
+            row[edges[2 * i]] += labels[i]
+            if edges[2 * i + 1] < w:
+                row[edges[2 * i + 1]] -= labels[i]
+        total = np.int32(0)
+        for x in range(w):
+            total += row[x]
+            row[x] = total
+    return out
