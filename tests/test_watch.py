@@ -25,7 +25,9 @@ class Watch:
     """A running `pcg watch` whose output lines arrive on a queue."""
 
     def __init__(self, project: Path, *args: str):
-        env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+        # PYTHONFAULTHANDLER: a watcher that will not stop is sent SIGABRT and prints where
+        # every thread was.
+        env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "PYTHONFAULTHANDLER": "1"}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "pipeline", "watch", "recipes", "-j", "1", *args],
             cwd=project, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
@@ -68,7 +70,13 @@ class Watch:
 
     def stop(self) -> int:
         self.proc.send_signal(signal.SIGINT)
-        return self.proc.wait(timeout=30)
+        try:
+            return self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.send_signal(signal.SIGABRT)
+            self.proc.wait(timeout=30)
+            said = "\n".join(self.quiet(1.0))
+            raise AssertionError(f"pcg watch still running 30 s after Ctrl+C; its threads were:\n{said}") from None
 
 
 def seed_of(project: Path, pack: str = "small") -> int:
