@@ -274,6 +274,9 @@ def watch(
     executor = make_executor(jobs or default_workers())
     watcher = Watcher(targets, out, cache, executor, echo, debounce=debounce, on_built=shown if show else None)
     signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
+    # A shell starts background jobs with SIGINT ignored, and Python then leaves it ignored:
+    # `kill -INT` (or Ctrl+C once brought to the foreground) must still stop the watcher.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         run(watcher, interval if poll else None)
     except KeyboardInterrupt:
