@@ -10,7 +10,6 @@ from pydantic import Field
 from pipeline.jit import compiled
 from pipeline.level import Level
 from pipeline.registry import stage
-from pipeline.stages.maze.graph import find
 from pipeline.stages.regions.walkable import WalkableStage
 
 
@@ -79,9 +78,15 @@ def label_symbols(tiles: np.ndarray, inside: np.ndarray, eight: bool) -> tuple[n
 # import time): multiplying the isolated bit by a de Bruijn sequence puts a unique 6-bit
 # pattern in the top bits.
 _DE_BRUIJN = np.uint64(0x03F79D71B4CB0A89)
-_BIT_INDEX = np.zeros(64, dtype=np.int64)
+_BIT_INDEX = np.zeros(64, dtype=np.uint32)
 for _i in range(64):
     _BIT_INDEX[((1 << _i) * 0x03F79D71B4CB0A89 % (1 << 64)) >> 58] = _i
+
+# The run loops index with unsigned integers (and so add, never subtract, the 8-connectivity
+# reach): numba guards every signed index against Python's negative indexing, and those
+# guards cost the join a third of its time. Mixing signed and unsigned would turn the
+# arithmetic into floats, so run and edge indices are uint64 throughout.
+_0, _1, _2 = np.uint64(0), np.uint64(1), np.uint64(2)
 
 
 @compiled
@@ -93,13 +98,13 @@ def _find_runs(
     parent[i] <= i). Run i spans edges[2i]..edges[2i + 1] (x, end excluded) in its row; the runs
     of row y are row_first[y]..row_first[y + 1]. Rows are packed while still in cache."""
     bits = np.empty(h * words, dtype=np.uint64)
-    edges = np.empty(h * (w + 1) + 1, dtype=np.int32)
-    row_first = np.empty(h + 1, dtype=np.int64)
-    parent = np.empty(h * ((w + 1) // 2) + 1, dtype=np.int32)
-    reach = 1 if eight else 0
+    edges = np.empty(h * (w + 1) + 1, dtype=np.uint32)
+    row_first = np.empty(h + 1, dtype=np.uint64)
+    parent = np.empty(h * ((w + 1) // 2) + 1, dtype=np.uint32)
+    reach = np.uint32(1 if eight else 0)
     row = np.zeros(words * 64, dtype=np.uint8)
     lanes = row.view(np.uint64)
-    m = 0
+    m = _0
     for y in range(h):
         tiles = flat[y * w : (y + 1) * w]
         # Compares over whole rows vectorise; a table lookup per tile (a gather) would not.
@@ -113,53 +118,62 @@ def _find_runs(
             for s in symbols:
                 for x in range(w):
                     row[x] &= tiles[x] != s
-        row_first[y] = m // 2
-        carry = np.uint64(0)
+        here = m >> _1
+        row_first[y] = here
+        carry = _0
         for j in range(words):
-            word = np.uint64(0)
+            word = _0
             for k in range(8):
                 # Gathers the low bit of each of 8 bytes into one byte, first byte lowest.
                 byte = (lanes[8 * j + k] * np.uint64(0x0102040810204080)) >> np.uint64(56)
                 word |= byte << np.uint64(8 * k)
             bits[y * words + j] = word
             # Run boundaries: wherever a bit differs from the one before.
-            flips = word ^ ((word << np.uint64(1)) | carry)
+            flips = word ^ ((word << _1) | carry)
             carry = word >> np.uint64(63)
+            x0 = np.uint32(64 * j)
             while flips:
-                lowest = flips & (~flips + np.uint64(1))
-                edges[m] = j * 64 + _BIT_INDEX[(lowest * _DE_BRUIJN) >> np.uint64(58)]
-                m += 1
-                flips &= flips - np.uint64(1)
-        here, end = row_first[y], m // 2
+                lowest = flips & (~flips + _1)
+                edges[m] = x0 + _BIT_INDEX[(lowest * _DE_BRUIJN) >> np.uint64(58)]
+                m += _1
+                flips &= flips - _1
+        end = m >> _1
         if y == 0:
             for i in range(here, end):
-                parent[i] = i
+                parent[i] = np.uint32(i)
             continue
         # Walk this row's runs and the row above's together; k is the first run above that
         # may still touch.
-        above = row_first[y - 1]
-        k = above
+        k = row_first[y - 1]
         for i in range(here, end):
-            start = edges[2 * i] - reach
-            stop = edges[2 * i + 1] + reach
-            while k < here and edges[2 * k + 1] <= start:
-                k += 1
-            if k < here and edges[2 * k] < stop:
-                root = find(parent, k)
-                j = k + 1
-                while j < here and edges[2 * j] < stop:
-                    r = find(parent, j)
+            start = edges[_2 * i]
+            stop = edges[_2 * i + _1] + reach
+            while k < here and edges[_2 * k + _1] + reach <= start:
+                k += _1
+            if k < here and edges[_2 * k] < stop:
+                root = _root(parent, k)
+                j = k + _1
+                while j < here and edges[_2 * j] < stop:
+                    r = _root(parent, j)
                     if r != root:
-                        low = min(r, root)
-                        parent[max(r, root)] = low
-                        root = low
-                    j += 1
-                parent[i] = root
-                k = j - 1  # the last run that touched may touch the next run too
+                        parent[max(r, root)] = min(r, root)
+                        root = min(r, root)
+                    j += _1
+                parent[i] = np.uint32(root)
+                k = j - _1  # the last run that touched may touch the next run too
             else:
-                parent[i] = i
-    row_first[h] = m // 2
+                parent[i] = np.uint32(i)
+    row_first[h] = m >> _1
     return bits, edges, row_first, parent
+
+
+@compiled
+def _root(parent: np.ndarray, a: np.uint64) -> np.uint64:
+    """The root of a (unsigned throughout, see above), halving the path on the way."""
+    while np.uint64(parent[a]) != a:
+        parent[a] = parent[np.uint64(parent[a])]
+        a = np.uint64(parent[a])
+    return a
 
 
 @compiled
@@ -167,23 +181,30 @@ def _number(edges: np.ndarray, row_first: np.ndarray, parent: np.ndarray) -> np.
     """Turn parent into each run's label (components by size, largest first, ties by first
     run) and return the sizes in that order."""
     n = row_first[-1]
-    area = np.zeros(n, dtype=np.int64)  # tiles under each root
+    area = np.zeros(n + _1, dtype=np.int64)  # tiles under each root
+    # Consecutive runs mostly share a root: summing them in a register, not through memory,
+    # spares a store-to-load chain per run.
+    last, tiles = n, np.int64(0)
     for i in range(n):
         # parent[i] <= i, so in this order every parent already points at its root.
-        root = parent[parent[i]]
+        root = np.uint64(parent[np.uint64(parent[i])])
         parent[i] = root
-        area[root] += edges[2 * i + 1] - edges[2 * i]
-    comp = np.empty(n, dtype=np.int32)
+        if root != last:
+            area[last] += tiles
+            last, tiles = root, np.int64(0)
+        tiles += edges[_2 * i + _1] - edges[_2 * i]
+    area[last] += tiles
+    comp = np.empty(n, dtype=np.uint32)
     sizes = np.empty(n, dtype=np.int64)
-    count = 0
+    count = _0
     for i in range(n):
         if parent[i] == i:
             comp[i] = count
             sizes[count] = area[i]
-            count += 1
+            count += _1
     rank, ordered = _rank_by_size(sizes[:count])
     for i in range(n):
-        parent[i] = rank[comp[parent[i]]]
+        parent[i] = rank[np.uint64(comp[np.uint64(parent[i])])]
     return ordered
 
 
@@ -237,9 +258,9 @@ def _paint(
     out = np.empty(h * w, dtype=np.int32)
     for y in range(h):
         here, end = row_first[y], row_first[y + 1]
-        label = labels[here] if end > here else np.int32(0)
+        label = np.int32(labels[here]) if end > here else np.int32(0)
         uniform = True
-        for i in range(here + 1, end):
+        for i in range(here + _1, end):
             uniform &= labels[i] == label
         row = out[y * w : (y + 1) * w]
         if uniform:
@@ -247,13 +268,13 @@ def _paint(
                 word = bits[y * words + j]
                 cut = row[j * 64 : min(w, j * 64 + 64)]
                 for c in range(cut.size):
-                    cut[c] = np.int32((word >> np.uint64(c)) & np.uint64(1)) * label
+                    cut[c] = np.int32((word >> np.uint64(c)) & _1) * label
             continue
         row[:] = 0
         for i in range(here, end):
-            row[edges[2 * i]] += labels[i]
-            if edges[2 * i + 1] < w:
-                row[edges[2 * i + 1]] -= labels[i]
+            row[np.uint64(edges[_2 * i])] += np.int32(labels[i])
+            if edges[_2 * i + _1] < w:
+                row[np.uint64(edges[_2 * i + _1])] -= np.int32(labels[i])
         total = np.int32(0)
         for x in range(w):
             total += row[x]
