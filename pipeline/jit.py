@@ -31,7 +31,7 @@ def _cache_dir() -> Path:
 
 
 class _Lazy:
-    """A function that becomes `numba.njit(cache=True)(fn)` on its first call."""
+    """A function that becomes `numba.njit(cache=True, nogil=True)(fn)` on its first call."""
 
     def __init__(self, fn: Callable[..., Any]):
         self.fn = fn
@@ -52,7 +52,7 @@ class _Lazy:
                 dep = namespace.get(name)
                 if isinstance(dep, _Lazy):
                     namespace[name] = dep.materialize()
-            self.dispatcher = njit(cache=True)(self.fn)
+            self.dispatcher = njit(cache=True, nogil=True)(self.fn)
         return self.dispatcher
 
     def __call__(self, *args: Any) -> Any:
@@ -60,10 +60,11 @@ class _Lazy:
 
 
 def compiled(fn: F) -> F:
-    """`numba.njit(cache=True)`, applied on the first call.
+    """`numba.njit(cache=True, nogil=True)`, applied on the first call.
 
     Importing numba costs about 0.3 s; stage modules are imported by every command (to validate
     recipes, to list stages), but only a build that runs the stage needs the compiled loop.
-    Compiled functions may call each other.
+    Compiled functions may call each other, and release the GIL, so threads can run them at
+    once (`pipeline.threads`).
     """
     return _Lazy(fn)  # type: ignore[return-value]

@@ -4,6 +4,7 @@ checked against plain reference searches written here in the most obvious way.""
 from __future__ import annotations
 
 from collections import deque
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -91,28 +92,39 @@ def test_label_agrees_with_a_reference_flood_fill(walk: np.ndarray, connectivity
     st.lists(st.booleans(), min_size=5, max_size=5),
     st.sampled_from([4, 8]),
     st.integers(0, 2**32 - 1),
+    st.integers(1, 4),
 )
 def test_label_numbers_like_scipy_on_wide_rows_and_any_symbol_set(
-    h: int, w: int, nsym: int, inside: list[bool], connectivity: int, seed: int
+    h: int, w: int, nsym: int, inside: list[bool], connectivity: int, seed: int, bands: int
 ) -> None:
     """Rows up to 200 wide cross the kernel's 64-tile words; any set of symbols, including
-    ones where it compares against the symbols outside rather than inside."""
-    from pipeline.stages.regions.label import label_symbols
+    ones where it compares against the symbols outside rather than inside; in up to four
+    bands of rows labelled apart and joined (bands of a single row included)."""
+    from pipeline.stages.regions import label
 
     tiles = np.random.default_rng(seed).integers(0, nsym, (h, w)).astype(np.uint8)
     table = np.array(inside[:nsym])
-    labels, sizes = label_symbols(tiles, table, connectivity == 8)
+    with patch.object(label, "BAND_TILES", 1), patch.object(label, "spare_cores", lambda: bands):
+        labels, sizes = label.label_symbols(tiles, table, connectivity == 8)
     assert_labels_like_scipy(labels, sizes, table[tiles], connectivity)
 
 
+@pytest.mark.parametrize("bands", [1, 2, 3])
 @pytest.mark.parametrize("density", [0.3, 0.45, 0.6, 0.8])
-def test_label_numbers_like_scipy_on_big_cave_like_grids(density: float) -> None:
+def test_label_numbers_like_scipy_on_big_cave_like_grids(
+    density: float, bands: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Grids of caves and open areas (smoothed noise), several hundred tiles wide and not a
-    multiple of the kernel's word: rows of one region and rows of many, long runs and short."""
+    multiple of the kernel's word: rows of one region and rows of many, long runs and short;
+    labelled in one band of rows and in bands side by side, joined where they meet."""
     from scipy import ndimage
 
+    from pipeline.stages.regions import label
     from pipeline.stages.regions.label import label_symbols
 
+    monkeypatch.setattr(label, "BAND_TILES", 1)
+    monkeypatch.setattr(label, "spare_cores", lambda: bands)
+    assert len(label._bands(301, 517)) == bands + 1
     noise = np.random.default_rng(int(density * 100)).random((301, 517))
     mask = ndimage.uniform_filter(noise, 5) < density / 2 + 0.25
     for connectivity in (4, 8):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -11,6 +12,7 @@ from pipeline.jit import compiled
 from pipeline.level import Level
 from pipeline.registry import stage
 from pipeline.stages.regions.walkable import WalkableStage
+from pipeline.threads import in_parallel, spare_cores
 
 
 @stage("regions.label", version=1)
@@ -68,10 +70,32 @@ def label_symbols(tiles: np.ndarray, inside: np.ndarray, eight: bool) -> tuple[n
     off = np.flatnonzero(~inside).astype(np.uint8)
     equal = len(on) <= len(off)
     flat = np.ascontiguousarray(tiles).ravel()
-    bits, edges, row_first, parent = _find_runs(flat, on if equal else off, equal, h, w, words, eight)
-    sizes = _number(edges, row_first, parent)
-    out = _paint(bits, edges, row_first, parent, h, w, words)
+    symbols = on if equal else off
+    bits = np.empty(h * words, dtype=np.uint64)
+    edges = np.empty(h * (w + 1) + 1, dtype=np.uint32)
+    row_first = np.empty(h + 1, dtype=np.uint64)
+    parent = np.empty(h * ((w + 1) // 2) + 1, dtype=np.uint32)
+    cuts = _bands(h, w)
+    spans = list(zip(cuts, cuts[1:]))
+    scan = partial(_find_runs, flat, symbols, equal, w, words, eight)
+    ends = in_parallel([partial(scan, y0, y1, bits, edges, row_first, parent) for y0, y1 in spans])
+    _join_bands(edges, row_first, parent, np.array(cuts, dtype=np.int64), np.array(ends, dtype=np.uint64), w, eight)
+    label, sizes = _number(edges, row_first, parent)
+    # One thread paints: split in two, waking the second thread cost more than its half saved.
+    out = np.empty(h * w, dtype=np.int32)
+    _paint(bits, edges, row_first, parent, label, w, words, 0, h, out)
     return out.reshape(h, w), sizes
+
+
+# Each band has at least this many tiles: waking a thread costs some 0.1 ms on a busy host,
+# so smaller bands would gain nothing.
+BAND_TILES = 1 << 18
+
+
+def _bands(h: int, w: int) -> list[int]:
+    """Row cuts between the bands labelled side by side, one per spare core."""
+    bands = max(1, min(spare_cores(), h * w // BAND_TILES, h))
+    return [h * b // bands for b in range(bands + 1)]
 
 
 # Index of a word's lowest set bit without numba's intrinsics (importing those loads numba at
@@ -91,21 +115,30 @@ _0, _1, _2 = np.uint64(0), np.uint64(1), np.uint64(2)
 
 @compiled
 def _find_runs(
-    flat: np.ndarray, symbols: np.ndarray, equal: bool, h: int, w: int, words: int, eight: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Row by row: one bit per tile (set inside), the runs of set bits, and union-find over the
-    runs joined to the touching runs of the row above (the earliest run as root, so
-    parent[i] <= i). Run i spans edges[2i]..edges[2i + 1] (x, end excluded) in its row; the runs
-    of row y are row_first[y]..row_first[y + 1]. Rows are packed while still in cache."""
-    bits = np.empty(h * words, dtype=np.uint64)
-    edges = np.empty(h * (w + 1) + 1, dtype=np.uint32)
-    row_first = np.empty(h + 1, dtype=np.uint64)
-    parent = np.empty(h * ((w + 1) // 2) + 1, dtype=np.uint32)
+    flat: np.ndarray,
+    symbols: np.ndarray,
+    equal: bool,
+    w: int,
+    words: int,
+    eight: bool,
+    y0: int,
+    y1: int,
+    bits: np.ndarray,
+    edges: np.ndarray,
+    row_first: np.ndarray,
+    parent: np.ndarray,
+) -> np.uint64:
+    """Rows y0..y1, row by row: one bit per tile (set inside), the runs of set bits, and
+    union-find over the runs joined to the touching runs of the row above (the earliest run as
+    root, so parent[i] <= i). Run i spans edges[2i]..edges[2i + 1] (x, end excluded) in its
+    row; the runs of row y are row_first[y]..row_first[y + 1]. The band's runs are numbered
+    from y0 times the most a row can hold, so bands never share a number; returns the number
+    after its last run. Rows are packed while still in cache."""
     reach = np.uint32(1 if eight else 0)
     row = np.zeros(words * 64, dtype=np.uint8)
     lanes = row.view(np.uint64)
-    m = _0
-    for y in range(h):
+    m = _2 * np.uint64(y0 * ((w + 1) // 2))
+    for y in range(y0, y1):
         tiles = flat[y * w : (y + 1) * w]
         # Compares over whole rows vectorise; a table lookup per tile (a gather) would not.
         if equal:
@@ -138,7 +171,7 @@ def _find_runs(
                 m += _1
                 flips &= flips - _1
         end = m >> _1
-        if y == 0:
+        if y == y0:
             for i in range(here, end):
                 parent[i] = np.uint32(i)
             continue
@@ -163,8 +196,51 @@ def _find_runs(
                 k = j - _1  # the last run that touched may touch the next run too
             else:
                 parent[i] = np.uint32(i)
-    row_first[h] = m >> _1
-    return bits, edges, row_first, parent
+    return m >> _1
+
+
+@compiled
+def _join_bands(
+    edges: np.ndarray,
+    row_first: np.ndarray,
+    parent: np.ndarray,
+    cuts: np.ndarray,
+    ends: np.ndarray,
+    w: int,
+    eight: bool,
+) -> None:
+    """Close the gaps between the bands' run numbers (so runs are numbered 0..n in reading
+    order, as one band would have), then join each band's first row to the row above it."""
+    reach = np.uint32(1 if eight else 0)
+    h = cuts[-1]
+    n = ends[0]
+    for b in range(1, ends.size):
+        base = np.uint64(cuts[b] * ((w + 1) // 2))
+        delta = base - n
+        for i in range(base, ends[b]):
+            edges[_2 * (i - delta)] = edges[_2 * i]
+            edges[_2 * (i - delta) + _1] = edges[_2 * i + _1]
+            parent[i - delta] = parent[i] - np.uint32(delta)
+        for y in range(cuts[b], cuts[b + 1]):
+            row_first[y] -= delta
+        n = ends[b] - delta
+        y = cuts[b]
+        above, here = row_first[y - 1], row_first[y]
+        end = row_first[y + 1] if y + 1 < cuts[b + 1] else n
+        k = above
+        for i in range(here, end):
+            start = edges[_2 * i]
+            stop = edges[_2 * i + _1] + reach
+            while k < here and edges[_2 * k + _1] + reach <= start:
+                k += _1
+            j = k
+            while j < here and edges[_2 * j] < stop:
+                a, c = _root(parent, j), _root(parent, i)
+                parent[max(a, c)] = min(a, c)
+                j += _1
+            if j > k:
+                k = j - _1  # the last run that touched may touch the next run too
+    row_first[h] = n
 
 
 @compiled
@@ -177,11 +253,14 @@ def _root(parent: np.ndarray, a: np.uint64) -> np.uint64:
 
 
 @compiled
-def _number(edges: np.ndarray, row_first: np.ndarray, parent: np.ndarray) -> np.ndarray:
-    """Turn parent into each run's label (components by size, largest first, ties by first
-    run) and return the sizes in that order."""
+def _number(edges: np.ndarray, row_first: np.ndarray, parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Point every run straight at its root, and number the components by size, largest
+    first, ties by first run: the label of each root (at the root's index), and the sizes in
+    label order."""
     n = row_first[-1]
     area = np.zeros(n + _1, dtype=np.int64)  # tiles under each root
+    roots = np.empty(n, dtype=np.uint64)
+    count = _0
     # Consecutive runs mostly share a root: summing them in a register, not through memory,
     # spares a store-to-load chain per run.
     last, tiles = n, np.int64(0)
@@ -189,23 +268,20 @@ def _number(edges: np.ndarray, row_first: np.ndarray, parent: np.ndarray) -> np.
         # parent[i] <= i, so in this order every parent already points at its root.
         root = np.uint64(parent[np.uint64(parent[i])])
         parent[i] = root
+        if root == i:
+            roots[count] = i
+            count += _1
         if root != last:
             area[last] += tiles
             last, tiles = root, np.int64(0)
         tiles += edges[_2 * i + _1] - edges[_2 * i]
     area[last] += tiles
-    comp = np.empty(n, dtype=np.uint32)
-    sizes = np.empty(n, dtype=np.int64)
-    count = _0
-    for i in range(n):
-        if parent[i] == i:
-            comp[i] = count
-            sizes[count] = area[i]
-            count += _1
-    rank, ordered = _rank_by_size(sizes[:count])
-    for i in range(n):
-        parent[i] = rank[np.uint64(comp[np.uint64(parent[i])])]
-    return ordered
+    roots = roots[:count]
+    rank, ordered = _rank_by_size(area[roots])
+    label = np.empty(n, dtype=np.int32)
+    for c in range(count):
+        label[roots[c]] = rank[c]
+    return label, ordered
 
 
 @compiled
@@ -250,33 +326,42 @@ def _rank_by_size(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @compiled
 def _paint(
-    bits: np.ndarray, edges: np.ndarray, row_first: np.ndarray, labels: np.ndarray, h: int, w: int, words: int
-) -> np.ndarray:
-    """The label grid, a row at a time. A row whose runs all have one label (every row of a
-    connected map) is its bits times that label, which vectorises; any other row is painted
-    by differences: +label where a run starts, -label where it ends, then a running sum."""
-    out = np.empty(h * w, dtype=np.int32)
-    for y in range(h):
+    bits: np.ndarray,
+    edges: np.ndarray,
+    row_first: np.ndarray,
+    root: np.ndarray,
+    label: np.ndarray,
+    w: int,
+    words: int,
+    y0: int,
+    y1: int,
+    out: np.ndarray,
+) -> None:
+    """Rows y0..y1 of the label grid (run i's label is label[root[i]]), a row at a time. A row
+    whose runs all have one label (every row of a connected map) is its bits times that label,
+    which vectorises; any other row is painted by differences: +label where a run starts,
+    -label where it ends, then a running sum."""
+    for y in range(y0, y1):
         here, end = row_first[y], row_first[y + 1]
-        label = np.int32(labels[here]) if end > here else np.int32(0)
+        first = label[np.uint64(root[here])] if end > here else np.int32(0)
         uniform = True
         for i in range(here + _1, end):
-            uniform &= labels[i] == label
+            uniform &= label[np.uint64(root[i])] == first
         row = out[y * w : (y + 1) * w]
         if uniform:
             for j in range(words):
                 word = bits[y * words + j]
                 cut = row[j * 64 : min(w, j * 64 + 64)]
                 for c in range(cut.size):
-                    cut[c] = np.int32((word >> np.uint64(c)) & _1) * label
+                    cut[c] = np.int32((word >> np.uint64(c)) & _1) * first
             continue
         row[:] = 0
         for i in range(here, end):
-            row[np.uint64(edges[_2 * i])] += np.int32(labels[i])
+            run = label[np.uint64(root[i])]
+            row[np.uint64(edges[_2 * i])] += run
             if edges[_2 * i + _1] < w:
-                row[np.uint64(edges[_2 * i + _1])] -= np.int32(labels[i])
+                row[np.uint64(edges[_2 * i + _1])] -= run
         total = np.int32(0)
         for x in range(w):
             total += row[x]
             row[x] = total
-    return out
