@@ -110,7 +110,7 @@ for _i in range(64):
 # reach): numba guards every signed index against Python's negative indexing, and those
 # guards cost the join a third of its time. Mixing signed and unsigned would turn the
 # arithmetic into floats, so run and edge indices are uint64 throughout.
-_0, _1, _2 = np.uint64(0), np.uint64(1), np.uint64(2)
+_0, _1, _2, _64 = np.uint64(0), np.uint64(1), np.uint64(2), np.uint64(64)
 
 
 @compiled
@@ -345,15 +345,23 @@ def _paint(
         here, end = row_first[y], row_first[y + 1]
         first = label[np.uint64(root[here])] if end > here else np.int32(0)
         uniform = True
-        for i in range(here + _1, end):
-            uniform &= label[np.uint64(root[i])] == first
+        if end > here:
+            top = root[here]
+            for i in range(here + _1, end):
+                uniform &= root[i] == top
         row = out[y * w : (y + 1) * w]
         if uniform:
-            for j in range(words):
+            # Whole words take a fixed 64 steps, which vectorise without a remainder loop.
+            at = np.uint64(y * w)
+            whole = w // 64
+            for j in range(whole):
                 word = bits[y * words + j]
-                cut = row[j * 64 : min(w, j * 64 + 64)]
-                for c in range(cut.size):
-                    cut[c] = np.int32((word >> np.uint64(c)) & _1) * first
+                for c in range(_64):
+                    out[at + c] = np.int32((word >> c) & _1) * first
+                at += _64
+            word = bits[y * words + whole]
+            for c in range(np.uint64(w - 64 * whole)):
+                out[at + c] = np.int32((word >> c) & _1) * first
             continue
         row[:] = 0
         for i in range(here, end):
