@@ -82,8 +82,7 @@ def label_symbols(tiles: np.ndarray, inside: np.ndarray, eight: bool) -> tuple[n
     _join_bands(edges, row_first, parent, np.array(cuts, dtype=np.int64), np.array(ends, dtype=np.uint64), w, eight)
     label, sizes = _number(edges, row_first, parent)
     # One thread paints: split in two, waking the second thread cost more than its half saved.
-    out = np.empty(h * w, dtype=np.int32)
-    _paint(bits, edges, row_first, parent, label, w, words, 0, h, out)
+    out = _paint(bits, edges, row_first, parent, label, h, w, words)
     return out.reshape(h, w), sizes
 
 
@@ -331,17 +330,16 @@ def _paint(
     row_first: np.ndarray,
     root: np.ndarray,
     label: np.ndarray,
+    h: int,
     w: int,
     words: int,
-    y0: int,
-    y1: int,
-    out: np.ndarray,
-) -> None:
-    """Rows y0..y1 of the label grid (run i's label is label[root[i]]), a row at a time. A row
-    whose runs all have one label (every row of a connected map) is its bits times that label,
-    which vectorises; any other row is painted by differences: +label where a run starts,
-    -label where it ends, then a running sum."""
-    for y in range(y0, y1):
+) -> np.ndarray:
+    """The label grid (run i's label is label[root[i]]), a row at a time. A row whose runs all
+    have one root (every row of a connected map) is its bits times that label, which
+    vectorises; any other row is painted by differences: +label where a run starts, -label
+    where it ends, then a running sum."""
+    out = np.empty(h * w, dtype=np.int32)
+    for y in range(h):
         here, end = row_first[y], row_first[y + 1]
         first = label[np.uint64(root[here])] if end > here else np.int32(0)
         uniform = True
@@ -373,3 +371,4 @@ def _paint(
         for x in range(w):
             total += row[x]
             row[x] = total
+    return out
