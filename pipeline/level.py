@@ -34,6 +34,13 @@ class Color(str):
 PropertyValue = Union[bool, int, float, str]  # a Color is a str
 
 
+def check_colors(colors: dict[str, str]) -> None:
+    """Refuse any value that is not a colour "#rrggbb" (a KeyedError naming its key)."""
+    for key, color in colors.items():
+        if not RGB_COLOR.match(color):
+            raise KeyedError(key, f'must be a colour "#rrggbb" (got {color!r})')
+
+
 def check_finite(properties: dict[str, PropertyValue], prefix: str = "") -> None:
     """Refuse NaN and infinity in properties (a KeyedError naming the key): TOML accepts them,
     but Tiled JSON, and so Phaser and our manifest, cannot hold them."""

@@ -10,7 +10,7 @@ import numpy as np
 from pydantic import Field, PositiveInt, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from pipeline.errors import KeyedError, PipelineError
-from pipeline.level import RGB_COLOR, Level, PropertyValue, Symbol
+from pipeline.level import Level, PropertyValue, Symbol, check_colors
 from pipeline.paths import check_relative_dir
 from pipeline.registry import StageParams, stage
 from pipeline.rewrite import palette, symmetry
@@ -66,9 +66,7 @@ class Rewrite(StageParams):
     @field_validator("colors")
     @classmethod
     def _colors(cls, value: dict[str, str]) -> dict[str, str]:
-        for ch, color in value.items():
-            if not RGB_COLOR.match(color):
-                raise KeyedError(ch, f'must be a colour "#rrggbb" (got {color!r})')
+        check_colors(value)
         return value
 
     @model_validator(mode="after")

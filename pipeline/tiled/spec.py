@@ -15,7 +15,7 @@ from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pipeline.errors import KeyedError, validation_problems
-from pipeline.level import RGB_COLOR, check_finite
+from pipeline.level import check_colors, check_finite
 from pipeline.paths import check_plain_name
 from pipeline.tiled.art import Style
 from pipeline.tiled.autotile import SET_SIZE, WangKind
@@ -105,9 +105,7 @@ class TilesetSpec(BaseModel):
     @field_validator("colors")
     @classmethod
     def _colors(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, color in value.items():
-            if not RGB_COLOR.match(color):
-                raise KeyedError(name, f'must be a colour "#rrggbb" (got {color!r})')
+        check_colors(value)
         return value
 
     @field_validator("tiles")
