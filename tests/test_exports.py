@@ -355,12 +355,17 @@ def test_a_bad_tileset_file_is_one_clear_error(project: Path, tileset: str, expe
     assert "recipes/t.toml: stage.tmx.tileset: " in proc.stderr and expect in proc.stderr, proc.stderr
 
 
-def test_editing_the_tileset_or_its_image_rebuilds_only_the_export(project: Path) -> None:
+def build_with_a_red_sheet(project: Path) -> None:
+    """Build recipe t with tileset t.toml on a plain red two-tile sheet."""
     (project / "tilesets").mkdir()
     Image.new("RGBA", (16, 8), (200, 0, 0, 255)).save(project / "tilesets" / "sheet.png")
     (project / "tilesets" / "t.toml").write_text('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\nfloor = 1\n')
     write_recipe(project, "t", TILESET_RECIPE)
     pcg("build", "recipes", "-q", cwd=project)
+
+
+def test_editing_the_tileset_or_its_image_rebuilds_only_the_export(project: Path) -> None:
+    build_with_a_red_sheet(project)
     Image.new("RGBA", (16, 8), (0, 0, 200, 255)).save(project / "tilesets" / "sheet.png")
     explain = pcg("explain", "recipes/t.toml", cwd=project).stdout
     assert "tilesets/sheet.png" in explain
@@ -526,11 +531,7 @@ def test_one_tileset_file_for_two_symbol_sets_needs_two_names(project: Path) -> 
 
 
 def test_verify_names_a_tileset_image_edited_since_the_build(project: Path) -> None:
-    (project / "tilesets").mkdir()
-    Image.new("RGBA", (16, 8), (200, 0, 0, 255)).save(project / "tilesets" / "sheet.png")
-    (project / "tilesets" / "t.toml").write_text('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\nfloor = 1\n')
-    write_recipe(project, "t", TILESET_RECIPE)
-    pcg("build", "recipes", "-q", cwd=project)
+    build_with_a_red_sheet(project)
     assert pcg("verify", "exports/t", cwd=project).returncode == 0
     Image.new("RGBA", (16, 8), (0, 0, 200, 255)).save(project / "tilesets" / "sheet.png")
     proc = pcg("verify", "exports/t", cwd=project, check=False)
