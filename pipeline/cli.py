@@ -27,6 +27,8 @@ app = typer.Typer(
 DEFAULT_RECIPES = Path("recipes")
 EXPORTS = typer.Option(Path("exports"), "--out", help="Folder that holds the packs.")
 CACHE = typer.Option(Path(".pcg-cache"), "--cache", help="Folder for cached intermediate Levels.")
+TARGETS = typer.Argument(None, help="Recipe files, or folders whose *.toml files are recipes (default: recipes/).")
+JOBS = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores).")
 QUIET = typer.Option(False, "--quiet", "-q", help="Print only errors.")
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -124,8 +126,8 @@ def _print_report(console: "Console", plan: "PackPlan", report: "PackReport") ->
 @app.command()
 @_user_errors
 def build(
-    targets: List[Path] = typer.Argument(None, help="Recipe files, or folders whose *.toml files are recipes (default: recipes/)."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
+    targets: List[Path] = TARGETS,
+    jobs: Optional[int] = JOBS,
     force: bool = typer.Option(False, "--force", help="Rebuild everything, ignoring the cache and existing files."),
     maps: Optional[List[int]] = typer.Option(None, "--map", help="Build only this map index (repeatable)."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run on this Dask cluster (tcp://HOST:PORT); needs pcg-pipeline[dask]."),
@@ -232,8 +234,8 @@ def _build_locked(
 @app.command()
 @_user_errors
 def watch(
-    targets: List[Path] = typer.Argument(None, help="Recipe files, or folders whose *.toml files are recipes (default: recipes/)."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
+    targets: List[Path] = TARGETS,
+    jobs: Optional[int] = JOBS,
     poll: bool = typer.Option(False, "--poll", help="Poll for changes instead of OS events (network drives, container mounts)."),
     interval: float = typer.Option(0.25, "--interval", min=0.01, help="Seconds between polls, with --poll."),
     debounce: float = typer.Option(0.1, "--debounce", min=0.0, help="Seconds without events before a build starts."),
@@ -338,7 +340,7 @@ def explain(
 @_user_errors
 def verify(
     manifest: Path = typer.Argument(..., help="A pack's manifest.json, or its pack folder."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
+    jobs: Optional[int] = JOBS,
     quiet: bool = QUIET,
 ) -> None:
     """Rebuild a pack from its manifest in a temporary folder and compare every file's sha256."""
@@ -360,7 +362,7 @@ def verify(
 @_user_errors
 def stats(
     recipe: Path = typer.Argument(..., help="The recipe whose pack to summarise (built first if stale)."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
+    jobs: Optional[int] = JOBS,
     out: Path = EXPORTS,
     cache: Path = CACHE,
 ) -> None:
@@ -401,7 +403,7 @@ def stats(
 @app.command("list")
 @_user_errors
 def list_(
-    targets: List[Path] = typer.Argument(None, help="Recipe files, or folders whose *.toml files are recipes (default: recipes/)."),
+    targets: List[Path] = TARGETS,
     out: Path = EXPORTS,
     cache: Path = CACHE,
 ) -> None:
