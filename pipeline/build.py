@@ -8,16 +8,19 @@ from collections import Counter
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from pipeline.cache import LevelCache
 from pipeline.executor import Executor
-from pipeline.contact_sheet import update_contact_sheet
-from pipeline.fsio import atomic_write, remove_stale_temps, sha256_bytes
-from pipeline.levels_index import update_levels_index
+from pipeline.contact_sheet import CONTACT_SHEET, update_contact_sheet
+from pipeline.errors import PipelineError, os_error_line
+from pipeline.fsio import atomic_write, remove_stale_temps, same_file_system, sha256_bytes
+from pipeline.journal import Journal
+from pipeline.levels_index import LEVELS, update_levels_index
 from pipeline.manifest import MANIFEST, assemble, environment, environment_id, read_manifest, recipe_record, write_manifest
 from pipeline.plan import MapPlan, PackPlan, plan_pack
 from pipeline.recipe import Recipe
+from pipeline.registry import Exporter
 from pipeline.stamps import Stamps
 from pipeline.worker import Batch, MapResult, MapTask, clash
 
@@ -65,13 +68,27 @@ class Builder:
         return plan_pack(recipe, self.exports_root, self.cache, previous, force=self.force, only=self.only)
 
     def build(self, plan: PackPlan, executor: Executor, progress: Progress | None = None) -> PackReport:
+        """Run the plan's stale maps and write their files, then the manifest. A file-system
+        failure (disk full, read-only, permission) stops the pack with a PackWriteError, after
+        the manifest has been made to describe what is on disk (or, if even that cannot be
+        written, the journal makes the next build repair it)."""
         start = time.perf_counter()
-        remove_stale_temps(self.cache.temp_dir)  # what a killed build left
         recipe = plan.recipe
         report = PackReport(name=recipe.pack.name, recipe=recipe.path, maps=len(plan.maps))
+        temp = self._temp_dir(plan)
+        remove_stale_temps(self.cache.temp_dir)  # what a killed build left
+        if temp is None:  # the pack is on another file system: its temporary files sit beside their targets
+            remove_stale_temps(plan.pack_dir, recursive=True)
+        journal = Journal(self.cache.root, recipe.pack.name)
         stale = plan.stale_maps
+        answerable = journal.leftover()  # files an unfinished earlier build may have written
+        planned = _planned_paths(plan, stale)
+        if not planned <= answerable:
+            journal.begin(answerable | planned, self.cache.temp_dir)
+        answerable |= planned
         results: dict[int, MapResult] = {}
         written: dict[str, str] = {}  # path -> sha256 of what this build wrote there
+        error: OSError | None = None
         pack_dir = str(plan.pack_dir.resolve()) if executor.writes_files else None
         for batch, outcome in executor.results(self._batches(recipe, stale, executor.workers, pack_dir)):
             if isinstance(outcome, BaseException):
@@ -82,25 +99,47 @@ class Builder:
                     report.failures.append(Failure(recipe.path, task.index, "-", f"worker lost: {why}"))
             else:
                 for result in outcome:
-                    self._store(plan, result, written, report)
+                    try:
+                        self._store(plan, result, written, report, temp)
+                    except OSError as exc:
+                        error = exc
+                        break
                     if result.failure is None:
                         results[result.index] = result
             if progress:
                 progress(len(batch.tasks))
+            if error is not None:
+                break  # the maps not yet stored keep their earlier files and entries
         report.built = len(results)
         manifest = self._manifest(plan, results)
-        report.files_removed = self._remove_obsolete(plan, manifest)
-        temp = self.cache.temp_dir
-        if plan.stamps is not None:
-            plan.stamps.save(temp)
-        if manifest["maps"] or plan.previous is not None:  # no manifest for a pack that has no map yet
-            if manifest != plan.previous:  # comparing dicts is far cheaper than encoding 1,000 maps
-                write_manifest(plan.pack_dir / MANIFEST, manifest, temp)
-            update_levels_index(plan.pack_dir, recipe.pack.name, recipe.pack.order_by, manifest, temp)
-            update_contact_sheet(plan.pack_dir, recipe, manifest, temp)
+        try:
+            if error is None:
+                report.files_removed = self._remove_obsolete(plan, manifest)
+            if plan.stamps is not None:
+                plan.stamps.save(self.cache.temp_dir)
+            if manifest["maps"] or plan.previous is not None:  # no manifest for a pack that has no map yet
+                if manifest != plan.previous:  # comparing dicts is far cheaper than encoding 1,000 maps
+                    write_manifest(plan.pack_dir / MANIFEST, manifest, temp)
+                if error is None:
+                    update_levels_index(plan.pack_dir, recipe.pack.name, recipe.pack.order_by, manifest, temp)
+                    update_contact_sheet(plan.pack_dir, recipe, manifest, temp)
+            # The manifest on disk is now this one: what it does not claim of what this build
+            # (or an unfinished one before it) may have written is nobody's.
+            report.files_removed += _sweep(plan.pack_dir, manifest, answerable)
+            if error is None:
+                journal.end()
+        except OSError as exc:
+            error = error or exc  # the journal stays: the next build finishes the job
+        if error is not None:
+            raise PackWriteError([f"{recipe.path}: {os_error_line(error)}"])
         report.failures.sort(key=lambda f: f.map)
         report.seconds = time.perf_counter() - start
         return report
+
+    def _temp_dir(self, plan: PackPlan) -> Path | None:
+        """The cache's temporary folder, if a rename from there can reach the pack; else None
+        (temporary files beside their targets)."""
+        return self.cache.temp_dir if same_file_system(self.cache.root, plan.pack_dir) else None
 
     def _batches(self, recipe: Recipe, maps: list[MapPlan], workers: int, pack_dir: str | None) -> list[Batch]:
         if not maps:
@@ -121,7 +160,7 @@ class Builder:
         root = str(self.cache.root.resolve())  # workers elsewhere (a Dask cluster) may run in another folder
         return [Batch(recipe, root, tuple(tasks[i : i + size]), pack_dir) for i in range(0, len(tasks), size)]
 
-    def _store(self, plan: PackPlan, result: MapResult, written: dict[str, str], report: PackReport) -> None:
+    def _store(self, plan: PackPlan, result: MapResult, written: dict[str, str], report: PackReport, temp: Path | None) -> None:
         """Write one map's files (atomically, skipping identical ones) or record its failure.
         Files a worker wrote itself arrive as digests alone."""
         if result.failure is None:
@@ -137,7 +176,7 @@ class Builder:
         for path, data in result.files.items():
             target = plan.pack_dir / path
             if written.get(path) is None and stamps.digest(target, path) != digests[path]:
-                atomic_write(target, data, self.cache.temp_dir)
+                atomic_write(target, data, temp)
                 stamps.record(target, path, digests[path])
                 report.files_written += 1
         written.update(digests)
@@ -163,8 +202,9 @@ class Builder:
             prev = previous.get(index)
             mp = planned.get(index)
             if mp is None or (mp.stale and index not in results):
-                # Not part of this build, or it failed: its files are still the earlier ones.
-                if prev is not None:
+                # Not part of this build, or it failed: its files are still the earlier ones,
+                # unless the failure came after some of them were replaced (a full disk).
+                if prev is not None and (mp is None or self._intact(plan, prev)):
                     entries.append(prev)
                 continue
             entries.append(self._entry(recipe, mp, results.get(index), prev, record["sha256"], env_id))
@@ -212,6 +252,11 @@ class Builder:
             "files": {f: files[f] for f in live if f in files},
         }
 
+    def _intact(self, plan: PackPlan, entry: dict[str, Any]) -> bool:
+        """Whether every file of a manifest entry is on disk as the entry records it."""
+        stamps = self._stamps(plan)
+        return all(stamps.digest(plan.pack_dir / rel, rel) == digest for rel, digest in entry["files"].items())
+
     def _remove_obsolete(self, plan: PackPlan, manifest: dict[str, Any]) -> int:
         """Delete files an earlier build wrote that no map of this pack writes any more (if unmodified)."""
         keep = {f for m in manifest["maps"] for f in m["files"]}
@@ -224,3 +269,29 @@ class Builder:
                     removed += 1
                     keep.add(rel)  # shared files appear in many entries: remove once
         return removed
+
+
+class PackWriteError(PipelineError):
+    """A pack's files could not be written (disk full, read-only, permission denied)."""
+
+
+def _planned_paths(plan: PackPlan, maps: list[MapPlan]) -> set[str]:
+    """Every file the stale maps' export stages may write (relative to the pack folder)."""
+    exporters = {s.name: cast(Exporter, s.params) for s in plan.recipe.exporters}
+    return {path for m in maps for name in m.exports for path in exporters[name].outputs(m.stem)}
+
+
+# Files of the pack that the builder itself writes from the manifest.
+PACK_FILES = frozenset({MANIFEST, LEVELS, CONTACT_SHEET})
+
+
+def _sweep(pack_dir: Path, manifest: dict[str, Any], paths: set[str]) -> int:
+    """Delete those of `paths` that exist but no map of `manifest` claims; returns how many."""
+    claimed = {f for m in manifest["maps"] for f in m["files"]} | PACK_FILES
+    removed = 0
+    for rel in sorted(paths - claimed):
+        target = pack_dir / rel
+        if target.is_file() and not target.is_symlink():
+            target.unlink()
+            removed += 1
+    return removed

@@ -3,9 +3,10 @@ that `pcg --help` starts fast."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, List, Optional, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, TypeVar
 
 import typer
 
@@ -62,6 +63,11 @@ def _user_errors(fn: F) -> F:
         except PipelineError as exc:
             _fail(exc.problems)
             raise typer.Exit(1) from None
+        except OSError as exc:  # read-only folders, a full disk, permissions: what, where, no traceback
+            from pipeline.errors import os_error_line
+
+            _fail([os_error_line(exc)])
+            raise typer.Exit(1) from None
         except KeyboardInterrupt:
             _console(stderr=True).print("interrupted")
             raise typer.Exit(130) from None
@@ -69,29 +75,14 @@ def _user_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _load_all(targets: list[Path]) -> tuple[list["Recipe"], list[str]]:
+def _load_all(targets: list[Path], out: Path, cache: Path) -> tuple[list["Recipe"], list[str]]:
     """Every recipe found under `targets`, and the problems of those that do not load."""
-    from pipeline.errors import PipelineError, RecipeError
-    from pipeline.recipe import find_recipes, load_recipe
+    from pipeline.errors import PipelineError
+    from pipeline.workspace import Workspace
 
     if targets == [DEFAULT_RECIPES] and not DEFAULT_RECIPES.is_dir():
         raise PipelineError(["no recipes/ folder here: run pcg in your project folder, or name recipe files or folders"])
-    paths = list(dict.fromkeys(find_recipes(targets)))  # a recipe named twice is built once
-    if not paths:
-        raise PipelineError([f"no recipes (*.toml) found in {', '.join(map(str, targets))}"])
-    recipes, problems = [], []
-    for path in paths:
-        try:
-            recipes.append(load_recipe(path))
-        except RecipeError as exc:
-            problems.extend(exc.problems)
-    seen: dict[str, str] = {}
-    for recipe in list(recipes):
-        other = seen.setdefault(recipe.pack.name, recipe.path)
-        if other != recipe.path:
-            problems.append(f"{recipe.path}: pack.name: {recipe.pack.name!r} is also the pack of {other}; each recipe needs its own")
-            recipes.remove(recipe)
-    return recipes, problems
+    return Workspace(out, cache).load(targets)
 
 
 def _check_maps(recipes: list["Recipe"], maps: list[int] | None) -> None:
@@ -141,7 +132,6 @@ def build(
 ) -> None:
     """Build level packs from recipes: only what is stale since the last build."""
     from pipeline.errors import PipelineError
-    from pipeline.lock import pack_locks
 
     if scheduler and dask_local:
         raise PipelineError(["--scheduler and --dask-local: give one (a cluster to use, or one to start)"])
@@ -149,69 +139,72 @@ def build(
         raise PipelineError([f"--dask-results: files or bytes (got {dask_results!r})"])
     if dask_results and not (scheduler or dask_local):
         raise PipelineError(["--dask-results: only with --scheduler or --dask-local"])
-    recipes, problems = _load_all(targets or [DEFAULT_RECIPES])
+    recipes, problems = _load_all(targets or [DEFAULT_RECIPES], out, cache)
     _check_maps(recipes, maps)
-    console = _console()
-    waiting = (lambda pack: None) if quiet else (lambda pack: console.print(f"waiting for another pcg build of {pack} ..."))
     dask = (scheduler, dask_local, dask_results) if (scheduler or dask_local) else None
-    with pack_locks(cache / "locks", [r.pack.name for r in recipes], waiting):
-        _build_locked(recipes, problems, jobs, force, maps, out, cache, quiet, console, dask)
+    _build(recipes, problems, jobs, force, maps, out, cache, quiet, _console(), dask)
 
 
-def _executor(jobs: int | None, todo: int, dask: tuple[str | None, int | None, str | None] | None) -> "Executor":
+@contextlib.contextmanager
+def _executor(jobs: int | None, todo: int, dask: tuple[str | None, int | None, str | None] | None) -> Iterator["Executor"]:
     from pipeline.executor import default_workers, make_executor
 
     if not todo:
-        return make_executor(1)
-    if dask is not None:
+        executor = make_executor(1)
+    elif dask is not None:
         from pipeline.dask_executor import DaskExecutor
 
         scheduler, local, results = dask
-        return DaskExecutor(scheduler=scheduler, local_workers=local or 0, results=results)  # type: ignore[arg-type]
-    return make_executor(min(jobs or default_workers(), todo))
+        executor = DaskExecutor(scheduler=scheduler, local_workers=local or 0, results=results)  # type: ignore[arg-type]
+    else:
+        executor = make_executor(min(jobs or default_workers(), todo))
+    try:
+        yield executor
+    finally:
+        executor.close()
 
 
-def _build_locked(
+def _build(
     recipes: list["Recipe"], problems: list[str], jobs: int | None, force: bool, maps: list[int] | None,
     out: Path, cache: Path, quiet: bool, console: "Console", dask: tuple[str | None, int | None, str | None] | None = None,
 ) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from pipeline.build import Builder
-    from pipeline.cache import LevelCache
-    builder = Builder(exports_root=out, cache=LevelCache(cache), force=force, only=sorted(set(maps)) if maps else None)
-    plans = []
-    for plan in (builder.plan(r) for r in recipes):
-        if plan.owner is not None and not force:
-            problems.append(
-                f"{plan.recipe.path}: pack.name: {plan.pack_dir} was built from {plan.owner}; give this pack another"
-                " name, or pass --force to replace it"
-            )
-        else:
-            plans.append(plan)
-    todo = sum(len(p.stale_maps) for p in plans)
-    reports = []
-    executor = _executor(jobs, todo, dask)
+    from pipeline.workspace import Workspace
+
+    # One console for the bar and the report lines, so rich prints the lines above the bar.
+    bar = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        console=console, disable=quiet, transient=True,
+    )
+
+    def started(plan: "PackPlan") -> Callable[[int], None]:
+        # Started here, once the executor is: worker processes are forked before the bar's
+        # thread exists. A fresh pack still goes through the build: that rewrites its manifest
+        # if only the recipe's comments changed, and removes maps the pack no longer has.
+        if not bar.live.is_started:
+            bar.start()
+        task = bar.add_task(plan.recipe.pack.name, total=len(plan.stale_maps), visible=len(plan.stale_maps) > 4)
+        return lambda n: bar.advance(task, n)
+
+    def finished(plan: "PackPlan", report: "PackReport") -> None:
+        if not quiet:
+            _print_report(console, plan, report)
+
+    waiting = (lambda what: None) if quiet else (lambda what: console.print(f"waiting for {what} ..."))
     try:
-        # One console for the bar and the report lines, so rich prints the lines above the bar.
-        with Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-            console=console, disable=quiet or todo <= 4, transient=True,
-        ) as bar:
-            for plan in plans:
-                # A fresh pack still goes through build(): that rewrites its manifest if only the
-                # recipe's comments changed, and removes maps the pack no longer has.
-                task = bar.add_task(plan.recipe.pack.name, total=len(plan.stale_maps), visible=bool(plan.stale_maps))
-                report = builder.build(plan, executor, progress=lambda n, t=task: bar.advance(t, n))
-                reports.append(report)
-                if not quiet:
-                    _print_report(console, plan, report)
+        outcome = Workspace(out, cache).build(
+            recipes, lambda todo: _executor(jobs, todo, dask), force=force, only=sorted(set(maps)) if maps else None,
+            waiting=waiting, started=started, finished=finished,
+        )
     finally:
-        executor.close()
+        bar.stop()
+    problems = problems + outcome.problems
+    reports = [report for _, report in outcome.reports]
     if not quiet:
         fresh = [r.name for r in reports if r.up_to_date and not r.files_removed]
         if len(fresh) == len(reports) and not problems:
-            console.print(f"Nothing to do: {_count(len(plans), 'pack')} up to date ({_count(sum(len(p.maps) for p in plans), 'map')}).")
+            console.print(f"Nothing to do: {_count(len(reports), 'pack')} up to date ({_count(sum(r.maps for r in reports), 'map')}).")
         elif fresh:
             console.print(f"Up to date: {', '.join(fresh)}.")
     failures = [f for r in reports for f in r.failures]
@@ -251,6 +244,7 @@ def watch(
     from pipeline.errors import PipelineError
     from pipeline.executor import default_workers, make_executor
     from pipeline.watch import Watcher, run
+    from pipeline.workspace import Workspace
 
     targets = targets or [DEFAULT_RECIPES]
     missing = [t for t in targets if not t.exists() and t.suffix != ".toml"]
@@ -274,7 +268,7 @@ def watch(
 
     # Worker processes are forked before watchdog starts its threads.
     executor = make_executor(jobs or default_workers())
-    watcher = Watcher(targets, out, cache, executor, echo, debounce=debounce, on_built=shown if show else None)
+    watcher = Watcher(targets, Workspace(out, cache), executor, echo, debounce=debounce, on_built=shown if show else None)
     signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
     # A shell starts background jobs with SIGINT ignored, and Python then leaves it ignored:
     # `kill -INT` (or Ctrl+C once brought to the foreground) must still stop the watcher.
@@ -374,15 +368,13 @@ def stats(
     from rich.table import Table
 
     from pipeline.errors import PipelineError
-    from pipeline.lock import pack_locks
     from pipeline.manifest import MANIFEST, read_manifest
     from pipeline.recipe import load_recipe
     from pipeline.report import stage_stats
 
     loaded = load_recipe(recipe)
     console = _console()
-    with pack_locks(cache / "locks", [loaded.pack.name], lambda pack: None):
-        _build_locked([loaded], [], jobs, False, None, out, cache, True, console)
+    _build([loaded], [], jobs, False, None, out, cache, True, console)
     manifest = read_manifest(out / loaded.pack.name / MANIFEST)
     summary = stage_stats(manifest) if manifest else {}
     if not summary:
@@ -414,7 +406,7 @@ def list_(
     from pipeline.build import Builder
     from pipeline.cache import LevelCache
 
-    recipes, problems = _load_all(targets or [DEFAULT_RECIPES])
+    recipes, problems = _load_all(targets or [DEFAULT_RECIPES], out, cache)
     builder = Builder(exports_root=out, cache=LevelCache(cache))
     table = Table()
     for col in ("recipe", "pack", "maps", "stages", "state"):
@@ -530,24 +522,11 @@ def clean(
     cache: Path = CACHE,
 ) -> None:
     """Delete the cache of intermediate Levels (and, if asked, built packs)."""
-    import shutil
+    from pipeline.workspace import Workspace
 
-    from pipeline.errors import PipelineError
-    from pipeline.manifest import MANIFEST
-
-    folders = []
-    for pack in packs or []:
-        folder = pack if (pack / MANIFEST).is_file() else out / pack
-        # Only folders we built: a stray name must never delete anything else.
-        if not (folder / MANIFEST).is_file():
-            raise PipelineError([f"{pack}: not a pack (no {MANIFEST} in {pack} or {out / pack})"])
-        folders.append(folder)
-    if all_packs and out.is_dir():
-        folders += sorted(d for d in out.iterdir() if (d / MANIFEST).is_file())
     console = _console()
-    removed = [p for p in [cache, *dict.fromkeys(folders)] if p.exists()]
+    removed = Workspace(out, cache).clean(packs or [], all_packs, waiting=lambda: console.print("waiting for running builds to finish ..."))
     for path in removed:
-        shutil.rmtree(path)
         console.print(f"removed {path}/", soft_wrap=True)
     if not removed:
         console.print("Nothing to clean.")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import errno
 from typing import Any, Iterable
 
 from pydantic import ValidationError
@@ -38,6 +39,23 @@ class KeyedError(ValueError):
         self.key = key
         self.message = message
         super().__init__(f"{key}: {message}")
+
+
+# What a user can do about the file-system failures a build meets.
+_OS_HINTS = {
+    errno.ENOSPC: "the disk is full: free space and build again",
+    errno.EDQUOT: "the disk quota is used up: free space and build again",
+    errno.EROFS: "the file system is read-only: pass another --out (or --cache)",
+    errno.EACCES: "permission denied: check the folder's owner and mode, or pass another --out",
+    errno.EPERM: "not permitted: check the folder's owner and mode, or pass another --out",
+}
+
+
+def os_error_line(exc: OSError) -> str:
+    """One line for a failed file operation: which file, what happened, what to do."""
+    where = exc.filename if exc.filename is not None else "a file"
+    what = _OS_HINTS.get(exc.errno or 0) or (exc.strerror or str(exc))
+    return f"{where}: {what}"
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

@@ -1,7 +1,9 @@
 """Atomic file output: write to a temporary name, then rename over the target.
 
 Temporary files go to a folder of their own (under the cache) when given one, so a build killed
-with SIGKILL leaves nothing half-written, nor any stray temporary file, under exports/.
+with SIGKILL leaves nothing half-written, nor any stray temporary file, under exports/. Where
+that folder is on another file system than the target (a rename cannot cross it), the temporary
+file is made beside the target under a hidden name that the next build sweeps away.
 """
 
 from __future__ import annotations
@@ -13,6 +15,11 @@ import os
 from pathlib import Path
 
 _counter = itertools.count()
+
+# Temporary names: `.pcg-PID-N-NAME.tmp`, so that the process that made one can be told apart
+# and a sweep never touches a file of anyone else.
+_PREFIX = ".pcg-"
+_SUFFIX = ".tmp"
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -28,36 +35,57 @@ def sha256_file(path: Path) -> str | None:
         return None
 
 
-def atomic_write(path: Path, data: bytes, temp_dir: Path | None = None) -> None:
+def same_file_system(a: Path, b: Path) -> bool:
+    """Whether files can be renamed from folder `a` into folder `b` (their nearest existing
+    ancestors are on one device)."""
+    return _device(a) == _device(b)
+
+
+def _device(path: Path) -> int:
+    path = path.absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return os.stat(path).st_dev
+
+
+def atomic_write(path: Path, data: bytes, temp_dir: Path | None = None, sync: bool = False) -> None:
     """Readers see the old file or the new one, never a half-written one. The temporary file is
-    made in `temp_dir` if given (it must be on the same file system), else beside the target."""
+    made in `temp_dir` if given and on the target's file system, else beside the target. With
+    `sync`, the bytes reach the disk before the rename (for records that must survive a crash)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     folder = path.parent
     if temp_dir is not None:
         temp_dir.mkdir(parents=True, exist_ok=True)
         folder = temp_dir
-    tmp = folder / f"{os.getpid()}.{next(_counter)}.{path.name}.tmp"
+    tmp = folder / f"{_PREFIX}{os.getpid()}-{next(_counter)}-{path.name}{_SUFFIX}"
     try:
         with open(tmp, "wb") as f:
             f.write(data)
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
         try:
             os.replace(tmp, path)
         except OSError as exc:
             if exc.errno != errno.EXDEV or temp_dir is None:
                 raise
             tmp.unlink(missing_ok=True)  # another file system: a rename cannot cross it
-            atomic_write(path, data)
+            atomic_write(path, data, sync=sync)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
 
 
-def remove_stale_temps(temp_dir: Path) -> int:
-    """Delete temporary files left by processes that no longer run (a killed build); returns
-    how many. Files of live processes (another build writing now) stay."""
+def remove_stale_temps(folder: Path, recursive: bool = False) -> int:
+    """Delete temporary files in `folder` (and below, if `recursive`) left by processes that no
+    longer run (a killed build); returns how many. Files of live processes (another build
+    writing now) stay."""
     removed = 0
-    for tmp in temp_dir.glob("*.tmp") if temp_dir.is_dir() else []:
-        pid = tmp.name.split(".", 1)[0]
+    if not folder.is_dir():
+        return 0
+    pattern = f"{_PREFIX}*{_SUFFIX}"
+    for tmp in folder.rglob(pattern) if recursive else folder.glob(pattern):
+        pid = tmp.name[len(_PREFIX) :].split("-", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):
             tmp.unlink(missing_ok=True)
             removed += 1

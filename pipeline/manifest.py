@@ -27,6 +27,7 @@ from pipeline import __version__
 from pipeline.errors import PipelineError
 from pipeline.fsio import atomic_write
 from pipeline.recipe import Recipe
+from pipeline.registry import StageParams, stage_config
 from pipeline.seeds import BIT_GENERATOR
 
 MANIFEST = "manifest.json"
@@ -52,21 +53,43 @@ def load_manifest(path: Path) -> dict[str, Any]:
 
 
 def _well_formed(data: Any) -> bool:
-    """The structure the planner and builder rely on; anything else is treated as no manifest."""
+    """The structure the planner and builder rely on; anything else is treated as no manifest.
+    Checked with plain conditions, never `assert`, which `python -O` strips."""
     try:
-        assert isinstance(data, dict) and data.get("format") == FORMAT
-        assert isinstance(data["recipe"]["sha256"], str) and isinstance(data["recipe"]["text"], str)
-        assert isinstance(data["stages"], dict) and isinstance(data["pack"], dict)
-        for entry in data["maps"]:
-            assert isinstance(entry["index"], int) and isinstance(entry["recipe"], str)
-            assert isinstance(entry["environment"], str) and isinstance(entry["stats"], dict)
-            assert all(isinstance(k, str) and isinstance(v, str) for k, v in entry["files"].items())
-            for stage in entry["stages"].values():
-                assert isinstance(stage["key"], str) and isinstance(stage.get("files", []), list)
-        assert isinstance(data.get("earlier", {}).get("recipes", {}), dict)
-    except (AssertionError, KeyError, TypeError, AttributeError):
+        if not (isinstance(data, dict) and data.get("format") == FORMAT):
+            return False
+        recipe, earlier = data["recipe"], data.get("earlier", {})
+        if not (isinstance(recipe, dict) and isinstance(recipe.get("sha256"), str) and isinstance(recipe.get("text"), str)):
+            return False
+        if not (isinstance(data["stages"], dict) and isinstance(data["pack"], dict) and isinstance(data["maps"], list)):
+            return False
+        if not (isinstance(earlier, dict) and isinstance(earlier.get("recipes", {}), dict)):
+            return False
+        return all(_well_formed_entry(entry) for entry in data["maps"])
+    except (KeyError, TypeError, AttributeError):
         return False
-    return True
+
+
+def _well_formed_entry(entry: Any) -> bool:
+    if not isinstance(entry, dict):
+        return False
+    if not (isinstance(entry["index"], int) and not isinstance(entry["index"], bool) and isinstance(entry["recipe"], str)):
+        return False
+    if not (isinstance(entry["environment"], str) and isinstance(entry["stats"], dict) and isinstance(entry["stages"], dict)):
+        return False
+    files = entry["files"]
+    if not (isinstance(files, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())):
+        return False
+    if not isinstance(entry.get("attempt", 0), int):
+        return False
+    return all(
+        isinstance(stage, dict)
+        and isinstance(stage["key"], str)
+        and isinstance(stage["seed"], list)
+        and all(isinstance(s, int) for s in stage["seed"])
+        and isinstance(stage.get("files", []), list)
+        for stage in entry["stages"].values()
+    )
 
 
 def _version(package: str) -> str:
@@ -107,17 +130,16 @@ def recipe_record(recipe: Recipe, project_root: Path) -> dict[str, Any]:
         "sha256": recipe.sha256,
         "text": recipe.text,
         "pack": recipe.pack.model_dump(mode="json"),
-        "stages": {
-            s.name: {
-                "kind": s.kind,
-                "version": s.params.version,
-                "inputs": list(s.inputs),
-                "params": s.params.model_dump(mode="json"),
-                **({"files": s.params.files_read()} if s.params.files_read() else {}),
-            }
-            for s in recipe.stages
-        },
+        # The stage's identity as its cache key has it (kind, version, params, embedded stages,
+        # files read), plus where its inputs come from.
+        "stages": {s.name: _stage_record(s.params, s.inputs) for s in recipe.stages},
     }
+
+
+def _stage_record(params: StageParams, inputs: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    config = stage_config(params)
+    # Inputs after the version, as manifests have always listed them.
+    return {"kind": config.pop("kind"), "version": config.pop("version"), "inputs": list(inputs), **config}
 
 
 def recipe_config(manifest: dict[str, Any], sha: str) -> dict[str, Any] | None:

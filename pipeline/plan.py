@@ -15,6 +15,7 @@ from pipeline.cache import LevelCache
 from pipeline.level import PropertyValue
 from pipeline.manifest import project_path, recipe_config, recipe_record
 from pipeline.recipe import Recipe
+from pipeline.registry import embedded_versions, stage_config
 from pipeline.seeds import stage_seed
 from pipeline.stamps import Stamps
 
@@ -74,10 +75,7 @@ class KeyMaker:
         # without encoding every stage's parameters again for each of thousands of maps.
         self.static: dict[str, dict[str, str]] = {}
         for spec in recipe.stages:
-            static = stage_config(spec.kind, spec.params.version, spec.params.model_dump(mode="json"))
-            files = spec.params.files_read()
-            if files:
-                static["files"] = files
+            static = stage_config(spec.params)
             self.static[spec.name] = {key: canonical_json(value) for key, value in static.items()}
 
     def keys(self, index: int, attempt: int = 0) -> dict[str, tuple[str, tuple[int, ...]]]:
@@ -105,10 +103,6 @@ def export_provenance(recipe: Recipe, index: int, exporter: str, attempt: int = 
     if attempt:
         out["attempt"] = attempt  # a filter rejected the earlier ones
     return out
-
-
-def stage_config(kind: str, version: int, params: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": kind, "version": version, "params": params}
 
 
 def plan_pack(
@@ -158,7 +152,7 @@ def plan_pack(
                 reasons: list[str] = ["--force"]
             else:
                 reasons = _why_stale(spec.name, key, prev, before, recipe, keys)
-                if not reasons and spec.is_exporter:
+                if not reasons and spec.is_exporter and prev is not None:
                     reasons = _outputs_changed(pack_dir, prev, spec.name, digests, plan.stamps)
             cached = not spec.is_exporter and not force and cache.has(key)
             stages[spec.name] = StagePlan(spec.name, key, seed, bool(reasons), tuple(reasons), cached)
@@ -202,6 +196,11 @@ def _why_stale(
         reasons.append(f"stage kind changed ({old.get('kind')} -> {spec.kind})")
     elif old.get("version") != spec.params.version:
         reasons.append(f"stage version changed ({old.get('version')} -> {spec.params.version})")
+    embeds, old_embeds = embedded_versions(spec.params), old.get("embeds", {})
+    for kind in sorted(set(embeds) | set(old_embeds)):
+        if embeds.get(kind) != old_embeds.get(kind):
+            was, now = old_embeds.get(kind, "none"), embeds.get(kind, "none")
+            reasons.append(f"embedded stage {kind} changed (version {was} -> {now})")
     params = spec.params.model_dump(mode="json")
     old_params = old.get("params", {})
     changed = [k for k in sorted(set(params) | set(old_params)) if params.get(k) != old_params.get(k)]
@@ -230,8 +229,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 30 else text[:27] + "..."
 
 
-def _outputs_changed(pack_dir: Path, prev: dict[str, Any] | None, name: str, digests: dict[str, str | None], stamps: Stamps) -> list[str]:
-    assert prev is not None
+def _outputs_changed(pack_dir: Path, prev: dict[str, Any], name: str, digests: dict[str, str | None], stamps: Stamps) -> list[str]:
     recorded = prev.get("files", {})
     for rel in prev["stages"][name].get("files", []):
         if rel not in digests:

@@ -74,6 +74,12 @@ class StageParams(BaseModel):
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         raise NotImplementedError
 
+    def embeds(self) -> list[StageParams]:
+        """Stages whose code this one runs as part of its own (rooms and mazes runs the maze
+        generator it names): their kinds and versions are part of this stage's cache key, so
+        bumping an embedded stage makes every stage that embeds it stale too."""
+        return []
+
     def files_read(self) -> dict[str, str]:
         """Files besides the recipe that this stage reads, as {path: sha256 of the content read
         when the recipe loaded}: part of the stage's cache key, and recorded in the manifest."""
@@ -137,6 +143,39 @@ def stage(kind: str, version: int) -> Callable[[S], S]:
         return cls
 
     return register
+
+
+# Deeper than any real nesting; a stage that (through others) embeds itself is a bug, not a recipe.
+_MAX_EMBED_DEPTH = 16
+
+
+def embedded_versions(params: StageParams) -> dict[str, int]:
+    """Kind -> version of every stage `params` embeds, recursively, sorted by kind."""
+    found: dict[str, int] = {}
+
+    def walk(p: StageParams, depth: int) -> None:
+        if depth > _MAX_EMBED_DEPTH:
+            raise RuntimeError(f"stage {params.kind!r} embeds stages more than {_MAX_EMBED_DEPTH} deep (a cycle?)")
+        for inner in p.embeds():
+            found[inner.kind] = inner.version
+            walk(inner, depth + 1)
+
+    walk(params, 1)
+    return dict(sorted(found.items()))
+
+
+def stage_config(params: StageParams) -> dict[str, Any]:
+    """What identifies a stage's work, for its cache key: kind, version, parameters, the kinds
+    and versions of the stages it embeds, and the files it reads. Keys absent when empty, so
+    that stages embedding nothing and reading nothing keep the keys they always had."""
+    config: dict[str, Any] = {"kind": params.kind, "version": params.version, "params": params.model_dump(mode="json")}
+    embeds = embedded_versions(params)
+    if embeds:
+        config["embeds"] = embeds
+    files = params.files_read()
+    if files:
+        config["files"] = files
+    return config
 
 
 def kinds() -> dict[str, type[StageParams]]:

@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.build import Builder
+from pipeline.build import PACK_FILES, Builder
 from pipeline.cache import LevelCache
 from pipeline.errors import PipelineError
 from pipeline.executor import make_executor
@@ -88,4 +88,12 @@ def verify_pack(manifest_path: Path, workers: int) -> VerifyResult:
                     what = "is missing" if on_disk is None else "was modified"
                     result.problems.append(f"map {entry['index']}: {pack_dir / rel} {what} on disk since the build")
         result.files = len(checked)
+    claimed = {rel for rel, _ in checked} | PACK_FILES
+    for path in sorted(p for p in pack_dir.rglob("*") if p.is_file()):
+        rel = path.relative_to(pack_dir).as_posix()
+        if rel not in claimed:
+            result.problems.append(
+                f"{path}: no map of the manifest claims this file (left by a stopped build, which the next"
+                " pcg build removes, or added by hand)"
+            )
     return result

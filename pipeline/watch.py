@@ -14,12 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from pipeline.build import Builder
-from pipeline.cache import LevelCache
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, os_error_line
 from pipeline.executor import Executor
-from pipeline.lock import pack_locks
 from pipeline.recipe import Recipe, find_recipes, load_recipe
+from pipeline.workspace import Workspace, borrowed, claim_packs
 
 # Files editors write beside the one being saved: swap, backup, lock and temporary files.
 _IGNORED_SUFFIXES = (".swp", ".swo", ".swx", ".swpx", "~", ".tmp", ".bak", ".orig", ".part", ".crdownload", ".kate-swp")
@@ -39,13 +37,13 @@ def ignored(path: Path) -> bool:
 @dataclass
 class Watcher:
     targets: list[Path]  # recipe files and folders of recipes
-    out: Path
-    cache: Path
+    workspace: Workspace
     executor: Executor
     echo: Callable[[str], None]
     debounce: float = 0.1
     on_built: Callable[[Recipe], None] | None = None
     deps: dict[Path, set[Path]] = field(default_factory=dict)  # recipe -> files it reads
+    loaded: dict[Path, Recipe] = field(default_factory=dict)  # recipe -> its last version that loaded
     _dirty: set[Path] = field(default_factory=set)
     _last_event: float = 0.0
     _wake: threading.Condition = field(default_factory=threading.Condition)
@@ -78,7 +76,7 @@ class Watcher:
 
     def touched(self, paths: list[str]) -> None:
         dirty = set()
-        outputs = (self.out.resolve(), self.cache.resolve())
+        outputs = (self.workspace.out.resolve(), self.workspace.cache.resolve())
         for raw in paths:
             path = Path(raw).resolve()
             if ignored(path) or any(path.is_relative_to(o) for o in outputs):
@@ -115,38 +113,57 @@ class Watcher:
                     self._wake.wait()
 
     def build(self, path: Path) -> None:
+        """Build one recipe's pack, as `pcg build` would; no error stops the watcher."""
+        try:
+            self._build(path)
+        except PipelineError as exc:
+            for line in exc.problems:
+                self.echo(f"error: {line}")
+        except OSError as exc:  # a full disk or a read-only folder: say so, keep watching
+            self.echo(f"error: {_shown(path)}: {os_error_line(exc)}")
+
+    def _build(self, path: Path) -> None:
         shown = _shown(path)
         if not path.is_file():
+            self.loaded.pop(path, None)
             if self.deps.pop(path, None) is not None:
                 self.echo(f"{shown}: removed; no longer watched")
             return
         try:
             recipe = load_recipe(shown)  # named as `pcg build` names it, in messages and the manifest
-        except PipelineError as exc:
+        except PipelineError:
             # The last good pack stays as it is; the files it read stay watched, so fixing
             # either the recipe or one of them rebuilds.
             self.deps.setdefault(path, set())
-            for line in exc.problems:
-                self.echo(f"error: {line}")
-            return
+            self.loaded.pop(path, None)
+            raise
         self.deps[path] = {(path.parent / f).resolve() for s in recipe.stages for f in s.params.files_read()}
+        self.loaded[path] = recipe
+        # The same pack-name rule as `pcg build` over the same recipes, in the same order.
+        order = {p: i for i, p in enumerate(self.recipes())}
+        others = sorted(self.loaded, key=lambda p: (order.get(p, len(order)), str(p)))
+        kept, refused = claim_packs([self.loaded[p] for p in others])
+        if not any(r is recipe for r in kept):
+            raise PipelineError([line for line in refused if line.startswith(f"{recipe.path}:")])
         start = time.perf_counter()
-        builder = Builder(exports_root=self.out, cache=LevelCache(self.cache))
-        with pack_locks(self.cache / "locks", [recipe.pack.name], lambda pack: self.echo(f"waiting for another pcg build of {pack} ...")):
-            plan = builder.plan(recipe)
-            report = builder.build(plan, self.executor)
+        outcome = self.workspace.build(
+            [recipe], lambda todo: borrowed(self.executor), waiting=lambda what: self.echo(f"waiting for {what} ...")
+        )
         self.builds += 1
         took = time.perf_counter() - start
-        if report.built:
-            self.echo(f"{recipe.pack.name}: rebuilt {report.built} of {len(plan.maps)} maps in {took:.2f} s ({report.files_written} files written)")
-        elif report.files_removed:
-            self.echo(f"{recipe.pack.name}: removed {report.files_removed} files in {took:.2f} s")
-        else:
-            self.echo(f"{recipe.pack.name}: up to date ({took:.2f} s)")
-        for failure in report.failures:
-            self.echo(f"error: {failure.recipe}: map {failure.map}: stage {failure.stage}: {failure.message}")
-        if self.on_built is not None and not report.failures:
-            self.on_built(recipe)
+        for line in outcome.problems:
+            self.echo(f"error: {line}")
+        for plan, report in outcome.reports:
+            if report.built:
+                self.echo(f"{recipe.pack.name}: rebuilt {report.built} of {len(plan.maps)} maps in {took:.2f} s ({report.files_written} files written)")
+            elif report.files_removed:
+                self.echo(f"{recipe.pack.name}: removed {report.files_removed} files in {took:.2f} s")
+            else:
+                self.echo(f"{recipe.pack.name}: up to date ({took:.2f} s)")
+            for failure in report.failures:
+                self.echo(f"error: {failure.recipe}: map {failure.map}: stage {failure.stage}: {failure.message}")
+            if self.on_built is not None and not report.failures:
+                self.on_built(recipe)
 
 
 def run(watcher: Watcher, poll: float | None) -> None:

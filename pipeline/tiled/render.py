@@ -23,7 +23,8 @@ def render(layers: list[np.ndarray], built: BuiltTileset) -> Image.Image:
         for gids in layers:
             top = _gather(atlas.index, gids)
             out = top if out is None else np.where(top != 0, top, out)
-        assert out is not None
+        if out is None:
+            raise ValueError("render: no layer to draw")
         image = Image.fromarray(out, "P")
         image.putpalette(atlas.palette[:, :3].ravel().tolist())
         image.info["transparency"] = atlas.palette[:, 3].tobytes()

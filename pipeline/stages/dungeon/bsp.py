@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -11,6 +11,8 @@ from pydantic import Field, model_validator
 from pipeline.level import Level, MapObject
 from pipeline.registry import StageParams, stage
 from pipeline.stages.dungeon.tiles import DUNGEON_ALPHABET, FLOOR, Side
+
+Room = tuple[int, int, int, int]  # x, y, w, h
 
 
 @dataclass
@@ -21,7 +23,7 @@ class _Node:
     h: int
     left: _Node | None = None
     right: _Node | None = None
-    room: tuple[int, int, int, int] | None = None  # x, y, w, h
+    room: Room | None = None
 
 
 @stage("dungeon.bsp", version=1)
@@ -115,8 +117,8 @@ class Bsp(StageParams):
             return node
         a = self._join(node.left, tiles, rng)
         b = self._join(node.right, tiles, rng)
-        assert a.room is not None and b.room is not None
-        _corridor(tiles, a.room, b.room, self.corridor, rng)
+        # Every leaf the recursion returns was given a room.
+        _corridor(tiles, cast(Room, a.room), cast(Room, b.room), self.corridor, rng)
         return a if rng.random() < 0.5 else b
 
 

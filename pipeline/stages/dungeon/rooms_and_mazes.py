@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from pipeline import registry
+from pipeline.errors import KeyedError
 from pipeline.jit import compiled
 from pipeline.level import Level, MapObject
 from pipeline.registry import StageParams, stage
@@ -14,14 +17,16 @@ from pipeline.stages.maze.generator import MazeGenerator, restrict
 from pipeline.stages.maze.graph import DX, DY, random_order, union
 from pipeline.stages.regions.label import label_regions
 
+GROWING_TREE = "maze.growing_tree"
 
-@stage("dungeon.rooms_and_mazes", version=1)
+
+@stage("dungeon.rooms_and_mazes", version=2)
 class RoomsAndMazes(StageParams):
     """Rooms and mazes (Bob Nystrom, "Rooms and Mazes", 2014): try `room_attempts` random rooms
     (odd sizes in `room_size`, at odd positions, so they line up with maze cells) and keep those
     that overlap no other; fill the rest with a maze (`maze`, any generator of the catalogue;
     the growing tree by default, where `winding` is the share of steps that continue from the
-    newest cell); open one door between every two regions along a random spanning tree, plus
+    newest cell; a non-perfect generator also cuts its loops); open one door between every two regions along a random spanning tree, plus
     each other possible door with `extra_connector_chance` (loops); then, with
     `remove_dead_ends`, fill every dead end until none is left.
 
@@ -31,8 +36,10 @@ class RoomsAndMazes(StageParams):
     size: tuple[Side, Side] = Field((81, 51), description="Map size in tiles, [width, height]; both odd.")
     room_attempts: int = Field(200, ge=0, le=1_000_000, description="Random rooms tried.")
     room_size: tuple[int, int] = Field((3, 11), description="Smallest and largest room side, in tiles (odd).")
-    maze: str = Field("maze.growing_tree", description="Maze generator for the corridors.")
-    winding: float = Field(0.6, ge=0, le=1, description="With maze.growing_tree: share of newest-cell steps (long winding corridors).")
+    maze: str = Field(GROWING_TREE, description="Maze generator for the corridors.")
+    winding: float = Field(
+        0.6, ge=0, le=1, description="With maze.growing_tree only: share of newest-cell steps (long winding corridors)."
+    )
     extra_connector_chance: float = Field(0.05, ge=0, le=1, description="Chance that a connector beyond the spanning tree becomes a door.")
     remove_dead_ends: bool = Field(True, description="Fill dead ends until none is left.")
 
@@ -64,7 +71,22 @@ class RoomsAndMazes(StageParams):
     def _fits(self) -> RoomsAndMazes:
         if self.room_size[1] > min(self.size) - 2:
             raise ValueError(f"room_size up to {self.room_size[1]} does not fit in {list(self.size)}")
+        # Other generators have no such knob: a winding that changed nothing would mislead.
+        if "winding" in self.model_fields_set and self.maze != GROWING_TREE:
+            raise KeyedError("winding", f"only with maze = {GROWING_TREE!r} (this stage uses {self.maze!r}); remove it")
         return self
+
+    def generator(self) -> MazeGenerator:
+        """The corridor maze's generator, with this stage's options."""
+        w, h = self.size
+        params: dict[str, object] = {"cells": ((w - 1) // 2, (h - 1) // 2)}
+        if self.maze == GROWING_TREE:
+            newest = round(self.winding * 100)
+            params["selection"] = ",".join(f"{k}:{v}" for k, v in (("newest", newest), ("random", 100 - newest)) if v)
+        return cast(MazeGenerator, registry.get(self.maze)(**params))
+
+    def embeds(self) -> list[StageParams]:
+        return [self.generator()]
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         w, h = self.size
@@ -77,13 +99,10 @@ class RoomsAndMazes(StageParams):
         # The maze: a maze of the whole cell grid, cut to the cells outside rooms.
         cw, ch = (w - 1) // 2, (h - 1) // 2
         free = tiles[1::2, 1::2] == WALL
-        params = {"cells": (cw, ch)}
-        if self.maze == "maze.growing_tree":
-            newest = round(self.winding * 100)
-            params["selection"] = ",".join(f"{k}:{v}" for k, v in (("newest", newest), ("random", 100 - newest)) if v)
-        generator = registry.get(self.maze)(**params)
-        assert isinstance(generator, MazeGenerator)
+        generator = self.generator()
         maze = restrict(generator.carve(cw, ch, rng), free, random_order(2 * cw * ch, rng))
+        # Its own last step (a non-perfect maze's loops), on the corridors alone.
+        maze = generator.finish(maze, rng)
         tiles[maze == FLOOR] = FLOOR
         open_doors(tiles, rng, self.extra_connector_chance)
         if self.remove_dead_ends:

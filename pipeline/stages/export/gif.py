@@ -45,7 +45,8 @@ class ExportGif(Exporter):
 
 
 def render_gif(level: Level, scale: int, frame_ms: int) -> bytes:
-    assert level.frames is not None
+    if level.frames is None:
+        raise ValueError("render_gif: the Level recorded no frames")
     if scale == 0:
         scale = max(1, min(16, 512 // max(level.width, level.height)))
     colors = np.zeros((256, 3), dtype=np.uint8)

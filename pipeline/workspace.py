@@ -1,0 +1,176 @@
+"""A project's packs and cache, and the rules every command that builds or deletes follows.
+
+`pcg build`, `pcg stats`, `pcg watch` and `pcg clean` all go through a Workspace, so they cannot
+disagree about:
+
+- pack names: two recipes of one run may not share a pack (the first, in path order, keeps it);
+- ownership: a pack folder built from another recipe is not taken over without `--force`, and
+  a pack folder that is a symbolic link is never written through;
+- locks: one build of a pack at a time, and no cleaning while any build uses the cache;
+- failures: a file-system error is one line naming the file; the other packs still build.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, ContextManager, Iterable
+
+from pipeline.build import Builder, PackReport, PackWriteError, Progress
+from pipeline.cache import LevelCache
+from pipeline.errors import PipelineError, RecipeError, os_error_line
+from pipeline.executor import Executor
+from pipeline.lock import LOCKS, cache_lock, pack_locks
+from pipeline.manifest import MANIFEST
+from pipeline.plan import PackPlan
+from pipeline.recipe import Recipe, find_recipes, load_recipe
+
+# Starts the executor for a build of `n` stale maps (and closes it afterwards).
+ExecutorFor = Callable[[int], ContextManager[Executor]]
+
+
+@dataclass
+class BuildOutcome:
+    reports: list[tuple[PackPlan, PackReport]]
+    problems: list[str]  # packs refused or stopped, one line each
+
+
+@dataclass
+class Workspace:
+    out: Path  # the exports folder that holds the packs
+    cache: Path  # the cache folder (.pcg-cache)
+
+    @property
+    def lock_dir(self) -> Path:
+        return self.cache / LOCKS
+
+    # -- recipes ------------------------------------------------------------------------
+
+    def load(self, targets: list[Path]) -> tuple[list[Recipe], list[str]]:
+        """Every recipe found under `targets` that loads and has a pack of its own, and the
+        problems of the others."""
+        paths = list(dict.fromkeys(find_recipes(targets)))  # a recipe named twice is built once
+        if not paths:
+            raise PipelineError([f"no recipes (*.toml) found in {', '.join(map(str, targets))}"])
+        recipes, problems = [], []
+        for path in paths:
+            try:
+                recipes.append(load_recipe(path))
+            except RecipeError as exc:
+                problems.extend(exc.problems)
+        kept, refused = claim_packs(recipes)
+        return kept, problems + refused
+
+    # -- building -------------------------------------------------------------------------
+
+    def builder(self, force: bool = False, only: list[int] | None = None) -> Builder:
+        return Builder(exports_root=self.out, cache=LevelCache(self.cache), force=force, only=only)
+
+    def build(
+        self,
+        recipes: list[Recipe],
+        executor_for: ExecutorFor,
+        *,
+        force: bool = False,
+        only: list[int] | None = None,
+        waiting: Callable[[str], None] = lambda what: None,
+        started: Callable[[PackPlan], Progress | None] = lambda plan: None,
+        finished: Callable[[PackPlan, PackReport], None] = lambda plan, report: None,
+    ) -> BuildOutcome:
+        """Build `recipes` (pack names already claimed) under their locks. `started(plan)` may
+        return a progress callback for the pack; `finished` sees each pack's report."""
+        builder = self.builder(force, only)
+        outcome = BuildOutcome([], [])
+        with pack_locks(self.lock_dir, [r.pack.name for r in recipes], waiting):
+            plans = []
+            for recipe in recipes:
+                plan = builder.plan(recipe)
+                refusal = self.refusal(plan, force)
+                if refusal is None:
+                    plans.append(plan)
+                else:
+                    outcome.problems.append(refusal)
+            with executor_for(sum(len(p.stale_maps) for p in plans)) as executor:
+                for plan in plans:
+                    try:
+                        report = builder.build(plan, executor, progress=started(plan))
+                    except PackWriteError as exc:
+                        outcome.problems.extend(exc.problems)
+                        continue
+                    except OSError as exc:  # before any file of the pack was written (its folder)
+                        outcome.problems.append(f"{plan.recipe.path}: {os_error_line(exc)}")
+                        continue
+                    outcome.reports.append((plan, report))
+                    finished(plan, report)
+        return outcome
+
+    def refusal(self, plan: PackPlan, force: bool) -> str | None:
+        """Why this pack may not be built into its folder, if it may not."""
+        where = f"{plan.recipe.path}: pack.name"
+        if plan.pack_dir.is_symlink():
+            return (
+                f"{where}: {plan.pack_dir} is a symbolic link; pcg writes packs only into real folders"
+                " (remove the link, or pass --out to build elsewhere)"
+            )
+        if plan.owner is not None and not force:
+            return f"{where}: {plan.pack_dir} was built from {plan.owner}; give this pack another name, or pass --force to replace it"
+        return None
+
+    # -- cleaning -------------------------------------------------------------------------
+
+    def pack_folder(self, pack: Path) -> Path:
+        """A pack named as commands accept it: its folder, or its name under the exports folder."""
+        folder = pack if (pack / MANIFEST).is_file() else self.out / pack
+        # Only folders we built: a stray name must never delete anything else.
+        if not (folder / MANIFEST).is_file():
+            raise PipelineError([f"{pack}: not a pack (no {MANIFEST} in {pack} or {self.out / pack})"])
+        return folder
+
+    def clean(self, packs: Iterable[Path], all_packs: bool, waiting: Callable[[], None] = lambda: None) -> list[Path]:
+        """Delete the cache (its locks excepted) and the packs named; returns what was removed.
+        Waits for running builds to finish, and builds started meanwhile wait for it."""
+        folders = [self.pack_folder(p) for p in packs]
+        if all_packs and self.out.is_dir():
+            folders += sorted(d for d in self.out.iterdir() if (d / MANIFEST).is_file() and not d.is_symlink())
+        removed: list[Path] = []
+        if not self.cache.exists() and not folders:
+            return removed
+        with cache_lock(self.lock_dir, waiting):
+            for folder in dict.fromkeys(folders):
+                if folder.is_symlink():
+                    raise PipelineError([f"{folder}: is a symbolic link; pcg deletes only pack folders it built"])
+                if folder.exists():
+                    shutil.rmtree(folder)
+                    removed.append(folder)
+            # Everything but the locks: a build blocked on a lock file must find it still there.
+            entries = sorted(p for p in self.cache.iterdir() if p.name != LOCKS) if self.cache.is_dir() else []
+            for entry in entries:
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
+            if entries:
+                removed.append(self.cache)
+        return removed
+
+
+def claim_packs(recipes: list[Recipe]) -> tuple[list[Recipe], list[str]]:
+    """Two recipes may not share a pack name: the first (in the order given) keeps it and the
+    others are refused, each with a line naming the one that has it."""
+    owner: dict[str, str] = {}
+    kept, problems = [], []
+    for recipe in recipes:
+        first = owner.setdefault(recipe.pack.name, recipe.path)
+        if first == recipe.path:
+            kept.append(recipe)
+        else:
+            problems.append(f"{recipe.path}: pack.name: {recipe.pack.name!r} is also the pack of {first}; each recipe needs its own")
+    return kept, problems
+
+
+@contextlib.contextmanager
+def borrowed(executor: Executor) -> Iterable[Executor]:
+    """An executor that outlives the build (the watcher's), for `Workspace.build`."""
+    yield executor

@@ -1,0 +1,245 @@
+"""Faults for real: SIGKILL mid-build, a full disk, a read-only file system, exports on another
+file system than the cache, `pcg clean` during a build, a damaged manifest under `python -O`.
+
+After each, the next build leaves nothing behind (no orphan, no temporary file), `pcg verify`
+passes and the pack is byte-identical to a clean build; meanwhile every command says what went
+wrong in one line, without a traceback.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from conftest import ROOT, pcg, recipe_text, tree_digests, write_recipe
+from test_watch import Watch
+
+PACK = Path("exports") / "small"
+
+
+@contextlib.contextmanager
+def tmpfs(folder: Path, size: str) -> Iterator[Path]:
+    """A real tmpfs of `size` mounted on `folder` (root only: skipped elsewhere)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "none", str(folder)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({proc.stderr.strip()})")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def remount(folder: Path, options: str) -> None:
+    subprocess.run(["mount", "-o", f"remount,{options}", str(folder)], check=True)
+
+
+def clean_build(tmp_path: Path, text: str) -> dict[str, str]:
+    """The pack a clean build of `text` makes, in a project of its own."""
+    other = tmp_path / "clean"
+    other.mkdir(parents=True, exist_ok=True)
+    write_recipe(other, "small", text)
+    pcg("build", "recipes", "-q", cwd=other)
+    return tree_digests(other / PACK)
+
+
+def start_build(project: Path, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "build", "recipes", "-j", "2", *args],
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+
+
+def wait_for_files(folder: Path, pattern: str, count: int, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(folder.glob(pattern))) < count:
+        time.sleep(0.01)
+    assert proc.poll() is None, "the build finished before the fault: give it more maps"
+
+
+def kill(proc: subprocess.Popen[str]) -> None:
+    os.killpg(proc.pid, signal.SIGKILL)  # the client and its workers, mid-write
+    proc.communicate()
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def no_traceback(proc: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+def test_a_killed_build_leaves_no_orphans_once_the_recipe_shrinks(project: Path, tmp_path: Path) -> None:
+    write_recipe(project, "small", recipe_text(maps=200, cells=(15, 15)))
+    proc = start_build(project, "-q")
+    wait_for_files(project / PACK, "map_*.tmx", 40, proc)
+    kill(proc)
+    assert not (project / PACK / "manifest.json").exists()  # complete files no manifest lists
+    small = recipe_text(maps=10, cells=(15, 15))
+    write_recipe(project, "small", small)
+    out = pcg("build", "recipes", "-j", "2", cwd=project).stdout
+    assert "no map writes any more" in out  # and says so
+    assert tree_digests(project / PACK) == clean_build(tmp_path, small)
+    assert pcg("verify", str(PACK), cwd=project).returncode == 0
+
+
+def test_verify_names_files_no_manifest_claims(project: Path) -> None:
+    pcg("build", "recipes", "-q", cwd=project)
+    (project / PACK / "map_099.tmx").write_text("<map/>")
+    proc = pcg("verify", str(PACK), cwd=project, check=False)
+    assert proc.returncode == 1
+    assert "exports/small/map_099.tmx: no map of the manifest claims this file" in proc.stderr
+
+
+def test_exports_on_another_file_system_leave_no_temporary_files(project: Path, tmp_path: Path) -> None:
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or os.stat(shm).st_dev == os.stat(project).st_dev:
+        pytest.skip("no second file system at /dev/shm")
+    out = Path(tempfile_dir(shm))
+    try:
+        text = recipe_text(maps=120, cells=(15, 15))
+        write_recipe(project, "small", text)
+        proc = start_build(project, "-q", "--out", str(out))
+        wait_for_files(out / "small", "map_*.tmx", 20, proc)
+        kill(proc)
+        # What a killed writer leaves beside its targets (its process is gone).
+        for folder in (out / "small", out / "small" / "previews"):
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f".pcg-{dead_pid()}-0-map_000.tmx.tmp").write_bytes(b"half")
+        pcg("build", "recipes", "-q", "--out", str(out), cwd=project)
+        assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
+        built, clean = tree_digests(out / "small"), clean_build(tmp_path, text)
+        # The manifest names the recipe relative to the exports' parent, which differs here.
+        assert built.pop("manifest.json") and clean.pop("manifest.json")
+        assert built == clean
+        assert pcg("verify", str(out / "small"), cwd=project).returncode == 0
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def tempfile_dir(parent: Path) -> str:
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="pcg-faults-", dir=parent)
+
+
+def consistent(pack: Path) -> bool:
+    """Every file the pack's manifest claims is on disk as it records."""
+    manifest = json.loads((pack / "manifest.json").read_text())
+    digests = tree_digests(pack)
+    return all(digests.get(rel) == sha for m in manifest["maps"] for rel, sha in m["files"].items())
+
+
+def test_a_full_disk_fails_cleanly_and_the_next_build_repairs(project: Path, tmp_path: Path) -> None:
+    with tmpfs(project / "exports", "320k") as exports:
+        pcg("build", "recipes", "-q", cwd=project)  # 6 small maps fit
+        big = recipe_text(maps=40, cells=(40, 40), seed=7)
+        write_recipe(project, "small", big)
+        proc = pcg("build", "recipes", "-j", "1", cwd=project, check=False)
+        assert proc.returncode == 1
+        no_traceback(proc)
+        assert "the disk is full" in proc.stderr
+        # What `pcg build` says now must be true of the disk: up to date only if it is.
+        explain = pcg("explain", "recipes/small.toml", cwd=project).stdout
+        if "Up to date" in explain:
+            assert consistent(exports / "small")
+        verify = pcg("verify", str(PACK), cwd=project, check=False)
+        no_traceback(verify)
+        if verify.returncode == 0:
+            assert consistent(exports / "small")
+        remount(exports, "size=16m")
+        pcg("build", "recipes", "-q", cwd=project)
+        assert pcg("verify", str(PACK), cwd=project).returncode == 0
+        assert tree_digests(exports / "small") == clean_build(tmp_path, big)
+
+
+def test_a_read_only_or_full_file_system_is_one_line_in_every_command(project: Path) -> None:
+    with tmpfs(project / "exports", "16m") as exports:
+        pcg("build", "recipes", "-q", cwd=project)
+        remount(exports, "ro")
+        write_recipe(project, "small", recipe_text(seed=9))
+        for args in (["build", "recipes"], ["clean", "small"]):
+            proc = pcg(*args, cwd=project, check=False)
+            assert proc.returncode == 1, args
+            no_traceback(proc)
+            assert "the file system is read-only" in proc.stderr, proc.stderr
+
+        watch = Watch(project)
+        try:
+            watch.wait_for(r"error: .*the file system is read-only")
+            watch.wait_for(r"watching recipes")
+            remount(exports, "rw")
+            write_recipe(project, "small", recipe_text(seed=10))
+            watch.wait_for(r"small: rebuilt 6 of 6 maps")  # it survived, and builds again
+        finally:
+            assert watch.stop() == 0
+        assert "Traceback" not in "\n".join(watch.seen)
+        assert pcg("verify", str(PACK), cwd=project).returncode == 0
+
+        # verify rebuilds in a temporary folder: one on a full disk is one line too.
+        with tmpfs(project / "scratch", "32k") as scratch:
+            env = {**os.environ, "TMPDIR": str(scratch)}
+            proc = subprocess.run(
+                [sys.executable, "-m", "pipeline", "verify", str(PACK)], cwd=project, capture_output=True, text=True, env=env, timeout=300
+            )
+            assert proc.returncode == 1
+            no_traceback(proc)  # type: ignore[arg-type]
+            assert "the disk is full" in proc.stderr, proc.stderr
+
+
+def test_clean_during_a_build_waits_for_it_and_keeps_the_locks(project: Path) -> None:
+    write_recipe(project, "small", recipe_text(maps=200, cells=(15, 15)))
+    build = start_build(project, "-q")
+    wait_for_files(project / PACK, "map_*.tmx", 20, build)
+    clean = subprocess.run(
+        [sys.executable, "-m", "pipeline", "clean"], cwd=project, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    out, err = build.communicate(timeout=300)
+    assert build.returncode == 0, err
+    assert clean.returncode == 0, clean.stderr
+    assert "Traceback" not in clean.stdout + clean.stderr + out + err
+    assert "waiting for running builds to finish" in clean.stdout
+    # Locks are never deleted: a build waiting on one must find it still there.
+    assert [p.name for p in (project / ".pcg-cache").iterdir()] == ["locks"]
+    assert pcg("verify", str(PACK), cwd=project).returncode == 0
+
+
+def test_a_damaged_manifest_under_python_O_means_a_rebuild(project: Path) -> None:
+    pcg("build", "recipes", "-q", cwd=project)
+    path = project / PACK / "manifest.json"
+    for damage in ({"index": "zero"}, {"files": ["map_000.tmx"]}, {"stages": {"maze": {"key": 1}}}):
+        manifest = json.loads(path.read_text())
+        manifest["maps"][0].update(damage)
+        path.write_text(json.dumps(manifest))
+        proc = subprocess.run(
+            [sys.executable, "-O", "-m", "pipeline", "build", "recipes", "-j", "1"],
+            cwd=project, capture_output=True, text=True, timeout=300, env={**os.environ, "NO_COLOR": "1"},
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert "built 6/6 maps" in proc.stdout, damage
+
+
+def test_no_assert_statements_in_the_pipeline() -> None:
+    """`python -O` strips asserts: checks of input written as asserts vanish there."""
+    found = []
+    for path in sorted((ROOT / "pipeline").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Assert):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not found, "use an explicit check (or typing.cast for the type checker): " + ", ".join(found)
