@@ -40,6 +40,7 @@ def update_contact_sheet(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any
         return
     stats = _stats_shown(recipe, entries)
     total = len(manifest["maps"])
+    # The entries hold all a thumbnail is drawn from (preview digest, the stats its caption reads).
     key = hashlib.sha256(json.dumps([LAYOUT_VERSION, recipe.pack.name, total, stats, entries], sort_keys=True).encode()).hexdigest()
     if _stored_key(path) == key:
         return  # a no-change rebuild reads one PNG header, not every preview
@@ -47,19 +48,31 @@ def update_contact_sheet(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any
 
 
 def _entries(recipe: Recipe, manifest: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per map shown: index, stem, preview file and its sha256, stats; in play order when the
-    pack has one (`order_by`), else by index."""
-    exporters = [s for s in recipe.stages if s.is_exporter]
+    """Per map shown (`sheet_entry`), in play order when the pack has one (`order_by`), else by
+    index."""
     entries = []
     for m in play_order(manifest["maps"], recipe.pack.order_by):
-        for spec in exporters:
-            preview = spec.params.preview_file(m["stem"])  # type: ignore[attr-defined]
-            if preview is not None and preview in m["files"]:
-                entries.append({"index": m["index"], "stem": m["stem"], "file": preview, "sha256": m["files"][preview], "stats": m["stats"]})
-                break
+        entry = sheet_entry(recipe, m)
+        if entry is not None:
+            entries.append(entry)
         if len(entries) == MAX_MAPS:
             break
     return entries
+
+
+def sheet_entry(recipe: Recipe, m: dict[str, Any]) -> dict[str, Any] | None:
+    """What the sheet shows of one manifest map: index, stem, the preview of the first exporter
+    that drew one (file and sha256), and the stats of the stage that exporter drew; None when no
+    exporter drew a preview.
+
+    Not the map's own `stats`: those merge every exporter's input, the last one winning, so a
+    recipe with two chains would caption one chain's picture with the other chain's numbers."""
+    for spec in recipe.exporters:
+        preview = spec.params.preview_file(m["stem"])  # type: ignore[attr-defined]
+        if preview is not None and preview in m["files"]:
+            stats = m["stages"].get(spec.inputs[0], {}).get("stats", {})
+            return {"index": m["index"], "stem": m["stem"], "file": preview, "sha256": m["files"][preview], "stats": stats}
+    return None
 
 
 def _stats_shown(recipe: Recipe, entries: list[dict[str, Any]]) -> list[str]:
@@ -80,7 +93,8 @@ def _stored_key(path: Path) -> str | None:
         return None
 
 
-def _caption(entry: dict[str, Any], stats: list[str]) -> list[str]:
+def caption_lines(entry: dict[str, Any], stats: list[str]) -> list[str]:
+    """The lines under a thumbnail: index and stem, then each stat in `stats` the entry has."""
     lines = [f"#{entry['index']} {entry['stem']}"]
     for name in stats:
         value = entry["stats"].get(name)
@@ -119,7 +133,7 @@ def _draw(pack_dir: Path, pack: str, total: int, entries: list[dict[str, Any]], 
             thumb = Image.new("RGB", (THUMB, THUMB), (0, 0, 0))
         # Bottom-aligned, so every caption sits right under its map.
         sheet.paste(thumb, (left + (THUMB - thumb.width) // 2, top + THUMB - thumb.height))
-        for line, text in enumerate(_caption(entry, stats)):
+        for line, text in enumerate(caption_lines(entry, stats)):
             draw.text((left, top + THUMB + 3 + line * LINE), _fit(text, font, THUMB), font=font, fill=TEXT)
     info = PngImagePlugin.PngInfo()
     info.add_text(_KEY, key)

@@ -21,8 +21,8 @@ def tmj_bytes(tmap: TmxMap) -> bytes:
     for layer_id, layer in enumerate(tmap.layers, start=1):
         node: dict[str, Any] = {}
         if tmap.encoding == "base64":
-            if tmap.compression != "none":
-                node["compression"] = tmap.compression
+            # Tiled writes "" for uncompressed base64, and readers (pytiled-parser) require the key.
+            node["compression"] = "" if tmap.compression == "none" else tmap.compression
             node["data"] = base64_data(layer.gids, tmap.compression)
             node["encoding"] = "base64"
         else:

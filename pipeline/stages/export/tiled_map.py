@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, cast
 
 from pydantic import Field, PositiveInt, PrivateAttr, ValidationInfo, field_validator, model_validator
 
@@ -92,8 +92,7 @@ class TiledMapExporter(Exporter):
 
     @property
     def _spec(self) -> TilesetSpec:
-        assert self._tileset_spec is not None  # set when the parameters were validated
-        return self._tileset_spec
+        return cast(TilesetSpec, self._tileset_spec)  # set when the parameters were validated
 
     def files_read(self) -> dict[str, str]:
         return dict(self._loaded.digests) if self._loaded else {}

@@ -8,7 +8,7 @@ from pipeline.tiled.tmj import tmj_bytes, tsj_bytes
 from pipeline.tiled.tmx import TmxMap
 
 
-@stage("export.tmj", version=3)
+@stage("export.tmj", version=4)
 class ExportTmj(TiledMapExporter):
     """Write each map as Tiled JSON (.tmj): the same map as `export.tmx` (tileset, layers,
     objects, properties, preview), with the tileset embedded and layer data as a plain array
