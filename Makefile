@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 JOBS   ?=
 
-.PHONY: maps test bench schema clean install
+.PHONY: maps test golden bench schema clean install
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,12 @@ maps: $(VENV)/.installed
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest
+
+# Rewrite tests/golden.json (every stage kind's output digest, checked by tests/test_golden.py)
+# after bumping a stage's version, adding a kind or changing a fixture. It refuses to record an
+# output that changed without a version bump; FORCE=1 records it anyway (a dependency upgrade).
+golden: $(VENV)/.installed-test
+	$(BIN)/python tests/golden.py $(if $(FORCE),--force)
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python -m bench
