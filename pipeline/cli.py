@@ -126,6 +126,9 @@ def build(
     dask_results: Optional[str] = typer.Option(
         None, "--dask-results", help="files: Dask workers write into exports/ (shared disk; default for --dask-local); bytes: they send the files back (default for --scheduler)."
     ),
+    cache_max: Optional[str] = typer.Option(
+        None, "--cache-max", help="Bound the cache of intermediate Levels: bytes, or K, M, G, T (500M, 2G; 0 keeps none); least recently used go first (default 2G)."
+    ),
     out: Path = EXPORTS,
     cache: Path = CACHE,
     quiet: bool = QUIET,
@@ -139,10 +142,18 @@ def build(
         raise PipelineError([f"--dask-results: files or bytes (got {dask_results!r})"])
     if dask_results and not (scheduler or dask_local):
         raise PipelineError(["--dask-results: only with --scheduler or --dask-local"])
+    limit = None
+    if cache_max is not None:
+        from pipeline.cache import parse_size
+
+        try:
+            limit = parse_size(cache_max)
+        except ValueError as exc:
+            raise PipelineError([f"--cache-max: {exc}"]) from None
     recipes, problems = _load_all(targets or [DEFAULT_RECIPES], out, cache)
     _check_maps(recipes, maps)
     dask = (scheduler, dask_local, dask_results) if (scheduler or dask_local) else None
-    _build(recipes, problems, jobs, force, maps, out, cache, quiet, _console(), dask)
+    _build(recipes, problems, jobs, force, maps, out, cache, quiet, _console(), dask, limit)
 
 
 @contextlib.contextmanager
@@ -167,6 +178,7 @@ def _executor(jobs: int | None, todo: int, dask: tuple[str | None, int | None, s
 def _build(
     recipes: list["Recipe"], problems: list[str], jobs: int | None, force: bool, maps: list[int] | None,
     out: Path, cache: Path, quiet: bool, console: "Console", dask: tuple[str | None, int | None, str | None] | None = None,
+    cache_max: int | None = None,
 ) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -195,11 +207,16 @@ def _build(
     try:
         outcome = Workspace(out, cache).build(
             recipes, lambda todo: _executor(jobs, todo, dask), force=force, only=sorted(set(maps)) if maps else None,
-            waiting=waiting, started=started, finished=finished,
+            cache_max=cache_max, waiting=waiting, started=started, finished=finished,
         )
     finally:
         bar.stop()
     problems = problems + outcome.problems
+    if outcome.trimmed and outcome.trimmed.removed and not quiet:
+        from pipeline.cache import format_size
+
+        trimmed = outcome.trimmed
+        console.print(f"cache: removed {_count(trimmed.removed, 'least recently used Level')} ({format_size(trimmed.freed)})")
     reports = [report for _, report in outcome.reports]
     if not quiet:
         fresh = [r.name for r in reports if r.up_to_date and not r.files_removed]

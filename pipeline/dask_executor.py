@@ -5,18 +5,40 @@ dies has its tasks rerun elsewhere by the scheduler, and a task that raises is r
 (`retries`). A map that fails inside a batch comes back as that map's failure, like locally.
 Workers either return each map's files as bytes, or, when they share the client's file system,
 write them into the pack themselves and return digests (`results = "files"`).
+
+A cluster left without any worker would keep the batches waiting forever (the scheduler waits
+for workers that may never come): after NO_WORKERS_TIMEOUT without one, the batches still out
+come back as ClusterLost, each its maps' failure, while those that finished are kept. Why 15 s:
+the scheduler drops a killed worker at once (its connection closes), and a nanny, systemd or a
+container runtime restarting it brings it back within seconds, so 15 s with nobody there means
+no one is coming soon; and it is short enough that a build does not look hung. A cluster that
+grows from no worker (adaptive, or workers started after the build) must get its first one
+within that time too.
 """
 
 from __future__ import annotations
 
+import queue
+import threading
+import time
 from typing import Any, Iterator, Literal
 
 from pipeline.errors import PipelineError
 from pipeline.executor import Outcome
-from pipeline.worker import Batch, run_batch
+from pipeline.worker import Batch, MapResult, run_batch
 
 Results = Literal["files", "bytes"]
 RETRIES = 2
+
+# Seconds without any worker before the batches still out are given up (why 15: see above).
+NO_WORKERS_TIMEOUT = 15.0
+# How often to ask the scheduler how many workers it has, and only after that long without a
+# batch finishing (which shows a worker is there): one small request (threads per worker).
+CHECK_EVERY = 2.0
+
+
+class ClusterLost(Exception):
+    """A batch that cannot finish: the cluster has had no worker for NO_WORKERS_TIMEOUT."""
 
 
 class DaskExecutor:
@@ -40,22 +62,90 @@ class DaskExecutor:
                 n_workers=local_workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
             )
             self._client = Client(self._cluster)
+        self._scheduler = scheduler
+        self._where = f" at {scheduler}" if scheduler else ""
         info = self._client.scheduler_info()
         self.workers = max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
         # A LocalCluster shares this machine's disk; a remote one may not, unless told.
         self.writes_files = (results or ("files" if self._cluster is not None else "bytes")) == "files"
+        self._had_workers = bool(info.get("workers"))
+        self._seen = time.monotonic()  # when a worker was last known to be there
+        self._gave_up = False  # an earlier pack found none: the next one does not wait all over again
 
     def results(self, batches: list[Batch]) -> Iterator[Outcome]:
-        from distributed import as_completed
-
         futures = self._client.map(run_batch, batches, pure=False, retries=RETRIES)
         owner = {future.key: batch for future, batch in zip(futures, batches)}
-        for future in as_completed(futures):
-            batch = owner[future.key]
+        done: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+        def finished(future: Any) -> None:  # called from a Dask thread, once per future
+            if future.status != "cancelled":
+                self._seen = time.monotonic()
+            done.put(future)
+
+        for future in futures:
+            future.add_done_callback(finished)
+        # A thread watches for the cluster emptying, and then cancels every batch: that wakes
+        # this one wherever it waits, even for the results of a batch whose worker died.
+        stop, lost = threading.Event(), threading.Event()
+        watcher = threading.Thread(target=self._watch, args=(futures, done, stop, lost), name="pcg-dask-watch", daemon=True)
+        watcher.start()
+        pending = {future.key for future in futures}
+        try:
+            while pending:
+                future = done.get()
+                if future is None:  # the watcher gave up
+                    break
+                try:
+                    outcome: list[MapResult] | Exception = future.result()
+                except Exception as exc:  # the task failed every try, or its workers kept dying
+                    if lost.is_set():
+                        break
+                    outcome = exc
+                pending.discard(future.key)
+                yield owner[future.key], outcome
+            lost_batches = [future for future in futures if future.key in pending]
+            pending.clear()
+            for future in lost_batches:  # in order: the report does not depend on timing
+                yield owner[future.key], ClusterLost(self._why())
+        finally:
+            stop.set()
+            watcher.join(timeout=CHECK_EVERY)  # not forever: it may be waiting on a scheduler that hangs
+            if pending:  # the build stopped early (an error, or Ctrl+C): nobody wants the rest
+                self._client.cancel([future for future in futures if future.key in pending])
+
+    def _watch(self, futures: list[Any], done: queue.SimpleQueue[Any], stop: threading.Event, lost: threading.Event) -> None:
+        interval = 0.0 if self._gave_up else CHECK_EVERY
+        while not stop.wait(interval):
+            interval = CHECK_EVERY
+            if time.monotonic() - self._seen < CHECK_EVERY:
+                continue  # a batch just finished: a worker is there
             try:
-                yield batch, future.result()
-            except Exception as exc:  # the task failed every try, or its workers kept dying
-                yield batch, exc
+                gone = self._lost()
+            except Exception:  # the scheduler itself is gone: the client cancels the futures then
+                continue
+            if gone:
+                lost.set()
+                # A worker that joins later must not compute them for nobody.
+                self._client.cancel(futures)
+                done.put(None)
+                return
+
+    def _lost(self) -> bool:
+        """Whether the cluster has been without any worker for NO_WORKERS_TIMEOUT."""
+        workers = len(self._client.nthreads())  # stable across Dask versions, unlike scheduler_info()
+        now = time.monotonic()
+        if workers:
+            self._had_workers, self._seen, self._gave_up = True, now, False
+        else:
+            self._gave_up = now - self._seen >= NO_WORKERS_TIMEOUT
+        return self._gave_up
+
+    def _why(self) -> str:
+        seconds = f"{NO_WORKERS_TIMEOUT:.0f} s"
+        if self._had_workers:
+            return f"the Dask cluster{self._where} lost all its workers and none came back in {seconds}: start workers and build again (finished maps are kept)"
+        start = f" (dask worker {self._scheduler})" if self._scheduler else ""
+        return f"the Dask cluster{self._where} has had no workers for {seconds}: start some{start} and build again"
 
     def close(self) -> None:
         self._client.close()

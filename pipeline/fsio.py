@@ -12,6 +12,7 @@ import errno
 import hashlib
 import itertools
 import os
+import stat
 from pathlib import Path
 
 _counter = itertools.count()
@@ -26,13 +27,19 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+# The "digest" of a path that is no regular file: never equal to a real one, so a FIFO or folder
+# where an output should be counts as a modified output (and is replaced), without being opened.
+NOT_A_FILE = "not-a-regular-file"
+
+
 def sha256_file(path: Path) -> str | None:
     """The file's sha256, or None if it does not exist."""
     try:
-        with open(path, "rb") as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()
+        return hashlib.sha256(read_regular(path)).hexdigest()
     except FileNotFoundError:
         return None
+    except NotRegularFile:
+        return NOT_A_FILE
 
 
 def same_file_system(a: Path, b: Path) -> bool:
@@ -74,6 +81,41 @@ def atomic_write(path: Path, data: bytes, temp_dir: Path | None = None, sync: bo
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+class NotRegularFile(OSError):
+    """A path that names a FIFO, socket, device or folder where a file's bytes were expected."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of a regular file (following symlinks). Anything else raises NotRegularFile
+    before it is opened: reading a FIFO blocks until some writer comes, and a device may never end,
+    so one stray path would hang the whole build."""
+    check_regular(path, os.stat(path).st_mode)
+    # O_NONBLOCK: were the file swapped for a FIFO since the stat, open still returns at once, and
+    # the fstat below refuses it.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with open(fd, "rb") as f:
+        check_regular(path, os.fstat(fd).st_mode)
+        return f.read()
+
+
+def check_regular(path: Path, mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+        raise NotRegularFile(errno.EINVAL, f"it is {kind}, not a regular file", str(path))
 
 
 def remove_stale_temps(folder: Path, recursive: bool = False) -> int:

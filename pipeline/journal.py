@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.fsio import atomic_write
+from pipeline.fsio import atomic_write, read_regular
 
 
 class Journal:
@@ -22,7 +22,7 @@ class Journal:
     def leftover(self) -> set[str]:
         """Paths (relative to the pack folder) an unfinished earlier build may have written."""
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(read_regular(self.path).decode("utf-8"))
         except (OSError, ValueError):
             return set()  # none, or not ours (it is only ever replaced whole)
         paths = data.get("paths") if isinstance(data, dict) else None

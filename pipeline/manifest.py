@@ -25,7 +25,7 @@ import numpy as np
 
 from pipeline import __version__
 from pipeline.errors import PipelineError
-from pipeline.fsio import atomic_write
+from pipeline.fsio import atomic_write, read_regular
 from pipeline.recipe import Recipe
 from pipeline.registry import StageParams, stage_config
 from pipeline.seeds import BIT_GENERATOR
@@ -38,8 +38,8 @@ ENV_KEYS = ("tool_version", "python", "numpy", "bit_generator", "numba", "pillow
 def read_manifest(path: Path) -> dict[str, Any] | None:
     """The manifest at `path`; None if there is none or it is damaged (then the pack rebuilds)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError, OSError):
+        data = json.loads(read_regular(path).decode("utf-8"))
+    except (ValueError, OSError):  # missing, not a file (a FIFO would block a plain read), damaged
         return None
     return data if _well_formed(data) else None
 
@@ -195,9 +195,9 @@ def write_manifest(path: Path, manifest: dict[str, Any], temp_dir: Path | None =
     """Write unless the file already holds exactly this; True if it was written."""
     data = encode(manifest)
     try:
-        if path.read_bytes() == data:
+        if read_regular(path) == data:
             return False
-    except FileNotFoundError:
+    except OSError:  # none yet, or not a file: replaced below
         pass
     atomic_write(path, data, temp_dir)
     return True

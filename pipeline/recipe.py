@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from pipeline import registry
 from pipeline.errors import RecipeError, did_you_mean, validation_problems
+from pipeline.fsio import read_regular
 from pipeline.paths import check_plain_name
 from pipeline.registry import RESERVED_KEYS, StageParams
 
@@ -27,6 +28,13 @@ from pipeline.registry import RESERVED_KEYS, StageParams
 M = TypeVar("M", bound=BaseModel)
 _STAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _MAP_SPEC = re.compile(r"^(0[1-9][0-9]?)?d?$")
+
+# Every build plans each map (its keys, why it is stale) and keeps its manifest entry in memory.
+# Measured on 2 cores with a two-stage recipe: 100,000 maps plan in 3.6 s (first build) to 6.8 s
+# (no-op rebuild, reading a 150 MB manifest) at under 0.7 GB, and a no-op `pcg build` takes 12 s;
+# both grow linearly, so 1,000,000 maps would take over a minute and several GB before anything
+# is built or shown. Bigger packs are split into several recipes.
+MAX_MAPS = 100_000
 
 
 class PackConfig(BaseModel):
@@ -39,7 +47,12 @@ class PackConfig(BaseModel):
         json_schema_extra={"pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"},  # for editors; the validator explains
     )
     seed: int = Field(ge=0, lt=2**63, description="Pack seed; map i's streams derive from (i, stage, seed).")
-    maps: int = Field(1, ge=1, le=10_000_000, description="Number of maps in the pack.")
+    maps: int = Field(
+        1,
+        ge=1,
+        description="Number of maps in the pack.",
+        json_schema_extra={"maximum": MAX_MAPS},  # for editors; the validator explains
+    )
     map_name: str = Field("map_{map:03d}", description="File name of each map (without extension); {map} is its index.")
     description: str = Field("", description="Free text, copied into the manifest.")
     order_by: str | None = Field(
@@ -56,6 +69,16 @@ class PackConfig(BaseModel):
     @classmethod
     def _plain_name(cls, value: str) -> str:
         return check_plain_name(value)
+
+    @field_validator("maps")
+    @classmethod
+    def _at_most(cls, value: int) -> int:
+        if value > MAX_MAPS:
+            raise ValueError(
+                f"at most {MAX_MAPS:,} maps per pack, since every build plans and records each map in memory:"
+                " split bigger packs into several recipes"
+            )
+        return value
 
     @field_validator("map_name")
     @classmethod
@@ -125,7 +148,9 @@ class Recipe:
 
 
 def find_recipes(targets: list[Path]) -> list[Path]:
-    """Recipe files named directly, or every `*.toml` in a named folder, sorted."""
+    """Recipe files named directly, or every `*.toml` in a named folder, sorted. Whatever else a
+    name is (a FIFO, a device) is listed too: load_recipe refuses it with its path, and the
+    other recipes still load."""
     found: list[Path] = []
     for target in targets:
         if target.is_dir():
@@ -140,7 +165,8 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
     shown = str(path)
     if text is None:
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            # Newlines as Path.read_text reads them: the text (and its sha256) is in the manifest.
+            text = read_regular(Path(path)).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
         except FileNotFoundError:
             raise RecipeError([f"{shown}: no such recipe file"]) from None
         except (OSError, UnicodeDecodeError) as exc:
@@ -171,6 +197,8 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
     if problems or pack is None:
         raise RecipeError(f"{shown}: {p}" for p in problems)
     return Recipe(path=shown, text=text, pack=pack, stages=tuple(ordered))
+
+
 
 
 def _load_pack(table: Any, problems: list[str]) -> PackConfig | None:

@@ -8,14 +8,14 @@ import json
 import os
 from pathlib import Path
 
-from pipeline.fsio import atomic_write, sha256_file
+from pipeline.fsio import atomic_write, read_regular, sha256_file
 
 
 class Stamps:
     def __init__(self, path: Path):
         self.path = path
         try:
-            loaded = json.loads(path.read_text(encoding="utf-8"))
+            loaded = json.loads(read_regular(path).decode("utf-8"))
             self.entries: dict[str, list[int | str]] = loaded if isinstance(loaded, dict) else {}
         except (OSError, ValueError):
             self.entries = {}

@@ -1,6 +1,9 @@
 """What runs in a worker: the stages of a batch of maps, returning their files.
 
-Workers read the recipe and the cache and write cache entries. Files under exports/ go back to
+Workers need nothing of the client's file system: what a stage reads (a rule model, a tileset
+file and its image) is read once as the recipe loads and travels inside it. They read and write
+cache entries under the client's cache path, which on another machine is a cache of their own
+(or none, where they cannot create it: the cache is best effort). Files under exports/ go back to
 the client as bytes, or, on a cluster with a shared file system, the worker writes them itself
 (`Batch.pack_dir`), each atomically, and returns their digests; the client alone writes the
 manifest, so a killed worker never leaves a half-written file or a manifest naming one.
@@ -11,6 +14,7 @@ from __future__ import annotations
 import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import cast
 
 from pipeline.cache import LevelCache
 from pipeline.errors import PipelineError, Rejected
@@ -149,12 +153,12 @@ def _run_attempt(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
     try:
         for name in task.exports:
             spec = recipe.by_name[name]
-            assert isinstance(spec.params, Exporter)
+            exporter = cast(Exporter, spec.params)  # task.exports names export stages only
             level = level_of(spec.inputs[0])
             ctx = ExportContext(stem=task.stem, provenance=export_provenance(recipe, task.index, name, task.attempt))
-            files = _call(name, lambda: spec.params.export(level, ctx))
-            if sorted(files) != sorted(spec.params.outputs(task.stem)):
-                raise StageFailed(name, f"wrote {sorted(files)} but declares {sorted(spec.params.outputs(task.stem))}")
+            files = _call(name, lambda: exporter.export(level, ctx))
+            if sorted(files) != sorted(exporter.outputs(task.stem)):
+                raise StageFailed(name, f"wrote {sorted(files)} but declares {sorted(exporter.outputs(task.stem))}")
             result.ran.append(name)
             result.outputs[name] = sorted(files)
             for path, data in files.items():

@@ -12,6 +12,7 @@ from pydantic import Field, PositiveInt, PrivateAttr, ValidationInfo, field_vali
 from pipeline.errors import KeyedError, PipelineError
 from pipeline.level import Level, PropertyValue, Symbol, check_colors
 from pipeline.paths import check_relative_dir
+from pipeline.fsio import read_regular
 from pipeline.registry import StageParams, stage
 from pipeline.rewrite import palette, symmetry
 from pipeline.rewrite.program import Program, run
@@ -101,7 +102,8 @@ class Rewrite(StageParams):
         return self
 
     def _load_model_file(self, recipe_dir: Path) -> Program:
-        assert isinstance(self.program, str)
+        if not isinstance(self.program, str):
+            raise KeyedError("program", "a model file is named by a string")
         given = [k for k in ("values", "origin", "symmetry", "unions") if k in self.model_fields_set]
         if given:
             raise KeyedError(given[0], f"comes from the model file {self.program!r}; remove it here")
@@ -109,7 +111,7 @@ class Rewrite(StageParams):
             raise KeyedError("program", f"a string program is the path of a MarkovJunior .xml model (got {self.program!r})")
         path = recipe_dir / self.program
         try:
-            data = path.read_bytes()
+            data = read_regular(path)  # a FIFO here would hang the recipe's loading
         except OSError as exc:
             raise KeyedError("program", f"cannot read {path} ({exc.strerror or exc})") from None
         try:
@@ -133,7 +135,8 @@ class Rewrite(StageParams):
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         program = self._program
-        assert program is not None
+        if program is None:  # only a validated stage has one
+            raise PipelineError(["rewrite: the stage was not validated (make it with model_validate)"])
         values = program.alphabet.values
         source = inputs[0] if inputs else None
         if source is not None:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pipeline.errors import KeyedError, validation_problems
 from pipeline.level import check_colors, check_finite
 from pipeline.paths import check_plain_name
+from pipeline.fsio import read_regular
 from pipeline.tiled.art import Style
 from pipeline.tiled.autotile import SET_SIZE, WangKind
 from pipeline.tiled.tileset import sheet_grid
@@ -140,15 +141,17 @@ class TilesetSpec(BaseModel):
 
 
 class LoadedTileset(BaseModel):
-    """A tileset file as read: the spec, where it lives, and the bytes of what it reads."""
+    """A tileset file as read: the spec, and the digests and bytes of what it reads."""
 
     model_config = ConfigDict(frozen=True)
 
     spec: TilesetSpec
     path: str  # as the recipe wrote it
-    folder: str  # where the file lives, for its image
     digests: dict[str, str]  # path (as the recipe would write it) -> sha256
-    image_sha256: str = ""  # of the image, when the tileset has one
+    # The spec's own image, read once as the recipe loads: maps are drawn from these bytes wherever
+    # they are built (a Dask worker may not see this file system), and so always from the pixels
+    # whose digest the manifest records, even if the file changes during the build.
+    image: bytes = b""
 
 
 def check_tile_ids(spec: TilesetSpec, width: int, height: int, image: str) -> str | None:
@@ -171,7 +174,7 @@ def load_tileset(recipe_dir: Path, relative: str) -> LoadedTileset:
     """Read and check a tileset file; KeyedError("tileset", ...) names the file and its key."""
     path = Path(os.path.normpath(recipe_dir / relative))  # "tilesets/x.toml", not "recipes/../tilesets/x.toml"
     try:
-        data = path.read_bytes()
+        data = read_regular(path)  # a FIFO here would hang the recipe's loading
     except OSError as exc:
         raise KeyedError("tileset", f"cannot read {path} ({exc.strerror or exc})") from None
     try:
@@ -196,7 +199,7 @@ def load_tileset(recipe_dir: Path, relative: str) -> LoadedTileset:
         image_rel = str(Path(relative).parent / spec.image)
         image_path = Path(os.path.normpath(recipe_dir / image_rel))
         try:
-            image_data = image_path.read_bytes()
+            image_data = read_regular(image_path)
             with Image.open(io.BytesIO(image_data)) as image:
                 width, height = image.size
         except (OSError, ValueError) as exc:
@@ -205,5 +208,4 @@ def load_tileset(recipe_dir: Path, relative: str) -> LoadedTileset:
         if problem:
             raise KeyedError("tileset", f"{path}: {problem}")
         digests[image_rel] = hashlib.sha256(image_data).hexdigest()
-    image_sha256 = digests[image_rel] if spec.image is not None else ""
-    return LoadedTileset(spec=spec, path=relative, folder=str(path.parent), digests=digests, image_sha256=image_sha256)
+    return LoadedTileset(spec=spec, path=relative, digests=digests, image=image_data if spec.image is not None else b"")

@@ -4,11 +4,9 @@ previews are drawn from: art we draw, or the user's own sheet (extruded when ask
 from __future__ import annotations
 
 import functools
-import hashlib
 import io
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from PIL import Image
@@ -17,7 +15,7 @@ from pipeline.errors import PipelineError
 from pipeline.level import PropertyValue, Symbol
 from pipeline.tiled.art import cut_tiles, lay_out, symbol_tile, wang_tiles
 from pipeline.tiled.autotile import WangKind, set_masks, wang_id
-from pipeline.tiled.spec import AutotileSpec, TilesetSpec, check_tile_ids
+from pipeline.tiled.spec import AutotileSpec, TilesetSpec
 from pipeline.tiled.tileset import Tileset, WangSet, sheet_grid
 
 MAX_COLUMNS = 16
@@ -75,20 +73,21 @@ def _indexed(rgba: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
     return index, palette
 
 
-_BUILT: dict[tuple[str, tuple[Symbol, ...], str, str], BuiltTileset] = {}
+_BUILT: dict[tuple[str, tuple[Symbol, ...], bytes], BuiltTileset] = {}
 
 
-def build_tileset(spec: TilesetSpec, alphabet: tuple[Symbol, ...], folder: str = ".", image_sha256: str = "") -> BuiltTileset:
-    """The tileset for maps of this alphabet. Each process builds it once per spec, alphabet and
-    image (`image_sha256`, taken when the recipe loaded): every map of a pack shares it."""
-    key = (spec.model_dump_json(), alphabet, folder, image_sha256)
+def build_tileset(spec: TilesetSpec, alphabet: tuple[Symbol, ...], image: bytes = b"") -> BuiltTileset:
+    """The tileset for maps of this alphabet, from the spec's own `image` (its bytes, read when
+    the recipe loaded) if it has one. Each process builds it once per spec, alphabet and image:
+    every map of a pack shares it."""
+    key = (spec.model_dump_json(), alphabet, image)  # the same bytes object for every map: hashed once
     if key not in _BUILT:
         if len(_BUILT) >= 16:
             _BUILT.clear()
         if spec.image is None:
             _BUILT[key] = _generated(spec, alphabet)
         else:
-            _BUILT[key] = _own_art(spec, alphabet, Path(folder), image_sha256)
+            _BUILT[key] = _own_art(spec, alphabet, image)
     return _BUILT[key]
 
 
@@ -162,24 +161,17 @@ def _generated(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> BuiltTileset:
     return BuiltTileset(tileset, _png(pixels), pixels, autotiles)
 
 
-def _own_art(spec: TilesetSpec, alphabet: tuple[Symbol, ...], folder: Path, image_sha256: str) -> BuiltTileset:
-    assert spec.image is not None
-    path = folder / spec.image
+def _own_art(spec: TilesetSpec, alphabet: tuple[Symbol, ...], data: bytes) -> BuiltTileset:
+    if spec.image is None or not data:
+        raise ValueError(f"tileset {spec.name!r}: own art is drawn from the image bytes read as the recipe loaded")
     try:
-        data = path.read_bytes()
-        if image_sha256 and hashlib.sha256(data).hexdigest() != image_sha256:
-            # The manifest records the digest taken when the recipe loaded: never pair it with other pixels.
-            raise PipelineError([f"tileset {spec.name!r}: {path} changed during the build; build again"])
         with Image.open(io.BytesIO(data)) as image:
             is_png = image.format == "PNG"
             pixels = np.asarray(image.convert("RGBA"))
-    except (OSError, ValueError) as exc:
-        raise PipelineError([f"tileset {spec.name!r}: cannot read its image {path} ({exc})"]) from None
+    except (OSError, ValueError) as exc:  # its header was read as the recipe loaded; its pixels can still be damaged
+        raise PipelineError([f"tileset {spec.name!r}: cannot read its image {spec.image} ({exc})"]) from None
     tw, th = spec.tile_size
     height, width = pixels.shape[:2]
-    problem = check_tile_ids(spec, width, height, str(path))  # checked as the recipe loaded; the file may have changed since
-    if problem:
-        raise PipelineError([f"tileset {spec.name!r}: {problem}"])
     columns, rows = sheet_grid(width, height, tw, th, spec.margin, spec.spacing)
     by_name = {s.name: s for s in alphabet}
     names = dict(spec.tiles)
@@ -190,7 +182,8 @@ def _own_art(spec: TilesetSpec, alphabet: tuple[Symbol, ...], folder: Path, imag
         if name not in by_name:
             continue
         ids = auto_spec.tile_ids()
-        assert ids is not None
+        if ids is None:  # refused when the tileset loaded: a sheet of one's own names its pieces
+            raise PipelineError([f"tileset {spec.name!r}: autotile.{name}: give `first` or `tiles` (the set's ids in {spec.image})"])
         auto = Autotile(auto_spec.set, ids, auto_spec.edge == "inside")
         autotiles[name] = auto
         for tile_id in ids:

@@ -126,7 +126,7 @@ class TiledMapExporter(Exporter):
 
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
         loaded = self._loaded
-        built = build_tileset(self._spec, level.alphabet, loaded.folder if loaded else ".", loaded.image_sha256 if loaded else "")
+        built = build_tileset(self._spec, level.alphabet, loaded.image if loaded else b"")
         description_path, sheet_path = self._tileset_paths()
         tileset = built.tileset
         # The image path is relative to the file that holds the tileset: the map, or the .tsx/.tsj.
