@@ -14,8 +14,8 @@ from pipeline.cache import LevelCache
 from pipeline.executor import Executor
 from pipeline.contact_sheet import CONTACT_SHEET, update_contact_sheet
 from pipeline.errors import PipelineError, os_error_line
-from pipeline.fsio import atomic_write, remove_stale_temps, same_file_system, sha256_bytes
-from pipeline.journal import Journal
+from pipeline.fsio import atomic_write, remove_stale_temps, same_file_system, sha256_bytes, sha256_file
+from pipeline.journal import Journal, Record
 from pipeline.levels_index import LEVELS, update_levels_index
 from pipeline.manifest import MANIFEST, assemble, environment, environment_id, read_manifest, recipe_record, write_manifest
 from pipeline.plan import MapPlan, PackPlan, plan_pack
@@ -79,19 +79,20 @@ class Builder:
         remove_stale_temps(self.cache.temp_dir)  # what a killed build left
         if temp is None:  # the pack is on another file system: its temporary files sit beside their targets
             remove_stale_temps(plan.pack_dir, recursive=True)
-        journal = Journal(self.cache.root, recipe.pack.name)
+        journal = Journal(self.cache.root, plan.pack_dir)
         stale = plan.stale_maps
-        answerable = journal.leftover()  # files an unfinished earlier build may have written
+        record = journal.leftover()  # what an unfinished earlier build planned and wrote
         planned = _planned_paths(plan, stale)
-        if not planned <= answerable:
-            journal.begin(answerable | planned, self.cache.temp_dir)
-        answerable |= planned
+        if planned:
+            journal.begin(Record(record.planned | planned, record.wrote), self.cache.temp_dir)
         results: dict[int, MapResult] = {}
         written: dict[str, str] = {}  # path -> sha256 of what this build wrote there
         error: OSError | None = None
+        lost = False  # a batch came back as an exception: its worker may still write (files mode)
         pack_dir = str(plan.pack_dir.resolve()) if executor.writes_files else None
         for batch, outcome in executor.results(self._batches(recipe, stale, executor.workers, pack_dir)):
             if isinstance(outcome, BaseException):
+                lost = True
                 why = "its worker process died (killed, out of memory, or a crash in native code)" if isinstance(
                     outcome, BrokenProcessPool
                 ) else f"{type(outcome).__name__}: {outcome}"
@@ -100,7 +101,7 @@ class Builder:
             else:
                 for result in outcome:
                     try:
-                        self._store(plan, result, written, report, temp)
+                        self._store(plan, result, written, report, temp, journal)
                     except OSError as exc:
                         error = exc
                         break
@@ -124,9 +125,9 @@ class Builder:
                     update_levels_index(plan.pack_dir, recipe.pack.name, recipe.pack.order_by, manifest, temp)
                     update_contact_sheet(plan.pack_dir, recipe, manifest, temp)
             # The manifest on disk is now this one: what it does not claim of what this build
-            # (or an unfinished one before it) may have written is nobody's.
-            report.files_removed += _sweep(plan.pack_dir, manifest, answerable)
-            if error is None:
+            # (or an unfinished one before it) wrote is nobody's.
+            report.files_removed += _sweep(plan, manifest, journal.record if planned else record)
+            if error is None and not lost:
                 journal.end()
         except OSError as exc:
             error = error or exc  # the journal stays: the next build finishes the job
@@ -160,7 +161,9 @@ class Builder:
         root = str(self.cache.root.resolve())  # workers elsewhere (a Dask cluster) may run in another folder
         return [Batch(recipe, root, tuple(tasks[i : i + size]), pack_dir) for i in range(0, len(tasks), size)]
 
-    def _store(self, plan: PackPlan, result: MapResult, written: dict[str, str], report: PackReport, temp: Path | None) -> None:
+    def _store(
+        self, plan: PackPlan, result: MapResult, written: dict[str, str], report: PackReport, temp: Path | None, journal: Journal
+    ) -> None:
         """Write one map's files (atomically, skipping identical ones) or record its failure.
         Files a worker wrote itself arrive as digests alone."""
         if result.failure is None:
@@ -172,6 +175,8 @@ class Builder:
             stage, message = result.failure
             report.failures.append(Failure(plan.recipe.path, result.index, stage, message))
             return
+        if journal.record.planned:  # begun: the build planned these files
+            journal.wrote(digests)  # before they are written (or just after a worker wrote them)
         stamps = self._stamps(plan)
         for path, data in result.files.items():
             target = plan.pack_dir / path
@@ -260,8 +265,11 @@ class Builder:
     def _remove_obsolete(self, plan: PackPlan, manifest: dict[str, Any]) -> int:
         """Delete files an earlier build wrote that no map of this pack writes any more (if unmodified)."""
         keep = {f for m in manifest["maps"] for f in m["files"]}
+        current = {m["index"] for m in manifest["maps"]}
         removed = 0
         for entry in (plan.previous or {}).get("maps", []):
+            if entry["index"] not in current and entry["index"] < plan.recipe.pack.maps:
+                continue  # a map of the pack whose rebuild failed: its files wait for the next build
             for rel, digest in entry.get("files", {}).items():
                 target = plan.pack_dir / rel
                 if rel not in keep and self._stamps(plan).digest(target, rel) == digest:
@@ -285,13 +293,18 @@ def _planned_paths(plan: PackPlan, maps: list[MapPlan]) -> set[str]:
 PACK_FILES = frozenset({MANIFEST, LEVELS, CONTACT_SHEET})
 
 
-def _sweep(pack_dir: Path, manifest: dict[str, Any], paths: set[str]) -> int:
-    """Delete those of `paths` that exist but no map of `manifest` claims; returns how many."""
+def _sweep(plan: PackPlan, manifest: dict[str, Any], record: Record) -> int:
+    """Delete files at paths the journal lists that the new manifest does not claim, if a build
+    wrote exactly those bytes there or no earlier manifest ever claimed the path; a file edited
+    by hand since is kept. Returns how many were deleted."""
     claimed = {f for m in manifest["maps"] for f in m["files"]} | PACK_FILES
+    before = {f for m in (plan.previous or {}).get("maps", []) for f in m["files"]}
     removed = 0
-    for rel in sorted(paths - claimed):
-        target = pack_dir / rel
-        if target.is_file() and not target.is_symlink():
+    for rel in sorted(record.planned - claimed):
+        target = plan.pack_dir / rel
+        if not target.is_file() or target.is_symlink():
+            continue
+        if rel not in before or sha256_file(target) in record.wrote.get(rel, ()):
             target.unlink()
             removed += 1
     return removed

@@ -56,19 +56,24 @@ class ProcessExecutor:
     def results(self, batches: list[Batch]) -> Iterator[Outcome]:
         futures: dict[Future[list[MapResult]], Batch] = {self._pool.submit(run_batch, b): b for b in batches}
         broken = False
-        for future in as_completed(futures):
-            batch = futures[future]
-            try:
-                yield batch, future.result()
-            except BrokenProcessPool as exc:  # a worker died: its batch and those queued are lost
-                broken = True
-                yield batch, exc
-            except Exception as exc:  # a result that could not be pickled back
-                yield batch, exc
-        if broken:
-            # A broken pool refuses new work; the next pack gets a fresh one.
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = self._start()
+        try:
+            for future in as_completed(futures):
+                batch = futures[future]
+                try:
+                    yield batch, future.result()
+                except BrokenProcessPool as exc:  # a worker died: its batch and those queued are lost
+                    broken = True
+                    yield batch, exc
+                except Exception as exc:  # a result that could not be pickled back
+                    yield batch, exc
+        finally:
+            # Also when the build stopped early (a full disk): nobody wants the batches queued.
+            for future in futures:
+                future.cancel()
+            if broken or getattr(self._pool, "_broken", False):
+                # A broken pool refuses new work; the next pack gets a fresh one.
+                self._pool.shutdown(cancel_futures=True)
+                self._pool = self._start()
 
     def close(self) -> None:
         self._pool.shutdown(cancel_futures=True)

@@ -78,6 +78,20 @@ def atomic_write(path: Path, data: bytes, temp_dir: Path | None = None, sync: bo
                 raise
             tmp.unlink(missing_ok=True)  # another file system: a rename cannot cross it
             atomic_write(path, data, sync=sync)
+            return
+        if sync:  # the rename itself reaches the disk with its folder
+            fd = os.open(path.parent, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if exc.filename == str(path):
+            raise
+        # Name the file being written, not its temporary name (nor none: a full disk's write
+        # error carries no name), so that the user's one line says which file.
+        raise type(exc)(exc.errno, exc.strerror, str(path)) from exc
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -118,6 +132,11 @@ def check_regular(path: Path, mode: int) -> None:
         raise NotRegularFile(errno.EINVAL, f"it is {kind}, not a regular file", str(path))
 
 
+def is_temp_name(name: str) -> bool:
+    """Whether `name` is that of a temporary file atomic_write makes."""
+    return name.startswith(_PREFIX) and name.endswith(_SUFFIX)
+
+
 def remove_stale_temps(folder: Path, recursive: bool = False) -> int:
     """Delete temporary files in `folder` (and below, if `recursive`) left by processes that no
     longer run (a killed build); returns how many. Files of live processes (another build
@@ -141,4 +160,11 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    # A killed worker whose parent died too stays a zombie where nobody reaps orphans (PID 1 of
+    # many containers): it answers signals but will never finish its file.
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in (b"Z", b"X")

@@ -51,6 +51,9 @@ def cache_lock(lock_dir: Path, waiting: Callable[[], None]) -> Iterator[None]:
 def _lock(stack: contextlib.ExitStack, path: Path, mode: int, waiting: Callable[[], None]) -> None:
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     stack.callback(os.close, fd)
+    # Unlocked explicitly before the close: worker processes forked meanwhile (a process pool
+    # restarted mid-build) hold copies of the descriptor, and would keep the lock until they exit.
+    stack.callback(fcntl.flock, fd, fcntl.LOCK_UN)
     try:
         fcntl.flock(fd, mode | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -12,7 +12,7 @@ from pipeline.build import PACK_FILES, Builder
 from pipeline.cache import LevelCache
 from pipeline.errors import PipelineError
 from pipeline.executor import make_executor
-from pipeline.fsio import sha256_file
+from pipeline.fsio import is_temp_name, sha256_file
 from pipeline.manifest import environment, environment_of, load_manifest, recipe_config
 from pipeline.recipe import load_recipe
 
@@ -91,7 +91,8 @@ def verify_pack(manifest_path: Path, workers: int) -> VerifyResult:
     claimed = {rel for rel, _ in checked} | PACK_FILES
     for path in sorted(p for p in pack_dir.rglob("*") if p.is_file()):
         rel = path.relative_to(pack_dir).as_posix()
-        if rel not in claimed:
+        # Hidden files other than a build's temporary ones are the desktop's (.DS_Store), not ours.
+        if rel not in claimed and (not path.name.startswith(".") or is_temp_name(path.name)):
             result.problems.append(
                 f"{path}: no map of the manifest claims this file (left by a stopped build, which the next"
                 " pcg build removes, or added by hand)"

@@ -22,10 +22,15 @@ from pipeline.build import Builder, PackReport, PackWriteError, Progress
 from pipeline.cache import DEFAULT_MAX_BYTES, LevelCache, Trimmed
 from pipeline.errors import PipelineError, RecipeError, os_error_line
 from pipeline.executor import Executor
+from pipeline.fsio import atomic_write, read_regular
+from pipeline.journal import JOURNALS, Journal
 from pipeline.lock import LOCKS, cache_lock, pack_locks
 from pipeline.manifest import MANIFEST
 from pipeline.plan import PackPlan
 from pipeline.recipe import Recipe, find_recipes, load_recipe
+
+# The file in the cache that remembers `--cache-max`.
+CACHE_MAX = "cache-max"
 
 # Starts the executor for a build of `n` stale maps (and closes it afterwards).
 ExecutorFor = Callable[[int], ContextManager[Executor]]
@@ -89,7 +94,11 @@ class Workspace:
         with pack_locks(self.lock_dir, [r.pack.name for r in recipes], waiting):
             plans = []
             for recipe in recipes:
-                plan = builder.plan(recipe)
+                try:
+                    plan = builder.plan(recipe)
+                except OSError as exc:  # an output or stamp it cannot read: this pack alone stops
+                    outcome.problems.append(f"{recipe.path}: {os_error_line(exc)}")
+                    continue
                 refusal = self.refusal(plan, force)
                 if refusal is None:
                     plans.append(plan)
@@ -111,8 +120,20 @@ class Workspace:
             # stored Levels, or when a bound was asked for.
             stored = any(r.stage_runs[s.name] for p, r in outcome.reports for s in p.recipe.stages if not s.is_exporter)
             if stored or cache_max is not None:
-                outcome.trimmed = builder.cache.trim(DEFAULT_MAX_BYTES if cache_max is None else cache_max)
+                outcome.trimmed = builder.cache.trim(self.cache_bound(cache_max))
         return outcome
+
+    def cache_bound(self, asked: int | None = None) -> int:
+        """The cache's size bound: the one asked for now (then remembered in the cache, so that
+        later builds and `pcg watch` keep to it), else the one remembered, else the default."""
+        path = self.cache / CACHE_MAX
+        if asked is not None:
+            atomic_write(path, f"{asked}\n".encode("ascii"), self.cache / "tmp")
+            return asked
+        try:
+            return int(read_regular(path).decode("ascii").strip())
+        except (OSError, ValueError, UnicodeDecodeError):
+            return DEFAULT_MAX_BYTES
 
     def refusal(self, plan: PackPlan, force: bool) -> str | None:
         """Why this pack may not be built into its folder, if it may not."""
@@ -137,8 +158,10 @@ class Workspace:
         return folder
 
     def clean(self, packs: Iterable[Path], all_packs: bool, waiting: Callable[[], None] = lambda: None) -> list[Path]:
-        """Delete the cache (its locks excepted) and the packs named; returns what was removed.
-        Waits for running builds to finish, and builds started meanwhile wait for it."""
+        """Delete the cache and the packs named; returns what was removed. Kept: the lock files,
+        the size bound, and the journals of packs that stay (what killed builds left in them is
+        still for the next build to remove). Waits for running builds to finish; builds that
+        start meanwhile wait for it."""
         folders = [self.pack_folder(p) for p in packs]
         if all_packs and self.out.is_dir():
             folders += sorted(d for d in self.out.iterdir() if (d / MANIFEST).is_file() and not d.is_symlink())
@@ -152,13 +175,19 @@ class Workspace:
                 if folder.exists():
                     shutil.rmtree(folder)
                     removed.append(folder)
-            # Everything but the locks: a build blocked on a lock file must find it still there.
-            entries = sorted(p for p in self.cache.iterdir() if p.name != LOCKS) if self.cache.is_dir() else []
+                Journal(self.cache, folder).end()
+            # Everything but the locks (a build blocked on a lock file must find it still there)
+            # and the journals (what killed builds left in packs that stay, for the next build).
+            kept = (LOCKS, JOURNALS, CACHE_MAX)  # and the size bound the user chose
+            entries = sorted(p for p in self.cache.iterdir() if p.name not in kept) if self.cache.is_dir() else []
             for entry in entries:
                 if entry.is_dir() and not entry.is_symlink():
                     shutil.rmtree(entry)
                 else:
                     entry.unlink()
+            journals = self.cache / JOURNALS
+            if journals.is_dir() and not any(journals.iterdir()):
+                journals.rmdir()  # nothing left to finish
             if entries:
                 removed.append(self.cache)
         return removed

@@ -120,3 +120,29 @@ def test_a_failed_map_builds_once_its_stage_is_fixed(project: Path, monkeypatch:
     assert fixed.exit_code == 0, fixed.output
     assert "built 6/6 maps" in fixed.output
     assert "Nothing to do" in runner.invoke(app, ["build", "recipes"]).output
+
+
+def test_a_failed_rebuild_of_a_hand_edited_map_keeps_its_files(
+    project: Path, monkeypatch: pytest.MonkeyPatch, flaky_kind: None
+) -> None:
+    """Map 3 edited by hand, then its rebuild fails: the manifest stops claiming map 3 (it no
+    longer describes the disk), but none of its files is deleted, the edited one least."""
+    monkeypatch.chdir(project)
+    recipe = SMALL_RECIPE.replace('input = "maze"\ntile_size', 'input = "flaky"\ntile_size')
+    flaky = '\n[stage.flaky]\nuse = "test.flaky"\ninput = "maze"\nthreshold = {}\n'
+    (project / "recipes" / "small.toml").write_text(recipe + flaky.format(0.0))
+    runner = CliRunner()
+    assert runner.invoke(app, ["build", "recipes", "-j", "1"]).exit_code == 0
+    pack = project / "exports" / "small"
+    edited = pack / "map_003.tmx"
+    edited.write_text(edited.read_text().replace("<map ", "<map class=\"mine\" ", 1))
+    before = tree_digests(pack)
+    (project / "recipes" / "small.toml").write_text(recipe + flaky.format(1.0))  # every map now fails
+    assert runner.invoke(app, ["build", "recipes", "-j", "1"]).exit_code == 1
+    after = tree_digests(pack)
+    pack_files = ("manifest.json", "contact_sheet.png")  # redrawn without map 3
+    assert {k: v for k, v in after.items() if k not in pack_files} == {k: v for k, v in before.items() if k not in pack_files}
+    import json
+
+    manifest = json.loads((pack / "manifest.json").read_text())
+    assert [m["index"] for m in manifest["maps"]] == [0, 1, 2, 4, 5]
