@@ -190,13 +190,16 @@ def _build(
         console=console, disable=quiet, transient=True,
     )
 
-    def started(plan: "PackPlan") -> Callable[[int], None]:
-        # Started here, once the executor is: worker processes are forked before the bar's
-        # thread exists. A fresh pack still goes through the build: that rewrites its manifest
-        # if only the recipe's comments changed, and removes maps the pack no longer has.
+    def started(plan: "PackPlan") -> Callable[[int], None] | None:
+        # A fresh pack still goes through the build: that rewrites its manifest if only the
+        # recipe's comments changed, and removes maps the pack no longer has. The bar is started
+        # here, once the executor is (worker processes are forked before the bar's thread
+        # exists), and only for real work: stopping its thread costs up to a refresh period.
+        if len(plan.stale_maps) <= 4:
+            return None
         if not bar.live.is_started:
             bar.start()
-        task = bar.add_task(plan.recipe.pack.name, total=len(plan.stale_maps), visible=len(plan.stale_maps) > 4)
+        task = bar.add_task(plan.recipe.pack.name, total=len(plan.stale_maps))
         return lambda n: bar.advance(task, n)
 
     def finished(plan: "PackPlan", report: "PackReport") -> None:
