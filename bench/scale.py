@@ -62,7 +62,7 @@ def no_change_in_process(project: Path) -> float:
     module is imported first): load the recipe, plan, check every file, find nothing to do."""
     code = (
         "import time, pathlib;"
-        "from pipeline.recipe import load_recipe; from pipeline.build import Builder; from pipeline.cache import LevelCache;"
+        "from pipeline.recipe import load_recipe; from pipeline.builder import Builder; from pipeline.cache import LevelCache;"
         "from pipeline.executor import make_executor; from pipeline import registry; registry.kinds();"
         "t=time.perf_counter(); r=load_recipe('recipes/pack.toml');"
         "b=Builder(exports_root=pathlib.Path('exports'), cache=LevelCache(pathlib.Path('.pcg-cache')));"

@@ -3,17 +3,18 @@ that `pcg --help` starts fast."""
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, TypeVar
+from typing import TYPE_CHECKING, Callable, List, Optional, TypeVar
 
 import typer
+
+from pipeline.api import open_executor as _executor
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from pipeline.build import PackReport
+    from pipeline.builder import PackReport
     from pipeline.executor import Executor
     from pipeline.plan import PackPlan
     from pipeline.recipe import Recipe
@@ -156,25 +157,6 @@ def build(
     _build(recipes, problems, jobs, force, maps, out, cache, quiet, _console(), dask, limit)
 
 
-@contextlib.contextmanager
-def _executor(jobs: int | None, todo: int, dask: tuple[str | None, int | None, str | None] | None) -> Iterator["Executor"]:
-    from pipeline.executor import default_workers, make_executor
-
-    if not todo:
-        executor = make_executor(1)
-    elif dask is not None:
-        from pipeline.dask_executor import DaskExecutor
-
-        scheduler, local, results = dask
-        executor = DaskExecutor(scheduler=scheduler, local_workers=local or 0, results=results)  # type: ignore[arg-type]
-    else:
-        executor = make_executor(min(jobs or default_workers(), todo))
-    try:
-        yield executor
-    finally:
-        executor.close()
-
-
 def _build(
     recipes: list["Recipe"], problems: list[str], jobs: int | None, force: bool, maps: list[int] | None,
     out: Path, cache: Path, quiet: bool, console: "Console", dask: tuple[str | None, int | None, str | None] | None = None,
@@ -315,7 +297,7 @@ def explain(
     from rich.table import Table
     from rich.text import Text
 
-    from pipeline.build import Builder
+    from pipeline.builder import Builder
     from pipeline.cache import LevelCache
     from pipeline.errors import PipelineError
     from pipeline.recipe import load_recipe
@@ -423,7 +405,7 @@ def list_(
     from rich.table import Table
     from rich.text import Text
 
-    from pipeline.build import Builder
+    from pipeline.builder import Builder
     from pipeline.cache import LevelCache
 
     recipes, problems = _load_all(targets or [DEFAULT_RECIPES], out, cache)

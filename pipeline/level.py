@@ -126,3 +126,57 @@ class Level:
 
     def with_properties(self, **props: PropertyValue) -> Level:
         return replace(self, properties={**self.properties, **props})
+
+    def to_text(self) -> str:
+        """The tiles as text, for a REPL, a test or a diff: one line per symbol of the alphabet
+        (`char name #rrggbb`, fill symbol first), a blank line, then one row of chars per tile row:
+
+            B wall #000000
+            W floor #ffffff
+
+            BBBBB
+            BWWWB
+            BBBBB
+
+        Only the tiles and the alphabet: layers, objects, properties and frames are left out, so
+        `Level.from_text(level.to_text())` gives the same tiles and alphabet and nothing else."""
+        used = int(self.tiles.max(initial=0))
+        if used >= len(self.alphabet):
+            raise ValueError(f"tile value {used} has no symbol: the alphabet has {len(self.alphabet)}")
+        header = [f"{s.char} {s.name} {s.color}" for s in self.alphabet]
+        chars = np.array([s.char for s in self.alphabet])
+        rows = ["".join(row) for row in chars[self.tiles]]
+        return "\n".join([*header, "", *rows]) + "\n"
+
+    @classmethod
+    def from_text(cls, text: str) -> Level:
+        """The Level `to_text` wrote (tiles and alphabet; no layers, objects or properties).
+        A symbol line is its char, a space, its name, a space and its colour; a char of the grid
+        that no symbol line declares is a ValueError naming its line and column."""
+        lines = text.splitlines()
+        if "" not in lines:
+            raise ValueError("a level text is symbol lines, a blank line, then the rows of tiles")
+        blank = lines.index("")
+        alphabet: list[Symbol] = []
+        for number, line in enumerate(lines[:blank], start=1):
+            # The char is the line's first character, whatever it is (it may be '#' or a space).
+            name, _, color = line[2:].rpartition(" ")
+            if len(line) < 4 or line[1] != " " or not name or not RGB_COLOR.match(color):
+                raise ValueError(f"line {number}: a symbol line is 'CHAR NAME #rrggbb' (got {line!r})")
+            alphabet.append(Symbol(char=line[0], name=name, color=color))
+        rows = lines[blank + 1 :]
+        while rows and not rows[-1]:
+            rows.pop()  # trailing newlines, as editors leave them
+        if not rows:
+            raise ValueError("a level text needs at least one row of tiles after the blank line")
+        index = {s.char: i for i, s in enumerate(alphabet)}
+        tiles = np.zeros((len(rows), len(rows[0])), dtype=np.uint8)
+        for y, row in enumerate(rows):
+            number = blank + 2 + y
+            if len(row) != tiles.shape[1]:
+                raise ValueError(f"line {number}: {len(row)} tiles, the first row has {tiles.shape[1]}")
+            for x, char in enumerate(row):
+                if char not in index:
+                    raise ValueError(f"line {number}, column {x + 1}: {char!r} is not a symbol of the alphabet")
+                tiles[y, x] = index[char]
+        return cls(tiles=tiles, alphabet=tuple(alphabet))

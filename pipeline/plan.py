@@ -138,7 +138,7 @@ def plan_pack(
         else:
             keys = maker.keys(index, attempt)
         if attempt and any(
-            s.kind == "filter" and prev["stages"].get(s.name, {}).get("key") != keys[s.name][0] for s in recipe.stages  # type: ignore[index]
+            s.params.may_reject and prev["stages"].get(s.name, {}).get("key") != keys[s.name][0] for s in recipe.stages  # type: ignore[index]
         ):
             attempt = 0
             keys = maker.keys(index)

@@ -45,6 +45,7 @@ STAGE_MODULES: tuple[str, ...] = (
     "pipeline.stages.dungeon.cellular_caves",
     "pipeline.stages.dungeon.drunkard_walk",
     "pipeline.stages.dungeon.rooms_and_mazes",
+    "pipeline.stages.compose.overlay",
     "pipeline.stages.filter",
     "pipeline.stages.regions.connect",
     "pipeline.stages.regions.distance",
@@ -54,6 +55,7 @@ STAGE_MODULES: tuple[str, ...] = (
     "pipeline.stages.place.spawn_exit",
     "pipeline.stages.puzzle.flood_it",
     "pipeline.stages.rewrite",
+    "pipeline.stages.load.tmx",
     "pipeline.stages.export.tmx",
     "pipeline.stages.export.tmj",
     "pipeline.stages.export.png",
@@ -70,6 +72,9 @@ class StageParams(BaseModel):
     version: ClassVar[int] = 0
     # How many input Levels the stage accepts (min, max).
     arity: ClassVar[tuple[int, int]] = (0, 0)
+    # The stage may turn a map down (raise errors.Rejected): the build then makes the map again
+    # from the next attempt's seeds, and a change to the stage starts every map over at attempt 0.
+    may_reject: ClassVar[bool] = False
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         raise NotImplementedError

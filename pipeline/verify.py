@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.build import PACK_FILES, Builder
+from pipeline.builder import PACK_FILES, Builder
 from pipeline.cache import LevelCache
 from pipeline.errors import PipelineError
 from pipeline.executor import make_executor

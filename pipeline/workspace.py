@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, ContextManager, Iterable
 
-from pipeline.build import Builder, PackReport, PackWriteError, Progress
+from pipeline.builder import Builder, PackReport, PackWriteError, Progress
 from pipeline.cache import DEFAULT_MAX_BYTES, LevelCache, Trimmed
 from pipeline.errors import PipelineError, RecipeError, os_error_line
 from pipeline.executor import Executor

@@ -164,6 +164,25 @@ preview = false
 
 
 FIXTURES: dict[str, str] = {
+    # Fan-in: rooms alone, a maze in the rock around them, the rooms painted back on.
+    "compose.overlay": _ROOMS + """maze = "none"
+
+[stage.maze]
+use = "maze.backtracker"
+input = "rooms"
+carve_on = ["wall"]
+margin = 1
+
+[stage.subject]
+use = "compose.overlay"
+inputs = ["maze", "rooms"]
+
+[stage.doors_only]
+use = "compose.overlay"
+inputs = ["maze", "rooms"]
+symbols = ["door"]
+where = ["wall"]
+""",
     # Generators whose defaults are bigger than a fixture needs.
     "dungeon.bsp": _DUNGEON.replace("[stage.dungeon]", "[stage.subject]"),
     "dungeon.cellular_caves": '[stage.subject]\nuse = "dungeon.cellular_caves"\nsize = [40, 30]\n',
@@ -277,6 +296,8 @@ use = "regions.distance"
 input = "rooms"
 from_symbol = "door"
 """,
+    # A hand-made Tiled map (recipes/maps/start.tmx, its tileset room.tsx), copied beside the fixture.
+    "load.tmx": '[stage.subject]\nuse = "load.tmx"\nfile = "maps/start.tmx"\n',
     # Exporters.
     "export.png": _FURNISHED + '\n[stage.subject]\nuse = "export.png"\ninput = "regions"\nscale = 2\n',
     "export.gif": _RECORDED + '\n[stage.slow]\nuse = "export.gif"\ninput = "grow"\ndir = "slow"\nscale = 3\nframe_ms = 100\n',
@@ -428,6 +449,8 @@ def compute(kind: str) -> Entry:
         folder = Path(tmp)
         if "tilesets/" in text:
             shutil.copytree(TILESETS, folder / "tilesets")
+        if "maps/" in text:
+            shutil.copytree(ROOT / "recipes" / "maps", folder / "maps")
         path = folder / "golden.toml"
         path.write_text(text, encoding="utf-8")
         try:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import pcg, write_recipe
-from pipeline.build import Builder
+from pipeline.builder import Builder
 from pipeline.cache import LevelCache
 from pipeline.errors import RecipeError
 from pipeline.executor import SerialExecutor

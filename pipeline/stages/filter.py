@@ -29,6 +29,7 @@ class Filter(StageParams):
     """
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
+    may_reject: ClassVar[bool] = True
 
     where: str = Field(description='The test, e.g. "difficulty >= 8 and moves_greedy < 14".')
     attempts: int = Field(100, ge=1, le=100_000, description="Most tries per map before the map fails.")

@@ -18,6 +18,7 @@ from pipeline.stages.maze.graph import DX, DY, random_order, union
 from pipeline.stages.regions.label import label_regions
 
 GROWING_TREE = "maze.growing_tree"
+NO_MAZE = "none"
 
 
 @stage("dungeon.rooms_and_mazes", version=2)
@@ -36,7 +37,7 @@ class RoomsAndMazes(StageParams):
     size: tuple[Side, Side] = Field((81, 51), description="Map size in tiles, [width, height]; both odd.")
     room_attempts: int = Field(200, ge=0, le=1_000_000, description="Random rooms tried.")
     room_size: tuple[int, int] = Field((3, 11), description="Smallest and largest room side, in tiles (odd).")
-    maze: str = Field(GROWING_TREE, description="Maze generator for the corridors.")
+    maze: str = Field(GROWING_TREE, description='Maze generator for the corridors; "none": rooms alone (to compose with a maze of your own).')
     winding: float = Field(
         0.6, ge=0, le=1, description="With maze.growing_tree only: share of newest-cell steps (long winding corridors)."
     )
@@ -61,10 +62,12 @@ class RoomsAndMazes(StageParams):
     @field_validator("maze")
     @classmethod
     def _maze(cls, value: str) -> str:
+        if value == NO_MAZE:
+            return value
         kinds = registry.kinds()
         if value not in kinds or not issubclass(kinds[value], MazeGenerator):
             mazes = ", ".join(k for k, c in kinds.items() if issubclass(c, MazeGenerator))
-            raise ValueError(f"{value!r} is not a maze generator ({mazes})")
+            raise ValueError(f"{value!r} is not a maze generator ({mazes}, or \"none\")")
         return value
 
     @model_validator(mode="after")
@@ -86,7 +89,7 @@ class RoomsAndMazes(StageParams):
         return cast(MazeGenerator, registry.get(self.maze)(**params))
 
     def embeds(self) -> list[StageParams]:
-        return [self.generator()]
+        return [] if self.maze == NO_MAZE else [self.generator()]
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         w, h = self.size
@@ -99,11 +102,12 @@ class RoomsAndMazes(StageParams):
         # The maze: a maze of the whole cell grid, cut to the cells outside rooms.
         cw, ch = (w - 1) // 2, (h - 1) // 2
         free = tiles[1::2, 1::2] == WALL
-        generator = self.generator()
-        maze = restrict(generator.carve(cw, ch, rng), free, random_order(2 * cw * ch, rng))
-        # Its own last step (a non-perfect maze's loops), on the corridors alone.
-        maze = generator.finish(maze, rng)
-        tiles[maze == FLOOR] = FLOOR
+        if self.maze != NO_MAZE:
+            generator = self.generator()
+            maze = restrict(generator.carve(cw, ch, rng), free, random_order(2 * cw * ch, rng))
+            # Its own last step (a non-perfect maze's loops), on the corridors alone.
+            maze = generator.finish(maze, rng)
+            tiles[maze == FLOOR] = FLOOR
         open_doors(tiles, rng, self.extra_connector_chance)
         if self.remove_dead_ends:
             fill_dead_ends(tiles)

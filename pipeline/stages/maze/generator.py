@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -33,7 +33,9 @@ class MazeGenerator(MazeStage):
     """Base of the maze generators: `carve` makes a block grid of `cells = [w, h]`.
 
     With an input Level, the maze takes the input's size and carves only the cells whose input
-    tile is one of `carve_on`: each connected part of that area becomes its own perfect maze.
+    tile is one of `carve_on` (with `margin = 1`, only those whose eight neighbouring tiles are
+    in the area too, so that a maze carved into the rock around rooms keeps a wall between its
+    passages and the rooms): each connected part of that area becomes its own perfect maze.
     The generator carves the whole grid, the cells outside the area are cut away and the pieces
     left are rejoined by Kruskal's rule, so near the area's edges the texture is partly
     Kruskal's (and the uniform generators are no longer exactly uniform there).
@@ -44,6 +46,9 @@ class MazeGenerator(MazeStage):
     cells: tuple[MazeSide, MazeSide] = Field((20, 20), description="Maze size in cells, [width, height].")
     carve_on: tuple[str, ...] = Field(
         ("floor",), min_length=1, description="With an input Level: carve only cells whose input tile is one of these symbols."
+    )
+    margin: Literal[0, 1] = Field(
+        0, description="With an input Level: 1 carves only cells whose eight neighbouring tiles are in the carve_on area too (a wall kept around what is outside it)."
     )
 
     def carve(self, w: int, h: int, rng: np.random.Generator) -> np.ndarray:
@@ -56,7 +61,7 @@ class MazeGenerator(MazeStage):
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         if inputs:
-            allowed = carving_mask(inputs[0], self.carve_on)
+            allowed = carving_mask(inputs[0], self.carve_on, self.margin)
             h, w = allowed.shape
             tiles = restrict(self.carve(w, h, rng), allowed, rng.permutation(2 * w * h))
         else:
@@ -65,15 +70,22 @@ class MazeGenerator(MazeStage):
         return maze_level(self.finish(tiles, rng), self.solution)
 
 
-def carving_mask(level: Level, symbols: tuple[str, ...]) -> np.ndarray:
-    """Cells (h x w booleans) whose tile in `level` is one of `symbols`."""
+def carving_mask(level: Level, symbols: tuple[str, ...], margin: int = 0) -> np.ndarray:
+    """Cells (h x w booleans) whose tile in `level` is one of `symbols` (with `margin`, whose
+    whole 3 x 3 block of tiles is)."""
     if level.height % 2 == 0 or level.width % 2 == 0 or level.height < 3 or level.width < 3:
         raise PipelineError([f"the input is {level.width} x {level.height} tiles; a maze needs odd sizes (2w+1 x 2h+1)"])
     try:
         wanted = [level.index_of(s) for s in symbols]
     except KeyError as exc:
         raise PipelineError([f"carve_on: {exc.args[0]}"]) from None
-    return np.isin(level.tiles[1::2, 1::2], wanted)
+    area = np.isin(level.tiles, wanted)
+    if not margin:
+        return area[1::2, 1::2]
+    # A cell (2y+1, 2x+1) keeps its margin when all nine tiles of its block are in the area.
+    block = area[:-2, :-2] & area[:-2, 1:-1] & area[:-2, 2:] & area[1:-1, :-2] & area[1:-1, 1:-1]
+    block &= area[1:-1, 2:] & area[2:, :-2] & area[2:, 1:-1] & area[2:, 2:]
+    return block[::2, ::2]
 
 
 @compiled

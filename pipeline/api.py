@@ -1,0 +1,303 @@
+"""The Python API: `pipeline.build` builds packs as `pcg build` does, `pipeline.generate` runs one
+stage and returns its Level.
+
+This module imports only the standard library at load time; numpy, numba and pydantic are
+imported when a function runs. That keeps `import pipeline` (and `pcg --help`, which may import
+`open_executor` from here) fast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, Union
+
+if TYPE_CHECKING:
+    from pipeline.builder import PackReport
+    from pipeline.executor import Executor
+    from pipeline.level import Level
+    from pipeline.plan import PackPlan
+
+__all__ = ["BuildResult", "MapFailure", "PackResult", "Progress", "build", "generate", "open_executor"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+# `progress(pack, done, total)`: maps of `pack` built so far, out of the `total` stale ones.
+Progress = Callable[[str, int, int], None]
+
+# Where `pcg build` looks when no target is given, relative to the current folder.
+_DEFAULT_RECIPES = Path("recipes")
+
+
+@dataclass(frozen=True)
+class MapFailure:
+    """A map whose stage failed: it keeps its earlier files, the other maps still built."""
+
+    map: int
+    stage: str
+    message: str
+
+
+@dataclass(frozen=True)
+class PackResult:
+    """What a build did to one pack (the line `pcg build` prints for it)."""
+
+    name: str
+    recipe: str  # the recipe's path, as it was given
+    maps: int  # maps planned: every map of the pack, or those `maps=` asked for
+    built: int  # maps that ran at least one stage
+    files_written: int
+    files_removed: int  # files no map writes any more
+    failures: tuple[MapFailure, ...]
+    seconds: float
+
+    @property
+    def up_to_date(self) -> bool:
+        return self.built == 0 and not self.failures
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What `pipeline.build` did: a result per pack that was built (or found up to date), and
+    one line per problem that kept a recipe or a pack from building, in the words `pcg build`
+    prints them (`recipes/x.toml: stage.maze.cells.0: must be <= 4096 (got 100000)`)."""
+
+    packs: tuple[PackResult, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    @property
+    def failures(self) -> tuple[MapFailure, ...]:
+        return tuple(f for p in self.packs for f in p.failures)
+
+    @property
+    def ok(self) -> bool:
+        """True when every recipe loaded and every map built: `pcg build` would exit 0."""
+        return not self.problems and not self.failures
+
+    def __getitem__(self, name: str) -> PackResult:
+        """The result of the pack called `name`."""
+        for pack in self.packs:
+            if pack.name == name:
+                return pack
+        raise KeyError(name)
+
+
+@contextlib.contextmanager
+def open_executor(jobs: int | None, todo: int, dask: tuple[str | None, int | None, str | None] | None = None) -> Iterator[Executor]:
+    """The executor for a build of `todo` stale maps, closed afterwards: in this process when
+    there is nothing to run (starting workers would cost more than the build), on the Dask
+    cluster `dask` = (scheduler, local workers, results) names, else a pool of `jobs` processes
+    (default: every core), never more than there are maps."""
+    from pipeline.executor import default_workers, make_executor
+
+    if not todo:
+        executor = make_executor(1)
+    elif dask is not None:
+        from pipeline.dask_executor import DaskExecutor
+
+        scheduler, local, results = dask
+        executor = DaskExecutor(scheduler=scheduler, local_workers=local or 0, results=results)  # type: ignore[arg-type]
+    else:
+        executor = make_executor(min(jobs or default_workers(), todo))
+    try:
+        yield executor
+    finally:
+        executor.close()
+
+
+def build(
+    targets: PathLike | Iterable[PathLike] = ("recipes",),
+    *,
+    out: PathLike = "exports",
+    cache: PathLike = ".pcg-cache",
+    jobs: int | None = None,
+    force: bool = False,
+    maps: Iterable[int] | None = None,
+    cache_max: int | str | None = None,
+    progress: Progress | None = None,
+) -> BuildResult:
+    """Build level packs from recipes, as `pcg build` does: only what is stale, through the same
+    build layer (pack ownership, locks, journal, cache bound), with byte-identical files.
+
+    `targets` are recipe files or folders of them (one path, or several); relative paths, `out`
+    and `cache` are taken from the current folder, as `pcg` takes them. `jobs` is the number of
+    worker processes (default: every core), `maps` the map indices to build (None or empty:
+    every map), `cache_max` the cache bound in bytes or as `pcg build --cache-max` reads it
+    ("500M", "2G"). `progress(pack, done, total)` is called, in this thread, when a pack with
+    stale maps starts (done = 0) and as batches of its maps finish.
+
+    Nothing is printed. What `pcg build` reports and exits 1 for is in the result instead: a
+    recipe that does not load, a pack refused or stopped (`problems`), a map whose stage failed
+    (`failures`); `ok` is False then, and the other recipes and maps still built. Raises
+    PipelineError for arguments no build can use (no recipe found, a map index outside a pack,
+    a bad `jobs` or `cache_max`), and OSError when the cache itself cannot be written.
+    """
+    from pipeline.errors import PipelineError
+    from pipeline.workspace import Workspace
+
+    paths = [Path(targets)] if isinstance(targets, (str, os.PathLike)) else [Path(t) for t in targets]
+    paths = paths or [_DEFAULT_RECIPES]
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise PipelineError([f"jobs: must be a whole number >= 1, or None for every core (got {jobs!r})"])
+    limit = _cache_bound(cache_max)
+    only = sorted(set(_map_indices(maps))) if maps else None
+    if paths == [_DEFAULT_RECIPES] and not _DEFAULT_RECIPES.is_dir():
+        raise PipelineError([f"no recipes/ folder in {Path.cwd()}: name recipe files or folders, or change to your project folder"])
+    workspace = Workspace(Path(out), Path(cache))
+    recipes, problems = workspace.load(paths)
+    if only:
+        bad = [f"{r.path}: maps: {i} is not a map of the pack (it has 0..{r.pack.maps - 1})" for r in recipes for i in only if i >= r.pack.maps]
+        if bad:
+            raise PipelineError(bad)
+
+    def started(plan: PackPlan) -> Callable[[int], None] | None:
+        total = len(plan.stale_maps)
+        if progress is None or not total:
+            return None
+        name, done = plan.recipe.pack.name, 0
+        progress(name, 0, total)
+
+        def advance(n: int) -> None:
+            nonlocal done
+            done += n
+            progress(name, done, total)
+
+        return advance
+
+    outcome = workspace.build(
+        recipes, lambda todo: open_executor(jobs, todo), force=force, only=only, cache_max=limit, started=started
+    )
+    return BuildResult(
+        packs=tuple(_pack_result(report) for _, report in outcome.reports),
+        problems=tuple(problems + outcome.problems),
+    )
+
+
+def _cache_bound(cache_max: int | str | None) -> int | None:
+    from pipeline.errors import PipelineError
+
+    if cache_max is None:
+        return None
+    if isinstance(cache_max, str):
+        from pipeline.cache import parse_size
+
+        try:
+            return parse_size(cache_max)
+        except ValueError as exc:
+            raise PipelineError([f"cache_max: {exc}"]) from None
+    if isinstance(cache_max, bool) or not isinstance(cache_max, int) or cache_max < 0:
+        raise PipelineError([f"cache_max: bytes (>= 0) or a size such as '500M' or '2G' (got {cache_max!r})"])
+    return cache_max
+
+
+def _map_indices(maps: Iterable[int]) -> list[int]:
+    from pipeline.errors import PipelineError
+
+    indices = list(maps)
+    bad = [i for i in indices if isinstance(i, bool) or not isinstance(i, int) or i < 0]
+    if bad:
+        raise PipelineError([f"maps: map indices are whole numbers >= 0 (got {i!r})" for i in bad])
+    return indices
+
+
+def _pack_result(report: PackReport) -> PackResult:
+    return PackResult(
+        name=report.name,
+        recipe=report.recipe,
+        maps=report.maps,
+        built=report.built,
+        files_written=report.files_written,
+        files_removed=report.files_removed,
+        failures=tuple(MapFailure(map=f.map, stage=f.stage, message=f.message) for f in report.failures),
+        seconds=report.seconds,
+    )
+
+
+def generate(kind: str, *, seed: int = 0, inputs: Sequence[Level] = (), **params: Any) -> Level:
+    """Run one stage and return the Level it makes: `generate("maze.backtracker", seed=1,
+    cells=(20, 15))`.
+
+    `params` are the stage's recipe parameters, validated as a recipe's are (strictly typed;
+    `pcg stages KIND` lists them); files they name are read relative to the current folder.
+    `inputs` are the Levels of a stage that takes some (`post.braid` takes a maze). The stage
+    draws from `numpy.random.Generator(PCG64(SeedSequence([seed])))`, so the same kind, seed,
+    parameters and inputs give the same Level in every process (as in a pack, for the same
+    NumPy version). That is not the stream of a pack's map, which also mixes in the map index
+    and the stage name (`pcg explain` and the manifest show those seeds).
+
+    Raises PipelineError, one line per problem, for an unknown kind, a bad parameter, the wrong
+    number of inputs, or an export stage (exporters write files: build a recipe with
+    `pipeline.build`). The inputs are not modified; the Level returned is the caller's to change.
+    """
+    from pipeline import registry
+    from pipeline.errors import PipelineError, did_you_mean
+    from pipeline.level import Level
+    from pipeline.recipe import _validate
+    from pipeline.seeds import rng_for
+
+    kinds = registry.kinds()
+    cls = kinds.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        hint = did_you_mean(kind, kinds) if isinstance(kind, str) else ""
+        raise PipelineError([f"kind: unknown stage kind {kind!r}{hint or ' (run `pcg stages` for the list)'}"])
+    if registry.is_exporter(cls):
+        raise PipelineError([f"{kind}: is an export stage: it writes files and makes no Level; build a recipe that uses it with pipeline.build()"])
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise PipelineError([f"seed: must be a whole number from 0 to 2**63 - 1 (got {seed!r})"])
+    levels = list(inputs)
+    problems = [f"inputs.{i}: must be a Level (got {type(x).__name__})" for i, x in enumerate(levels) if not isinstance(x, Level)]
+    lo, hi = cls.arity
+    if not lo <= len(levels) <= hi:
+        want = f"{lo}" if lo == hi else f"{lo} to {hi}"
+        problems.append(f"inputs: {kind} takes {want} input Level(s) (got {len(levels)})")
+    # A recipe's wiring keys are arguments here; without this they would read as misspelt parameters.
+    for key in sorted(params.keys() & {"use", "input"}):
+        problems.append(f"{key}: not a parameter here: the kind is generate's first argument, input Levels go in inputs=[...]")
+        del params[key]
+    # The same strict validation and context as a recipe's [stage.NAME] table: the messages
+    # match, and parameters that name files resolve them from the current folder.
+    validated = _validate(cls, params, kind, problems, {"recipe_dir": Path.cwd()})
+    if problems or validated is None:
+        raise PipelineError(problems)
+    level = validated.run([_read_only(x) for x in levels], rng_for((seed,)))
+    return _writable(level)
+
+
+def _read_only(level: Level) -> Level:
+    """A copy sharing the caller's arrays through read-only views: a stage that wrongly wrote to
+    its input fails loudly (as in a build, where inputs are frozen) instead of changing the
+    caller's Level, and its properties and objects are the stage's own to edit."""
+
+    def view(array: Any) -> Any:
+        if array is None:
+            return None
+        shown = array.view()
+        shown.flags.writeable = False
+        return shown
+
+    return replace(
+        level,
+        tiles=view(level.tiles),
+        layers={k: view(v) for k, v in level.layers.items()},
+        objects=list(level.objects),
+        properties=dict(level.properties),
+        frames=view(level.frames),
+    )
+
+
+def _writable(level: Level) -> Level:
+    """The stage's Level with arrays the caller may write: a stage may pass on its input's
+    (read-only) arrays unchanged."""
+    import numpy as np
+
+    def own(array: Any) -> Any:
+        return array if array is None or array.flags.writeable else np.array(array)
+
+    return replace(
+        level,
+        tiles=own(level.tiles),
+        layers={k: own(v) for k, v in level.layers.items()},
+        frames=own(level.frames),
+    )

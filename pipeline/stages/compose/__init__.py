@@ -1,0 +1,1 @@
+"""Stages that combine several Levels into one."""

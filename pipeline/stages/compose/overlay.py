@@ -1,0 +1,100 @@
+"""Overlay: paint one Level onto another, the first fan-in stage."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from pydantic import Field
+
+from pipeline.errors import PipelineError
+from pipeline.level import Level, Symbol
+from pipeline.registry import StageParams, stage
+
+# Characters given to symbols of the top input whose own character the base already uses for
+# another name: a fixed order, so the merged alphabet is the same on every run.
+_SPARE_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+@stage("compose.overlay", version=1)
+class Overlay(StageParams):
+    """Paint the second input (`inputs = ["base", "top"]`) onto the first: every tile of the top
+    whose symbol is one of `symbols` (unset: all but the top's fill, its first symbol) replaces
+    the base's tile, optionally only `where` the base has one of the given symbols. Both inputs
+    must have the same size.
+
+    Symbols merge by name: the base's alphabet comes first, then the top's symbols it lacks.
+    Objects of both inputs are kept (the base's first), and so are their layers; where both
+    have a layer of one name, the top's values are taken on the tiles painted. Properties of
+    both are kept (the top's win), plus `overlay_tiles`, the number of tiles painted.
+    """
+
+    arity: ClassVar[tuple[int, int]] = (2, 2)
+
+    symbols: tuple[str, ...] | None = Field(
+        None, min_length=1, description="Symbols of the top input that are painted (unset: all but its fill, its first symbol)."
+    )
+    where: tuple[str, ...] | None = Field(
+        None, min_length=1, description="Paint only where the base has one of these symbols (unset: everywhere)."
+    )
+
+    def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
+        base, top = inputs
+        if base.tiles.shape != top.tiles.shape:
+            raise PipelineError(
+                [f"inputs: the base is {base.width} x {base.height} tiles but the top is {top.width} x {top.height}; overlay needs one size"]
+            )
+        alphabet, remap = merge_alphabets(base.alphabet, top.alphabet)
+        painted = _indices(top, self.symbols, "symbols") if self.symbols else np.arange(1, len(top.alphabet))
+        mask = _table(painted)[top.tiles]
+        if self.where:
+            mask &= _table(_indices(base, self.where, "where"))[base.tiles]
+        tiles = base.tiles.copy()
+        tiles[mask] = remap[top.tiles[mask]]
+        layers = dict(base.layers)
+        for name, layer in top.layers.items():
+            if name in layers:
+                merged = layers[name].astype(np.result_type(layers[name], layer))
+                merged[mask] = layer[mask]
+                layers[name] = merged
+            else:
+                layers[name] = layer
+        return Level(
+            tiles=tiles,
+            alphabet=alphabet,
+            layers=layers,
+            objects=[*base.objects, *top.objects],
+            properties={**base.properties, **top.properties, "overlay_tiles": int(mask.sum())},
+        )
+
+
+def merge_alphabets(base: tuple[Symbol, ...], top: tuple[Symbol, ...]) -> tuple[tuple[Symbol, ...], np.ndarray]:
+    """The base's alphabet plus the top's symbols it lacks (by name), and for each top index its
+    index in the merged alphabet."""
+    merged = list(base)
+    by_name = {s.name: i for i, s in enumerate(merged)}
+    remap = np.zeros(len(top), dtype=np.uint8)
+    for i, sym in enumerate(top):
+        if sym.name not in by_name:
+            used = {s.char for s in merged}
+            char = sym.char if sym.char not in used else next((c for c in _SPARE_CHARS if c not in used), "")
+            if not char or len(merged) >= 256:
+                raise PipelineError([f"inputs: together they have more than {len(_SPARE_CHARS)} symbols"])
+            by_name[sym.name] = len(merged)
+            merged.append(Symbol(char, sym.name, sym.color))
+        remap[i] = by_name[sym.name]
+    return tuple(merged), remap
+
+
+def _indices(level: Level, names: tuple[str, ...], key: str) -> np.ndarray:
+    try:
+        return np.array([level.index_of(n) for n in names], dtype=np.intp)
+    except KeyError as exc:
+        raise PipelineError([f"{key}: {exc.args[0]}"]) from None
+
+
+def _table(indices: np.ndarray) -> np.ndarray:
+    """A per-symbol lookup: True for `indices` (a table beats np.isin on big maps)."""
+    table = np.zeros(256, dtype=np.bool_)
+    table[indices] = True
+    return table

@@ -1,0 +1,628 @@
+"""The `load.tmx` stage: a hand-made Tiled map (TMX or Tiled JSON) as a Level.
+
+The map is read, parsed and checked when the recipe loads, not when the stage runs: a problem
+with the file is then one line of the recipe's errors, and the stage carries the parsed map to
+any worker (a Dask worker needs no file system), with the content's digests in its cache key.
+
+TMX is parsed here with ElementTree rather than pytmx: pytmx opens external tilesets itself
+(a FIFO would hang the load, and the bytes it read would not be the ones hashed), renumbers
+gids, and refuses properties whose names clash with its attributes (`width`, `type`...).
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import itertools
+import json
+import math
+import posixpath
+import struct
+import xml.etree.ElementTree as ET
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
+
+from pipeline.errors import KeyedError, PipelineError
+from pipeline.fsio import read_regular
+from pipeline.level import Color, Level, MapObject, PropertyValue, Symbol
+from pipeline.registry import StageParams, stage
+from pipeline.rewrite import palette
+
+# Bits 29-31 flip a tile, bit 28 rotates a hexagonal one: none of them changes what the tile is.
+_GID_MASK = 0x0FFFFFFF
+_MAX_CELLS = 64_000_000
+# The names our generators use, with their chars and colours, so that a loaded map's walls and
+# floors look and rewrite like a generated one's.
+_KNOWN = {"wall": ("B", "#000000"), "floor": ("W", "#fff1e8"), "door": ("D", "#ab5236")}
+_SPARE_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+class MapFileError(Exception):
+    """A problem with the map file (or a tileset it uses): reported under the key `file`."""
+
+
+@dataclass
+class _Tileset:
+    firstgid: int
+    name: str
+    tilecount: int | None
+    tiles: dict[int, dict[str, Any]] = field(default_factory=dict)  # local id -> typed properties
+
+
+@dataclass
+class _Layer:
+    name: str
+    gids: np.ndarray  # (h, w) uint32, flip bits cleared
+
+
+@dataclass
+class _Map:
+    width: int
+    height: int
+    tilewidth: int
+    tileheight: int
+    properties: dict[str, Any]
+    tilesets: list[_Tileset]
+    layers: list[_Layer]
+    objects: list[MapObject]
+
+
+@stage("load.tmx", version=1)
+class LoadTmx(StageParams):
+    """Load a map you drew in Tiled (`.tmx`, or Tiled JSON `.tmj`/`.json`) as the map's tiles.
+
+    Each tile's symbol is its `symbol` property (a string, set on the tile in Tiled's tileset
+    editor); a tile that decides a cell and has none is an error naming the tile and a cell.
+    Empty cells get the symbol `empty`. Without `layer`, every tile layer counts (inside groups
+    too, hidden or not) and the uppermost non-empty tile of each cell wins; `layer` reads one.
+
+    The alphabet is `empty` first (the fill), then every other symbol the map uses, in the
+    order of the first tile (tileset, then tile id) that carries it. A symbol's char is the
+    tile property `char` if set, else B/W/D for wall/floor/door, else the first free of its
+    name's initial (upper, then lower case) and A-Z, a-z, 0-9; its colour is the tile property
+    `color` if set, else black/white/brown for wall/floor/door, else MarkovJunior's colour of
+    its char.
+
+    Objects of every object layer become objects in tiles (pixels divided by the tile size;
+    positions that are not on the tile grid stay fractional), with their class (or type) and
+    typed properties; tile objects become rectangles with their top-left corner, ellipses,
+    polygons, polylines and text their bounding boxes. Map properties that are int, float, bool
+    or string go into the map's properties. The map and its external tilesets are read when the
+    recipe loads and are part of the cache key; tileset images are not read (they change no
+    symbol). Only finite orthogonal maps are read; layer data may be XML, CSV or base64 (plain,
+    zlib or gzip).
+    """
+
+    arity: ClassVar[tuple[int, int]] = (0, 0)
+
+    file: str = Field(description='The Tiled map, relative to the recipe (e.g. "maps/start.tmx"; .tmx, .tmj or .json).')
+    layer: str | None = Field(None, description="The one tile layer to read (unset: all of them, upper tiles over lower).")
+    empty: str = Field("wall", min_length=1, description="Symbol of cells with no tile; first in the alphabet (the fill).")
+
+    _level: Level | None = PrivateAttr(None)
+    _files: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _load(self, info: ValidationInfo) -> LoadTmx:
+        recipe_dir = Path((info.context or {}).get("recipe_dir", "."))
+        reader = _Reader(recipe_dir)
+        shown = recipe_dir / self.file
+        try:
+            parsed = reader.read_map(self.file)
+            self._level = _to_level(parsed, self.layer, self.empty, shown)
+        except MapFileError as exc:
+            raise KeyedError("file", f"{shown}: {exc}") from None
+        self._files = reader.digests
+        return self
+
+    def files_read(self) -> dict[str, str]:
+        return dict(self._files)
+
+    def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
+        level = self._level
+        if level is None:  # only a validated stage has one
+            raise PipelineError(["load.tmx: the stage was not validated (make it with model_validate)"])
+        # The worker freezes what a stage returns: hand out copies, never the stored map.
+        return Level(
+            tiles=level.tiles.copy(),
+            alphabet=level.alphabet,
+            objects=[MapObject(o.name, o.type, o.x, o.y, o.w, o.h, dict(o.properties), o.tile) for o in level.objects],
+            properties=dict(level.properties),
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Reading files: every byte through read_regular, every file's digest recorded.
+# --------------------------------------------------------------------------------------------
+
+
+class _Reader:
+    def __init__(self, recipe_dir: Path):
+        self.recipe_dir = recipe_dir
+        self.digests: dict[str, str] = {}
+
+    def read(self, relative: str, what: str) -> bytes:
+        path = self.recipe_dir / relative
+        try:
+            data = read_regular(path)  # a FIFO here would hang the recipe's loading
+        except OSError as exc:
+            raise MapFileError(f"cannot read {what} {path} ({exc.strerror or exc})") from None
+        self.digests[relative] = hashlib.sha256(data).hexdigest()
+        return data
+
+    def read_map(self, relative: str) -> _Map:
+        data = self.read(relative, "the map")
+        if _looks_like_json(relative, data):
+            doc = _json(data, "the map")
+            return _MapJson(self, posixpath.dirname(relative)).parse(doc)
+        root = _xml(data, "the map")
+        return _MapXml(self, posixpath.dirname(relative)).parse(root)
+
+    def external(self, folder: str, source: str) -> tuple[str, bytes]:
+        relative = posixpath.normpath(posixpath.join(folder, source)) if folder else posixpath.normpath(source)
+        return relative, self.read(relative, f"the tileset {source!r} at")
+
+
+def _looks_like_json(name: str, data: bytes) -> bool:
+    if name.lower().endswith((".tmj", ".json", ".tsj")):
+        return True
+    if name.lower().endswith((".tmx", ".tsx", ".xml")):
+        return False
+    return data.lstrip()[:1] in (b"{", b"[")
+
+
+def _json(data: bytes, what: str) -> Any:
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise MapFileError(f"{what} is not Tiled JSON ({exc})") from None
+
+
+def _xml(data: bytes, what: str) -> ET.Element:
+    try:
+        return ET.fromstring(data)
+    except ET.ParseError as exc:
+        raise MapFileError(f"{what} is not a Tiled TMX/TSX file (XML error: {exc})") from None
+
+
+def _int(value: Any, what: str) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise MapFileError(f"{what} must be an integer (got {value!r})") from None
+    return number
+
+
+def _num(value: Any, what: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise MapFileError(f"{what} must be a number (got {value!r})") from None
+    if not math.isfinite(number):
+        raise MapFileError(f"{what} must be a finite number (got {value!r})")
+    return number
+
+
+def _check_map_header(orientation: Any, infinite: Any, width: int, height: int, tw: int, th: int) -> None:
+    if orientation != "orthogonal":
+        raise MapFileError(f"orientation {orientation!r} is not supported: load.tmx reads orthogonal maps")
+    if infinite:
+        raise MapFileError("is an infinite map: load.tmx reads fixed-size maps (Map > Map Properties > Infinite off)")
+    if width < 1 or height < 1 or width * height > _MAX_CELLS:
+        raise MapFileError(f"map size {width} x {height} is not between 1 x 1 and {_MAX_CELLS:,} cells")
+    if tw < 1 or th < 1:
+        raise MapFileError(f"tile size {tw} x {th} must be positive")
+
+
+def _typed(name: str, kind: str, value: Any, where: str) -> PropertyValue | None:
+    """A Tiled property's value with its type; None for types a Level cannot hold (class)."""
+    what = f"{where}property {name!r}"
+    if kind in ("string", "file", ""):
+        return "" if value is None else str(value)
+    if kind == "int" or kind == "object":
+        return _int(value, what)
+    if kind == "float":
+        return _num(value, what)
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if str(value) in ("true", "false"):
+            return str(value) == "true"
+        raise MapFileError(f"{what} must be true or false (got {value!r})")
+    if kind == "color":
+        if not value:
+            return None  # Tiled's "no colour"
+        try:
+            return Color(str(value))
+        except ValueError as exc:
+            raise MapFileError(f"{what}: {exc}") from None
+    return None
+
+
+def _gid_rows(values: list[int], width: int, height: int, what: str) -> np.ndarray:
+    if len(values) != width * height:
+        raise MapFileError(f"{what} has {len(values)} tiles, the map {width} x {height} = {width * height}")
+    gids = np.asarray(values, dtype=np.uint64).astype(np.uint32) & np.uint32(_GID_MASK)
+    return gids.reshape(height, width)
+
+
+def _base64_gids(text: str, compression: str, what: str) -> list[int]:
+    if compression not in ("", "zlib", "gzip"):
+        raise MapFileError(f"{what}: compression {compression!r} is not supported (use CSV, or base64 plain, zlib or gzip)")
+    try:
+        raw = base64.b64decode(text.strip(), validate=False)
+        if compression == "zlib":
+            raw = zlib.decompress(raw)
+        elif compression == "gzip":
+            raw = gzip.decompress(raw)
+    except (ValueError, zlib.error, OSError, EOFError) as exc:
+        raise MapFileError(f"{what}: bad base64 layer data ({exc})") from None
+    if len(raw) % 4:
+        raise MapFileError(f"{what}: base64 layer data is {len(raw)} bytes, not a whole number of 4-byte gids")
+    return list(struct.unpack(f"<{len(raw) // 4}I", raw))
+
+
+def _csv_gids(text: str, what: str) -> list[int]:
+    try:
+        return [int(v) for v in text.replace("\n", "").split(",") if v.strip()]
+    except ValueError:
+        raise MapFileError(f"{what}: CSV layer data holds something that is not a tile id") from None
+
+
+def _object(name: str, cls: str, px: tuple[float, float, float, float], tile_gid: int, points: list[tuple[float, float]] | None,
+            rotation: float, props: dict[str, PropertyValue], tw: int, th: int, where: str) -> MapObject:
+    x, y, w, h = px
+    if rotation:
+        raise MapFileError(f"{where} is rotated ({rotation} degrees): load.tmx reads unrotated objects")
+    if tile_gid:
+        y -= h  # a tile object's y is its bottom edge
+    if points:
+        xs = [x + p[0] for p in points]
+        ys = [y + p[1] for p in points]
+        x, y, w, h = min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys)
+    return MapObject(name=name, type=cls, x=x / tw, y=y / th, w=w / tw, h=h / th, properties=props)
+
+
+# --------------------------------------------------------------------------------------------
+# TMX / TSX
+# --------------------------------------------------------------------------------------------
+
+
+class _MapXml:
+    def __init__(self, reader: _Reader, folder: str):
+        self.reader = reader
+        self.folder = folder
+
+    def parse(self, root: ET.Element) -> _Map:
+        if root.tag != "map":
+            raise MapFileError(f"is not a Tiled map (its root element is <{root.tag}>, not <map>)")
+        width = _int(root.get("width"), "map width")
+        height = _int(root.get("height"), "map height")
+        tw = _int(root.get("tilewidth"), "tilewidth")
+        th = _int(root.get("tileheight"), "tileheight")
+        _check_map_header(root.get("orientation", "orthogonal"), root.get("infinite", "0") == "1", width, height, tw, th)
+        tilesets = [self._tileset(node) for node in root.findall("tileset")]
+        layers: list[_Layer] = []
+        objects: list[MapObject] = []
+        self._layers(root, width, height, tw, th, layers, objects)
+        return _Map(width, height, tw, th, _properties_xml(root, "map "), tilesets, layers, objects)
+
+    def _layers(self, parent: ET.Element, width: int, height: int, tw: int, th: int, layers: list[_Layer], objects: list[MapObject]) -> None:
+        for node in parent:
+            if node.tag == "layer":
+                layers.append(self._tile_layer(node, width, height))
+            elif node.tag == "objectgroup":
+                for obj in node.findall("object"):
+                    objects.append(self._object(obj, tw, th))
+            elif node.tag == "group":
+                self._layers(node, width, height, tw, th, layers, objects)
+
+    def _tile_layer(self, node: ET.Element, width: int, height: int) -> _Layer:
+        name = node.get("name", "")
+        what = f"layer {name!r}"
+        data = node.find("data")
+        if data is None:
+            raise MapFileError(f"{what} has no <data>")
+        if data.find("chunk") is not None:
+            raise MapFileError(f"{what} is stored in chunks (an infinite map): load.tmx reads fixed-size maps")
+        encoding = data.get("encoding", "")
+        if encoding == "csv":
+            values = _csv_gids(data.text or "", what)
+        elif encoding == "base64":
+            values = _base64_gids(data.text or "", data.get("compression", ""), what)
+        elif encoding == "":
+            values = [_int(t.get("gid", "0"), f"{what} tile gid") for t in data.findall("tile")]
+        else:
+            raise MapFileError(f"{what}: encoding {encoding!r} is not supported (use CSV or base64)")
+        return _Layer(name, _gid_rows(values, width, height, what))
+
+    def _object(self, node: ET.Element, tw: int, th: int) -> MapObject:
+        oid = node.get("id", "?")
+        where = f"object {oid}"
+        if node.get("template"):
+            raise MapFileError(f"{where} comes from a template ({node.get('template')}): detach it in Tiled (Detach Template), or export with --detach-templates")
+        points = None
+        for tag in ("polygon", "polyline"):
+            shape = node.find(tag)
+            if shape is not None:
+                try:
+                    points = [(float(a), float(b)) for a, b in (p.split(",") for p in shape.get("points", "").split())]
+                except ValueError:
+                    raise MapFileError(f"{where}: bad {tag} points") from None
+        px = tuple(_num(node.get(k, "0"), f"{where} {k}") for k in ("x", "y", "width", "height"))
+        gid = _int(node.get("gid", "0"), f"{where} gid") & _GID_MASK
+        return _object(
+            node.get("name", ""), node.get("class", node.get("type", "")), px, gid, points,  # type: ignore[arg-type]
+            _num(node.get("rotation", "0"), f"{where} rotation"), _properties_xml(node, f"{where}: "), tw, th, where,
+        )
+
+    def _tileset(self, node: ET.Element) -> _Tileset:
+        firstgid = _int(node.get("firstgid"), "tileset firstgid")
+        source = node.get("source")
+        if source:
+            relative, data = self.reader.external(self.folder, source)
+            if _looks_like_json(source, data):
+                return _tileset_json(_json(data, f"the tileset {relative}"), firstgid, relative)
+            node = _xml(data, f"the tileset {relative}")
+            if node.tag != "tileset":
+                raise MapFileError(f"the tileset {relative} is not a Tiled tileset (root <{node.tag}>)")
+        name = node.get("name", "")
+        count = node.get("tilecount")
+        tiles: dict[int, dict[str, Any]] = {}
+        for tile in node.findall("tile"):
+            local = _int(tile.get("id"), f"tileset {name!r} tile id")
+            tiles[local] = _properties_xml(tile, f"tileset {name!r} tile {local}: ")
+        return _Tileset(firstgid, name, _int(count, "tilecount") if count is not None else None, tiles)
+
+
+def _properties_xml(node: ET.Element, where: str) -> dict[str, Any]:
+    props: dict[str, Any] = {}
+    block = node.find("properties")
+    if block is None:
+        return props
+    for prop in block.findall("property"):
+        name = prop.get("name", "")
+        value = prop.get("value")
+        if value is None:
+            value = prop.text or ""  # multi-line strings are the element's text
+        typed = _typed(name, prop.get("type", "string"), value, where)
+        if typed is not None:
+            props[name] = typed
+    return props
+
+
+# --------------------------------------------------------------------------------------------
+# Tiled JSON (TMJ / TSJ)
+# --------------------------------------------------------------------------------------------
+
+
+class _MapJson:
+    def __init__(self, reader: _Reader, folder: str):
+        self.reader = reader
+        self.folder = folder
+
+    def parse(self, doc: Any) -> _Map:
+        if not isinstance(doc, dict) or doc.get("type") != "map":
+            raise MapFileError('is not a Tiled JSON map (no "type": "map")')
+        width = _int(doc.get("width"), "map width")
+        height = _int(doc.get("height"), "map height")
+        tw = _int(doc.get("tilewidth"), "tilewidth")
+        th = _int(doc.get("tileheight"), "tileheight")
+        _check_map_header(doc.get("orientation", "orthogonal"), bool(doc.get("infinite", False)), width, height, tw, th)
+        tilesets = [self._tileset(ts) for ts in doc.get("tilesets", [])]
+        layers: list[_Layer] = []
+        objects: list[MapObject] = []
+        self._layers(doc.get("layers", []), width, height, tw, th, layers, objects)
+        return _Map(width, height, tw, th, _properties_json(doc.get("properties"), "map "), tilesets, layers, objects)
+
+    def _layers(self, items: Any, width: int, height: int, tw: int, th: int, layers: list[_Layer], objects: list[MapObject]) -> None:
+        for item in items if isinstance(items, list) else []:
+            kind = item.get("type") if isinstance(item, dict) else None
+            if kind == "tilelayer":
+                layers.append(self._tile_layer(item, width, height))
+            elif kind == "objectgroup":
+                for obj in item.get("objects", []):
+                    objects.append(self._object(obj, tw, th))
+            elif kind == "group":
+                self._layers(item.get("layers", []), width, height, tw, th, layers, objects)
+
+    def _tile_layer(self, item: dict[str, Any], width: int, height: int) -> _Layer:
+        name = str(item.get("name", ""))
+        what = f"layer {name!r}"
+        if "chunks" in item:
+            raise MapFileError(f"{what} is stored in chunks (an infinite map): load.tmx reads fixed-size maps")
+        data = item.get("data")
+        if item.get("encoding", "csv") == "base64" and isinstance(data, str):
+            values = _base64_gids(data, item.get("compression", ""), what)
+        elif isinstance(data, list):
+            values = [_int(v, f"{what} tile gid") for v in data]
+        else:
+            raise MapFileError(f"{what}: encoding {item.get('encoding')!r} is not supported (use CSV or base64)")
+        return _Layer(name, _gid_rows(values, width, height, what))
+
+    def _object(self, obj: Any, tw: int, th: int) -> MapObject:
+        if not isinstance(obj, dict):
+            raise MapFileError("an object is not a JSON object")
+        where = f"object {obj.get('id', '?')}"
+        if obj.get("template"):
+            raise MapFileError(f"{where} comes from a template ({obj['template']}): detach it in Tiled, or export with --detach-templates")
+        points = None
+        for key in ("polygon", "polyline"):
+            if isinstance(obj.get(key), list):
+                points = [(_num(p.get("x"), f"{where} point"), _num(p.get("y"), f"{where} point")) for p in obj[key]]
+        px = tuple(_num(obj.get(k, 0), f"{where} {k}") for k in ("x", "y", "width", "height"))
+        cls = obj.get("class", obj.get("type", "")) or ""
+        return _object(
+            str(obj.get("name", "")), str(cls), px, _int(obj.get("gid", 0), f"{where} gid") & _GID_MASK, points,  # type: ignore[arg-type]
+            _num(obj.get("rotation", 0), f"{where} rotation"), _properties_json(obj.get("properties"), f"{where}: "), tw, th, where,
+        )
+
+    def _tileset(self, ts: Any) -> _Tileset:
+        if not isinstance(ts, dict):
+            raise MapFileError("a tileset entry is not a JSON object")
+        firstgid = _int(ts.get("firstgid"), "tileset firstgid")
+        source = ts.get("source")
+        if source:
+            relative, data = self.reader.external(self.folder, str(source))
+            if _looks_like_json(str(source), data):
+                return _tileset_json(_json(data, f"the tileset {relative}"), firstgid, relative)
+            node = _xml(data, f"the tileset {relative}")
+            if node.tag != "tileset":
+                raise MapFileError(f"the tileset {relative} is not a Tiled tileset (root <{node.tag}>)")
+            return _MapXml(self.reader, self.folder)._tileset(_with_firstgid(node, firstgid))
+        return _tileset_json(ts, firstgid, str(ts.get("name", "")))
+
+
+def _with_firstgid(node: ET.Element, firstgid: int) -> ET.Element:
+    node.set("firstgid", str(firstgid))
+    return node
+
+
+def _tileset_json(ts: Any, firstgid: int, label: str) -> _Tileset:
+    if not isinstance(ts, dict):
+        raise MapFileError(f"the tileset {label} is not a Tiled JSON tileset")
+    name = str(ts.get("name", label))
+    tiles: dict[int, dict[str, Any]] = {}
+    for tile in ts.get("tiles", []) or []:
+        local = _int(tile.get("id"), f"tileset {name!r} tile id")
+        tiles[local] = _properties_json(tile.get("properties"), f"tileset {name!r} tile {local}: ")
+    count = ts.get("tilecount")
+    return _Tileset(firstgid, name, _int(count, "tilecount") if count is not None else None, tiles)
+
+
+def _properties_json(items: Any, where: str) -> dict[str, Any]:
+    props: dict[str, Any] = {}
+    if isinstance(items, dict):  # Tiled before 1.2: a plain table, types in "propertytypes"
+        items = [{"name": k, "type": _json_type(v), "value": v} for k, v in items.items()]
+    for prop in items or []:
+        name = str(prop.get("name", ""))
+        typed = _typed(name, str(prop.get("type", "string")), prop.get("value"), where)
+        if typed is not None:
+            props[name] = typed
+    return props
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    return "string"
+
+
+# --------------------------------------------------------------------------------------------
+# From the parsed map to a Level.
+# --------------------------------------------------------------------------------------------
+
+
+def _to_level(parsed: _Map, layer: str | None, empty: str, shown: Path) -> Level:
+    if not parsed.layers:
+        raise MapFileError("has no tile layer")
+    if layer is not None:
+        chosen = [lay for lay in parsed.layers if lay.name == layer]
+        if not chosen:
+            names = ", ".join(repr(lay.name) for lay in parsed.layers)
+            raise MapFileError(f"has no tile layer {layer!r} (its tile layers: {names})")
+        chosen = chosen[:1]
+    else:
+        chosen = parsed.layers
+    # Which layer decides each cell: the uppermost (last in the file) with a tile there.
+    gids = np.zeros((parsed.height, parsed.width), dtype=np.uint32)
+    source = np.full(gids.shape, -1, dtype=np.int64)
+    for i, lay in enumerate(chosen):
+        filled = lay.gids != 0
+        gids[filled] = lay.gids[filled]
+        source[filled] = i
+
+    tilesets = sorted(parsed.tilesets, key=lambda t: t.firstgid)
+    used = np.unique(gids[gids != 0])
+    symbol_of: dict[int, str] = {}
+    first_props: dict[str, dict[str, Any]] = {}
+    for gid in used.tolist():
+        ts = next((t for t in reversed(tilesets) if t.firstgid <= gid), None)
+        local = gid - ts.firstgid if ts else -1
+        if ts is None or (ts.tilecount is not None and local >= ts.tilecount):
+            raise MapFileError(f"{_where(gid, gids, source, chosen)}: tile gid {gid} is in none of the map's tilesets")
+        props = ts.tiles.get(local, {})
+        symbol = props.get("symbol")
+        if not isinstance(symbol, str) or not symbol or isinstance(symbol, Color):
+            raise MapFileError(
+                f"{_where(gid, gids, source, chosen)}: tile {local} of tileset {ts.name!r} has no `symbol` property"
+                " (a string naming what the tile is, e.g. \"floor\": set it in Tiled's tileset editor)"
+            )
+        symbol_of[gid] = symbol
+        first_props.setdefault(symbol, props)
+
+    # Alphabet order: the empty symbol (the fill), then symbols by their first tile's gid.
+    names = [empty] + [s for s in dict.fromkeys(symbol_of[g] for g in sorted(symbol_of)) if s != empty]
+    if len(names) > 256:
+        raise MapFileError(f"uses {len(names)} symbols; a map holds at most 256")
+    alphabet = _alphabet(names, first_props)
+    index = {name: i for i, name in enumerate(names)}
+    lut_keys = np.array(sorted(symbol_of), dtype=np.uint32)
+    lut_vals = np.array([index[symbol_of[g]] for g in sorted(symbol_of)], dtype=np.uint8)
+    tiles = np.zeros(gids.shape, dtype=np.uint8)
+    if lut_keys.size:
+        filled = gids != 0
+        tiles[filled] = lut_vals[np.searchsorted(lut_keys, gids[filled])]
+
+    properties = {k: v for k, v in parsed.properties.items() if isinstance(v, (bool, int, float, str))}
+    return Level(tiles=tiles, alphabet=alphabet, objects=list(parsed.objects), properties=properties)
+
+
+def _where(gid: int, gids: np.ndarray, source: np.ndarray, layers: list[_Layer]) -> str:
+    ys, xs = np.nonzero(gids == gid)
+    y, x = int(ys[0]), int(xs[0])
+    return f"layer {layers[int(source[y, x])].name!r}, cell ({x}, {y})"
+
+
+def _alphabet(names: list[str], props: dict[str, dict[str, Any]]) -> tuple[Symbol, ...]:
+    taken: set[str] = set()
+    chars: dict[str, str] = {}
+    # Chars set in Tiled, then the known names', then the rest: a name never takes a char that
+    # another symbol asked for.
+    for name in names:
+        char = props.get(name, {}).get("char")
+        if isinstance(char, str) and char:
+            if len(char) != 1 or char in taken:
+                raise MapFileError(f"symbol {name!r}: its `char` property must be one character no other symbol has (got {char!r})")
+            chars[name] = char
+            taken.add(char)
+    for name in names:
+        if name not in chars and name in _KNOWN and _KNOWN[name][0] not in taken:
+            chars[name] = _KNOWN[name][0]
+            taken.add(chars[name])
+    for name in names:
+        if name in chars:
+            continue
+        # Latin-1 letters and on after the ASCII ones: 256 symbols always find a char.
+        candidates = itertools.chain(name[0].upper() + name[0].lower() + _SPARE_CHARS, map(chr, range(0xC0, 0x300)))
+        chars[name] = next(c for c in candidates if c not in taken)
+        taken.add(chars[name])
+    symbols = []
+    for name in names:
+        color = props.get(name, {}).get("color")
+        if isinstance(color, str) and color:
+            rgb = _rgb(color, name)
+        elif name in _KNOWN:
+            rgb = _KNOWN[name][1]
+        else:
+            rgb = palette.default_symbol(chars[name])[1]
+        symbols.append(Symbol(chars[name], name, rgb))
+    return tuple(symbols)
+
+
+def _rgb(color: str, name: str) -> str:
+    try:
+        value = Color(color)
+    except ValueError:
+        raise MapFileError(f'symbol {name!r}: its `color` property must be a colour "#rrggbb" (got {color!r})') from None
+    return "#" + value[-6:]
