@@ -334,3 +334,17 @@ def test_every_generator_is_one_region_after_connect(kind: str, w: int, h: int, 
     walk = joined.tiles != WALL
     if walk.any():
         assert len(reference_components(walk, 4)) == 1
+
+
+def test_place_items_draws_its_count_per_map_from_a_range() -> None:
+    from pipeline.registry import get
+    from pipeline.seeds import rng_for
+
+    items = get("place.items")
+    level = get("dungeon.bsp")(size=(40, 30)).run([], rng_for((1,)))
+    counts = {items.model_validate({"count": [2, 6]}).run([level], rng_for((s,))).properties["items_item"] for s in range(40)}
+    assert counts == {2, 3, 4, 5, 6}  # every count in the range, and nothing outside it
+    # A fixed count places what it placed before ranges existed (same stream, same tiles).
+    fixed = items(count=5).run([level], rng_for((2,)))
+    ranged = items.model_validate({"count": [5, 5]}).run([level], rng_for((2,)))
+    assert [(o.x, o.y) for o in fixed.objects] == [(o.x, o.y) for o in ranged.objects]

@@ -8,7 +8,7 @@ from pydantic import Field, PositiveInt
 from pipeline.jit import compiled
 from pipeline.level import Level, Symbol
 from pipeline.registry import StageParams, stage
-from pipeline.stages.maze.graph import DX, DY
+from pipeline.grid.graph import DX, DY
 
 # Twelve colours that stay distinct side by side (and for most colour-blind players, in the
 # first six), named for the tileset.

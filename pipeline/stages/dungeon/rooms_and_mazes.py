@@ -14,7 +14,7 @@ from pipeline.level import Level, MapObject
 from pipeline.registry import StageParams, stage
 from pipeline.stages.dungeon.tiles import DOOR, DUNGEON_ALPHABET, FLOOR, WALL, Side
 from pipeline.stages.maze.generator import MazeGenerator, restrict
-from pipeline.stages.maze.graph import DX, DY, random_order, union
+from pipeline.grid.graph import DX, DY, random_order, union
 from pipeline.stages.regions.label import label_regions
 
 GROWING_TREE = "maze.growing_tree"

@@ -7,7 +7,7 @@ import numpy as np
 from pipeline.jit import compiled
 from pipeline.registry import stage
 from pipeline.stages.maze.generator import MazeGenerator
-from pipeline.stages.maze.graph import find, union
+from pipeline.grid.graph import find, union
 
 
 @stage("maze.eller", version=1)

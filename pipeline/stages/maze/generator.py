@@ -12,7 +12,7 @@ from pipeline.jit import compiled
 from pipeline.level import Level
 from pipeline.registry import StageParams
 from pipeline.stages.maze.block import FLOOR, WALL, maze_level
-from pipeline.stages.maze.graph import join_forest, union
+from pipeline.grid.graph import join_forest, union
 from pipeline.stages.maze.stats import Solution
 
 # 4096 x 4096 cells is a 67 M tile map (~0.5 GB while carving); beyond that, a typo.

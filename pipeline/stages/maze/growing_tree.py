@@ -10,7 +10,7 @@ from pydantic import Field, field_validator
 from pipeline.jit import compiled
 from pipeline.registry import stage
 from pipeline.stages.maze.generator import MazeGenerator
-from pipeline.stages.maze.graph import DX, DY, neighbours_where
+from pipeline.grid.graph import DX, DY, neighbours_where
 
 METHODS = ("newest", "random", "oldest", "middle")
 _TERM = re.compile(r"^\s*(newest|random|oldest|middle)\s*(?::\s*(\d+(?:\.\d+)?)\s*)?$")

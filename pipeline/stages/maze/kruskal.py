@@ -7,7 +7,7 @@ import numpy as np
 from pipeline.jit import compiled
 from pipeline.registry import stage
 from pipeline.stages.maze.generator import MazeGenerator
-from pipeline.stages.maze.graph import random_order, union
+from pipeline.grid.graph import random_order, union
 
 
 @stage("maze.kruskal", version=2)

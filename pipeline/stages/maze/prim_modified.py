@@ -7,7 +7,7 @@ import numpy as np
 from pipeline.jit import compiled
 from pipeline.registry import stage
 from pipeline.stages.maze.generator import MazeGenerator
-from pipeline.stages.maze.graph import DX, DY, neighbours_where
+from pipeline.grid.graph import DX, DY, neighbours_where
 
 
 @stage("maze.prim_modified", version=1)

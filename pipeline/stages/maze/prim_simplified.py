@@ -7,7 +7,7 @@ import numpy as np
 from pipeline.jit import compiled
 from pipeline.registry import stage
 from pipeline.stages.maze.generator import MazeGenerator
-from pipeline.stages.maze.graph import DX, DY
+from pipeline.grid.graph import DX, DY
 
 
 @stage("maze.prim_simplified", version=1)

@@ -7,7 +7,7 @@ from pydantic import Field
 
 from pipeline.jit import compiled
 from pipeline.registry import stage
-from pipeline.stages.maze.graph import DX, DY
+from pipeline.grid.graph import DX, DY
 from pipeline.stages.maze.nonperfect import NonPerfectGenerator
 from pipeline.stages.maze.rooms import join_blocks
 

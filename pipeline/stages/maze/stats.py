@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 
 from pipeline.level import PropertyValue
-from pipeline.stages.maze.graph import bfs
+from pipeline.grid.graph import bfs
 from pipeline.jit import compiled
 
 Solution = Literal["corners", "farthest"]

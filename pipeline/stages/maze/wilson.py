@@ -6,7 +6,7 @@ import numpy as np
 
 from pipeline.jit import compiled
 from pipeline.registry import stage
-from pipeline.stages.maze.graph import DX, DY, random_direction
+from pipeline.grid.graph import DX, DY, random_direction
 from pipeline.stages.maze.generator import MazeGenerator
 
 

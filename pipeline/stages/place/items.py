@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Union
+from typing import Annotated, ClassVar, Union
 
 import numpy as np
 from pydantic import Field, field_validator
@@ -13,11 +13,14 @@ from pipeline.registry import stage
 from pipeline.stages.regions.walkable import WalkableStage
 
 
+Count = Annotated[int, Field(ge=0, le=1_000_000)]
+
+
 @stage("place.items", version=1)
 class Items(WalkableStage):
-    """Scatter `count` point objects of `type` on walkable tiles (or on `symbols`), each at
-    least `spacing` tiles (straight-line) from every other item and from the map's existing
-    point objects (spawn, exit). Tiles are tried in a random order from the map's seed, so the
+    """Scatter `count` point objects of `type` on walkable tiles (or on `symbols`), each at least
+    `spacing` tiles (straight-line) from every other item and from the map's existing point
+    objects (spawn, exit); `count = [min, max]` draws how many per map. Tiles are tried in a random order from the map's seed, so the
     same seed places the same items. Fewer than `count` are placed when the map runs out of
     room; `items_<type>` says how many. With `tile`, exporters write each item as a tile object
     drawn with that tile; `properties` go on every item, typed as written.
@@ -26,13 +29,22 @@ class Items(WalkableStage):
     arity: ClassVar[tuple[int, int]] = (1, 1)
 
     type: str = Field("item", min_length=1, description="Object type (and name prefix), e.g. \"chest\".")
-    count: int = Field(5, ge=0, le=1_000_000, description="How many to place.")
+    count: Union[Count, tuple[Count, Count]] = Field(
+        5, description="How many to place, or [min, max]: a number drawn per map from the map's seed."
+    )
     spacing: float = Field(3.0, ge=0, le=1000, description="Least distance between items, in tiles.")
     symbols: tuple[str, ...] = Field((), description="Place only on these symbols; empty = every walkable tile.")
     tile: str = Field("", description="Export each item as a tile object drawn with this tile of the tileset (e.g. \"chest\"); empty: a point.")
     properties: dict[str, Union[bool, int, float, str]] = Field(
         default_factory=dict, description='Typed properties for every item, e.g. {gold = 10, locked = true, glow = "#ffa300"} ("#rrggbb" is a colour).'
     )
+
+    @field_validator("count")
+    @classmethod
+    def _range(cls, value: int | tuple[int, int]) -> int | tuple[int, int]:
+        if isinstance(value, tuple) and value[0] > value[1]:
+            raise ValueError(f"must be [min, max] with min <= max (got {list(value)})")
+        return value
 
     @field_validator("properties")
     @classmethod
@@ -47,7 +59,9 @@ class Items(WalkableStage):
         taken = [(int(o.y), int(o.x)) for o in level.objects if o.w == 0 and o.h == 0 and 0 <= o.y < h and 0 <= o.x < w]
         existing = np.array([y * w + x for y, x in taken], dtype=np.int64)
         order = rng.permutation(np.flatnonzero(allowed.ravel())).astype(np.int64)
-        chosen = scatter(w, h, order, existing, self.count, self.spacing)
+        # Drawn after the order, so that a fixed count places exactly what it always placed.
+        count = self.count if isinstance(self.count, int) else int(rng.integers(self.count[0], self.count[1] + 1))
+        chosen = scatter(w, h, order, existing, count, self.spacing)
         props = {k: Color(v) if isinstance(v, str) and RGB_COLOR.match(v) else v for k, v in self.properties.items()}
         items = [
             MapObject(f"{self.type}_{k + 1}", self.type, c % w + 0.5, c // w + 0.5, properties={**props, "index": k + 1}, tile=self.tile)

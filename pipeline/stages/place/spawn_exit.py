@@ -10,7 +10,7 @@ from pydantic import Field
 from pipeline.errors import PipelineError
 from pipeline.level import Level, MapObject
 from pipeline.registry import stage
-from pipeline.stages.regions.grid_graph import bfs, diameter_ends
+from pipeline.grid.bfs import bfs, diameter_ends
 from pipeline.stages.regions.label import label_regions
 from pipeline.stages.regions.walkable import WalkableStage
 

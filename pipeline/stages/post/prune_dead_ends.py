@@ -10,7 +10,7 @@ from pydantic import Field
 from pipeline.jit import compiled
 from pipeline.level import Level
 from pipeline.registry import stage
-from pipeline.stages.maze.graph import DX, DY
+from pipeline.grid.graph import DX, DY
 from pipeline.stages.post.braid import _sides
 from pipeline.stages.post.maze_input import MazeEdit
 

@@ -10,7 +10,7 @@ from pydantic import Field
 from pipeline.jit import compiled
 from pipeline.level import Level
 from pipeline.registry import stage
-from pipeline.stages.maze.graph import DX, DY, union
+from pipeline.grid.graph import DX, DY, union
 from pipeline.stages.regions.label import label_regions
 from pipeline.stages.regions.walkable import WalkableStage
 

@@ -10,7 +10,7 @@ from pydantic import Field, model_validator
 from pipeline.errors import PipelineError
 from pipeline.level import Level
 from pipeline.registry import stage
-from pipeline.stages.regions.grid_graph import bfs
+from pipeline.grid.bfs import bfs
 from pipeline.stages.regions.walkable import WalkableStage
 
 

@@ -1,4 +1,5 @@
-"""Compiled graph helpers shared by maze stages: union-find and breadth-first search on cells.
+"""Compiled graph helpers shared by stages: directions, union-find, shuffles and breadth-first
+search on the cells of a block-form maze.
 
 Cells are numbered `y * w + x`; in block form cell (x, y) is tile (2y+1, 2x+1) and the tile
 between two neighbouring cells is the wall (or passage) joining them.

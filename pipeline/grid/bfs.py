@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.jit import compiled
-from pipeline.stages.maze.graph import DX, DY
+from pipeline.grid.graph import DX, DY
 
 
 @compiled
