@@ -12,6 +12,10 @@ import numpy as np
 from pipeline.errors import KeyedError
 
 
+# Characters for symbols that need one (a char clash when alphabets merge, a name read from a
+# file): a fixed order, so the same inputs always get the same chars.
+SPARE_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
 # "#rrggbb": how recipes and tileset files write a colour.
 RGB_COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
 

@@ -199,8 +199,6 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
     return Recipe(path=shown, text=text, pack=pack, stages=tuple(ordered))
 
 
-
-
 def _load_pack(table: Any, problems: list[str]) -> PackConfig | None:
     if table is None:
         problems.append("pack: missing [pack] table (name, seed, maps)")

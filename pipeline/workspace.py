@@ -3,7 +3,8 @@
 `pcg build`, `pcg stats`, `pcg watch` and `pcg clean` all go through a Workspace, so they cannot
 disagree about:
 
-- pack names: two recipes of one run may not share a pack (the first, in path order, keeps it);
+- pack names: two recipes of one run may not share a pack (the first named keeps it; in a
+  folder, by file name);
 - ownership: a pack folder built from another recipe is not taken over without `--force`, and
   a pack folder that is a symbolic link is never written through;
 - locks: one build of a pack at a time, and no cleaning while any build uses the cache;
@@ -128,7 +129,7 @@ class Workspace:
         later builds and `pcg watch` keep to it), else the one remembered, else the default."""
         path = self.cache / CACHE_MAX
         if asked is not None:
-            atomic_write(path, f"{asked}\n".encode("ascii"), self.cache / "tmp")
+            atomic_write(path, f"{asked}\n".encode("ascii"), LevelCache(self.cache).temp_dir)
             return asked
         try:
             return int(read_regular(path).decode("ascii").strip())

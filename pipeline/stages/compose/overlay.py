@@ -8,13 +8,9 @@ import numpy as np
 from pydantic import Field
 
 from pipeline.errors import PipelineError
-from pipeline.level import Level, Symbol
+from pipeline.level import SPARE_CHARS, Level, Symbol
 from pipeline.registry import StageParams, stage
-
-# Characters given to symbols of the top input whose own character the base already uses for
-# another name: a fixed order, so the merged alphabet is the same on every run.
-_SPARE_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-
+from pipeline.stages.regions.walkable import WalkableStage
 
 @stage("compose.overlay", version=1)
 class Overlay(StageParams):
@@ -45,10 +41,10 @@ class Overlay(StageParams):
                 [f"inputs: the base is {base.width} x {base.height} tiles but the top is {top.width} x {top.height}; overlay needs one size"]
             )
         alphabet, remap = merge_alphabets(base.alphabet, top.alphabet)
-        painted = _indices(top, self.symbols, "symbols") if self.symbols else np.arange(1, len(top.alphabet))
-        mask = _table(painted)[top.tiles]
+        painted = self.symbols or tuple(s.name for s in top.alphabet[1:])
+        mask = WalkableStage.mask(top, painted, "symbols")
         if self.where:
-            mask &= _table(_indices(base, self.where, "where"))[base.tiles]
+            mask &= WalkableStage.mask(base, self.where, "where")
         tiles = base.tiles.copy()
         tiles[mask] = remap[top.tiles[mask]]
         layers = dict(base.layers)
@@ -77,24 +73,11 @@ def merge_alphabets(base: tuple[Symbol, ...], top: tuple[Symbol, ...]) -> tuple[
     for i, sym in enumerate(top):
         if sym.name not in by_name:
             used = {s.char for s in merged}
-            char = sym.char if sym.char not in used else next((c for c in _SPARE_CHARS if c not in used), "")
+            char = sym.char if sym.char not in used else next((c for c in SPARE_CHARS if c not in used), "")
             if not char or len(merged) >= 256:
-                raise PipelineError([f"inputs: together they have more than {len(_SPARE_CHARS)} symbols"])
+                raise PipelineError([f"inputs: together they have more than {len(SPARE_CHARS)} symbols"])
             by_name[sym.name] = len(merged)
             merged.append(Symbol(char, sym.name, sym.color))
         remap[i] = by_name[sym.name]
     return tuple(merged), remap
 
-
-def _indices(level: Level, names: tuple[str, ...], key: str) -> np.ndarray:
-    try:
-        return np.array([level.index_of(n) for n in names], dtype=np.intp)
-    except KeyError as exc:
-        raise PipelineError([f"{key}: {exc.args[0]}"]) from None
-
-
-def _table(indices: np.ndarray) -> np.ndarray:
-    """A per-symbol lookup: True for `indices` (a table beats np.isin on big maps)."""
-    table = np.zeros(256, dtype=np.bool_)
-    table[indices] = True
-    return table

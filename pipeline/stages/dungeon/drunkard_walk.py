@@ -9,8 +9,7 @@ from pipeline.jit import compiled
 from pipeline.level import Level
 from pipeline.registry import StageParams, stage
 from pipeline.stages.dungeon.tiles import DUNGEON_ALPHABET, FLOOR, Side
-from pipeline.grid.graph import random_direction
-from pipeline.grid.graph import DX, DY
+from pipeline.grid.graph import DX, DY, random_direction
 
 
 @stage("dungeon.drunkard_walk", version=1)

@@ -27,9 +27,10 @@ class RoomsAndMazes(StageParams):
     (odd sizes in `room_size`, at odd positions, so they line up with maze cells) and keep those
     that overlap no other; fill the rest with a maze (`maze`, any generator of the catalogue;
     the growing tree by default, where `winding` is the share of steps that continue from the
-    newest cell; a non-perfect generator also cuts its loops); open one door between every two regions along a random spanning tree, plus
-    each other possible door with `extra_connector_chance` (loops); then, with
-    `remove_dead_ends`, fill every dead end until none is left.
+    newest cell; a non-perfect generator also cuts its loops; "none": rooms alone); open one
+    door between every two regions along a random spanning tree, plus each other possible
+    door with `extra_connector_chance` (loops); then, with `remove_dead_ends`, fill every dead
+    end until none is left.
 
     Doors are their own symbol (`door`). Rooms are `room` rectangle objects and a `room` layer.
     """

@@ -30,7 +30,7 @@ from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 
 from pipeline.errors import KeyedError, PipelineError
 from pipeline.fsio import read_regular
-from pipeline.level import Color, Level, MapObject, PropertyValue, Symbol
+from pipeline.level import SPARE_CHARS, Color, Level, MapObject, PropertyValue, Symbol
 from pipeline.registry import StageParams, stage
 from pipeline.rewrite import palette
 
@@ -40,7 +40,6 @@ _MAX_CELLS = 64_000_000
 # The names our generators use, with their chars and colours, so that a loaded map's walls and
 # floors look and rewrite like a generated one's.
 _KNOWN = {"wall": ("B", "#000000"), "floor": ("W", "#fff1e8"), "door": ("D", "#ab5236")}
-_SPARE_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 
 class MapFileError(Exception):
@@ -604,7 +603,7 @@ def _alphabet(names: list[str], props: dict[str, dict[str, Any]]) -> tuple[Symbo
         if name in chars:
             continue
         # Latin-1 letters and on after the ASCII ones: 256 symbols always find a char.
-        candidates = itertools.chain(name[0].upper() + name[0].lower() + _SPARE_CHARS, map(chr, range(0xC0, 0x300)))
+        candidates = itertools.chain(name[0].upper() + name[0].lower() + SPARE_CHARS, map(chr, range(0xC0, 0x300)))
         chars[name] = next(c for c in candidates if c not in taken)
         taken.add(chars[name])
     symbols = []

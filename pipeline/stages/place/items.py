@@ -20,9 +20,9 @@ Count = Annotated[int, Field(ge=0, le=1_000_000)]
 class Items(WalkableStage):
     """Scatter `count` point objects of `type` on walkable tiles (or on `symbols`), each at least
     `spacing` tiles (straight-line) from every other item and from the map's existing point
-    objects (spawn, exit); `count = [min, max]` draws how many per map. Tiles are tried in a random order from the map's seed, so the
-    same seed places the same items. Fewer than `count` are placed when the map runs out of
-    room; `items_<type>` says how many. With `tile`, exporters write each item as a tile object
+    objects (spawn, exit); `count = [min, max]` draws how many per map. Tiles are tried in a
+    random order from the map's seed, so the same seed places the same items. Fewer than
+    `count` are placed when the map runs out of room; `items_<type>` says how many. With `tile`, exporters write each item as a tile object
     drawn with that tile; `properties` go on every item, typed as written.
     """
 
