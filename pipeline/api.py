@@ -283,7 +283,7 @@ def _read_only(level: Level) -> Level:
         layers={k: view(v) for k, v in level.layers.items()},
         objects=list(level.objects),
         properties=dict(level.properties),
-        frames=view(level.frames),
+        attachments={k: view(v) for k, v in level.attachments.items()},
     )
 
 
@@ -299,5 +299,5 @@ def _writable(level: Level) -> Level:
         level,
         tiles=own(level.tiles),
         layers={k: own(v) for k, v in level.layers.items()},
-        frames=own(level.frames),
+        attachments={k: own(v) for k, v in level.attachments.items()},
     )

@@ -2,7 +2,7 @@
 
 The key is computed from configuration alone (stage kind and version, params, seed, input keys),
 so a hit means the stage would produce exactly this Level again, in the same environment: the
-store's folder is named after the NumPy and numba versions (`levels-v1-numpy2.4.6-numba0.68.1/`),
+store's folder is named after the NumPy and numba versions (`levels-v2-numpy2.4.6-numba0.68.1/`),
 since NumPy guarantees its random streams only per version (NEP 19) and numba compiles the
 kernels, so Levels made by other versions are never served. Their folders are just unused, and
 `trim` removes them as the least recently used.
@@ -30,7 +30,7 @@ from pipeline.fsio import atomic_write
 from pipeline.level import Level
 
 # Bump when the stored representation of a Level changes, so old entries are ignored.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 
 # Every level store's folder starts with this; nothing else under the cache root is ever trimmed
 # (locks/, stamps/, tmp/ and the rest are not Levels, and running builds rely on them).

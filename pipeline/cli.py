@@ -426,7 +426,10 @@ def list_(
 
 @app.command()
 @_user_errors
-def stages(kind: Optional[str] = typer.Argument(None, help="Show one stage kind in full.")) -> None:
+def stages(
+    kind: Optional[str] = typer.Argument(None, help="Show one stage kind in full."),
+    recipes: list[Path] = typer.Option([], "--recipe", "-r", help="Also the stages of these recipes' plugins (a file or a folder)."),
+) -> None:
     """List every stage kind with its parameters, or show one in full."""
     import inspect
 
@@ -434,8 +437,9 @@ def stages(kind: Optional[str] = typer.Argument(None, help="Show one stage kind 
 
     from pipeline import registry
     from pipeline.errors import PipelineError, did_you_mean
+    from pipeline.recipe import plugin_kinds_of
 
-    kinds = registry.kinds()
+    kinds = dict(sorted({**registry.kinds(), **plugin_kinds_of(recipes)}.items()))
     console = _console()
     if kind is not None and kind not in kinds:
         raise PipelineError([f"unknown stage kind {kind!r}{did_you_mean(kind, kinds) or ' (run `pcg stages` for the list)'}"])
@@ -445,7 +449,8 @@ def stages(kind: Optional[str] = typer.Argument(None, help="Show one stage kind 
         doc = inspect.cleandoc(cls.__doc__ or "")
         lo, hi = cls.arity
         takes = "no input" if hi == 0 else f"{lo}..{hi} inputs" if lo != hi else f"{lo} input{'s' if lo > 1 else ''}"
-        console.print(Text.assemble((name, "bold cyan"), f"  (version {cls.version}, {takes})"))
+        plugin = f", from {cls.defined_in.name}" if cls.defined_in is not None else ""
+        console.print(Text.assemble((name, "bold cyan"), f"  (version {cls.version}, {takes}{plugin})"))
         # Docstrings and param docs are plain text: never let rich read "[w, h]" as markup.
         console.print(Text("  " + (doc if kind else doc.splitlines()[0]).replace("\n", "\n  ")), soft_wrap=True)
         for row in registry.param_rows(cls):
@@ -458,14 +463,18 @@ def stages(kind: Optional[str] = typer.Argument(None, help="Show one stage kind 
 
 @app.command()
 @_user_errors
-def schema(output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write here instead of standard output.")) -> None:
+def schema(
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write here instead of standard output."),
+    recipes: list[Path] = typer.Option([], "--recipe", "-r", help="Also the stages of these recipes' plugins (a file or a folder)."),
+) -> None:
     """Write the JSON Schema of recipes, for editors that validate and complete TOML (see README)."""
     import json
 
     from pipeline.fsio import atomic_write
+    from pipeline.recipe import plugin_kinds_of
     from pipeline.schema import recipe_schema
 
-    text = json.dumps(recipe_schema(), indent=2) + "\n"
+    text = json.dumps(recipe_schema(plugin_kinds_of(recipes)), indent=2) + "\n"
     if output is None:
         sys.stdout.write(text)
     else:
@@ -532,6 +541,24 @@ def clean(
         console.print(f"removed {path}/", soft_wrap=True)
     if not removed:
         console.print("Nothing to clean.")
+
+
+@app.command()
+@_user_errors
+def init(
+    folder: Path = typer.Argument(Path("."), help="Where the project goes (made if missing); by default here."),
+    examples: bool = typer.Option(False, "--examples", help="Also every example recipe (and the maps, prefabs, rules and plugins they read)."),
+) -> None:
+    """Start a project: recipes/ with a starter recipe, tilesets/, the recipe schema for your
+    editor and a Makefile (`make maps`). Never overwrites a file."""
+    from pipeline.scaffold import init_project
+
+    written = init_project(folder, examples)
+    console = _console()
+    recipes = sum(1 for name in written if name.startswith("recipes/") and name.endswith(".toml"))
+    console.print(f"Made a project in {folder}/ ({len(written)} files, {recipes} recipe{'s' if recipes != 1 else ''}).", soft_wrap=True)
+    where = "" if folder == Path(".") else f"cd {folder} && "
+    console.print(f"Next: {where}make maps    (or: pcg build recipes/), then open exports/starter/map_000.tmx in Tiled.", soft_wrap=True)
 
 
 def _version(value: bool) -> None:

@@ -69,7 +69,8 @@ class Symbol:
 @dataclass(frozen=True)
 class MapObject:
     """A point (w = h = 0) or rectangle in tile units, exported as a Tiled object; with `tile`
-    (the name of a tile in the exported tileset) a tile object drawn in the tile at (x, y)."""
+    (the name of a tile in the exported tileset) a tile object drawn in the tile at (x, y); with
+    `points` ((x, y) pairs in tiles, relative to x, y) a polyline through them."""
 
     name: str
     type: str
@@ -79,6 +80,8 @@ class MapObject:
     h: float = 0.0
     properties: dict[str, PropertyValue] = field(default_factory=dict)
     tile: str = ""
+    # A plain default, not a factory: Levels pickled before the field existed still read as ().
+    points: tuple[tuple[float, float], ...] = ()
 
 
 @dataclass
@@ -94,9 +97,9 @@ class Level:
     layers: dict[str, np.ndarray] = field(default_factory=dict)
     objects: list[MapObject] = field(default_factory=list)
     properties: dict[str, PropertyValue] = field(default_factory=dict)
-    # Snapshots of `tiles` while the stage that made this Level ran, (f, h, w), oldest first:
-    # what `record = true` on a rewrite stage keeps for its GIF. Later stages do not carry it.
-    frames: np.ndarray | None = None
+    # Arrays a stage hands to the stages it feeds that are not per tile, by a name the two agree
+    # on: a recording rewrite stage's frames for its GIF. Not exported, not carried further.
+    attachments: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.tiles.ndim != 2 or self.tiles.dtype != np.uint8:
@@ -106,8 +109,6 @@ class Level:
         # Exporters map symbols to tiles by name, and rewrite rules by char: both must be unique.
         if len({s.name for s in self.alphabet}) < len(self.alphabet) or len({s.char for s in self.alphabet}) < len(self.alphabet):
             raise ValueError(f"Level.alphabet repeats a symbol name or char: {self.alphabet}")
-        if self.frames is not None and self.frames.shape[1:] != self.tiles.shape:
-            raise ValueError(f"frames have shape {self.frames.shape[1:]}, tiles have {self.tiles.shape}")
         for name, layer in self.layers.items():
             if layer.shape != self.tiles.shape:
                 raise ValueError(f"layer {name!r} has shape {layer.shape}, tiles have {self.tiles.shape}")
@@ -142,7 +143,7 @@ class Level:
             BWWWB
             BBBBB
 
-        Only the tiles and the alphabet: layers, objects, properties and frames are left out, so
+        Only the tiles and the alphabet: layers, objects, properties and attachments are left out, so
         `Level.from_text(level.to_text())` gives the same tiles and alphabet and nothing else."""
         used = int(self.tiles.max(initial=0))
         if used >= len(self.alphabet):

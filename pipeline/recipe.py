@@ -64,6 +64,9 @@ class PackConfig(BaseModel):
     contact_stats: tuple[str, ...] | None = Field(
         None, description="Stats under each thumbnail of the contact sheet (unset: the order_by stat, then the first of a few common ones)."
     )
+    plugins: tuple[str, ...] = Field(
+        (), description="Python files defining stages of your own with @stage (relative to the recipe), e.g. [\"stages/vaults.py\"]."
+    )
 
     @field_validator("name")
     @classmethod
@@ -183,9 +186,12 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
             problems.append(f"{key}: unknown table{did_you_mean(key, ['pack', 'stage'])} (a recipe has [pack] and [stage.NAME] tables)")
 
     pack = _load_pack(data.get("pack"), problems)
-    specs, wiring = _load_stages(data.get("stage"), problems, Path(path).parent)
+    before = len(problems)
+    kinds = {**registry.kinds(), **_plugin_kinds(_plugin_names(data, pack), Path(path).parent, problems)}
+    # A plugin that did not load is the one problem to report, not each stage of its kinds.
+    plugins_ok = len(problems) == before
+    specs, wiring = _load_stages(data.get("stage"), problems, Path(path).parent, kinds, plugins_ok)
     declared = data.get("stage") if isinstance(data.get("stage"), dict) else {}
-    kinds = registry.kinds()
     uses = {n: b.get("use") for n, b in declared.items() if isinstance(b, dict)}
     exporters = {n for n, u in uses.items() if isinstance(u, str) and u in kinds and registry.is_exporter(kinds[u])}
     ordered = _order(specs, problems) if _wiring_ok(wiring, list(declared), exporters, problems) else []
@@ -194,6 +200,7 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
         problems.append("stage: no export stage, so the recipe would write nothing (add e.g. [stage.tmx] with use = \"export.tmx\")")
     if pack is not None:
         _check_outputs(ordered, pack, problems)
+        _check_order_by(ordered, pack, problems)
     if problems or pack is None:
         raise RecipeError(f"{shown}: {p}" for p in problems)
     return Recipe(path=shown, text=text, pack=pack, stages=tuple(ordered))
@@ -209,6 +216,51 @@ def _load_pack(table: Any, problems: list[str]) -> PackConfig | None:
     return _validate(PackConfig, table, "pack", problems)
 
 
+def plugin_kinds_of(targets: list[Path]) -> dict[str, type[StageParams]]:
+    """The stage kinds that the plugin files of the recipes under `targets` define (for
+    `pcg stages` and `pcg schema`), without validating the rest of those recipes."""
+    found: dict[str, type[StageParams]] = {}
+    for path in find_recipes(targets):
+        try:
+            data = tomli.loads(read_regular(path).decode("utf-8"))
+        except (OSError, UnicodeDecodeError, tomli.TOMLDecodeError) as exc:
+            raise RecipeError([f"{path}: cannot read recipe ({exc})"]) from None
+        problems: list[str] = []
+        found.update(_plugin_kinds(_plugin_names(data, None), path.parent, problems))
+        if problems:
+            raise RecipeError(f"{path}: {p}" for p in problems)
+    return dict(sorted(found.items()))
+
+
+def _plugin_names(data: dict[str, Any], pack: PackConfig | None) -> tuple[str, ...]:
+    """The plugin files to load; also when another [pack] key is wrong (reported already), so
+    that the recipe's own stage kinds are not reported unknown besides."""
+    if pack is not None:
+        return pack.plugins
+    raw = data.get("pack", {}).get("plugins") if isinstance(data.get("pack"), dict) else None
+    return tuple(raw) if isinstance(raw, list) and all(isinstance(n, str) for n in raw) else ()
+
+
+def _plugin_kinds(names: tuple[str, ...], recipe_dir: Path, problems: list[str]) -> dict[str, type[StageParams]]:
+    """The stage kinds of the recipe's plugin files; two files defining one kind is an error."""
+    from pipeline.plugins import PluginError, load_file
+
+    found: dict[str, type[StageParams]] = {}
+    owner: dict[str, str] = {}
+    for name in names:
+        try:
+            plugin_kinds = load_file(recipe_dir / name, name)
+        except PluginError as exc:
+            problems.append(f"pack.plugins: {exc}")
+            continue
+        for kind, cls in plugin_kinds.items():
+            if kind in owner:
+                problems.append(f"pack.plugins: {name}: stage kind {kind!r} is also defined by {owner[kind]}")
+                continue
+            found[kind], owner[kind] = cls, name
+    return found
+
+
 def _validate(cls: type[M], data: dict[str, Any], key: str, problems: list[str], context: dict[str, Any] | None = None) -> M | None:
     """Validate strictly: TOML is typed, so "16" is not an integer and 1 is not true. In JSON mode
     strict validation still accepts arrays for tuples; TOML dates and times become strings.
@@ -220,7 +272,9 @@ def _validate(cls: type[M], data: dict[str, Any], key: str, problems: list[str],
         return None
 
 
-def _load_stages(table: Any, problems: list[str], recipe_dir: Path) -> tuple[list[StageSpec], dict[str, tuple[str, ...]]]:
+def _load_stages(
+    table: Any, problems: list[str], recipe_dir: Path, all_kinds: dict[str, type[StageParams]], plugins_ok: bool = True
+) -> tuple[list[StageSpec], dict[str, tuple[str, ...]]]:
     """The valid stages, and the inputs of every stage whose `input`/`inputs` parsed (valid or not,
     so that a wrong input name is reported together with a wrong parameter). Stages that ask for
     exporters of their own (a recording rewrite stage's GIF) bring them along as `NAME.SUFFIX`."""
@@ -230,7 +284,6 @@ def _load_stages(table: Any, problems: list[str], recipe_dir: Path) -> tuple[lis
     if not isinstance(table, dict):
         problems.append("stage: must be a table of [stage.NAME] tables")
         return [], {}
-    all_kinds = registry.kinds()
     specs: list[StageSpec] = []
     wiring: dict[str, tuple[str, ...]] = {}
     for name, body in table.items():
@@ -253,8 +306,9 @@ def _load_stages(table: Any, problems: list[str], recipe_dir: Path) -> tuple[lis
             continue
         cls = all_kinds.get(kind)
         if cls is None:
-            hint = did_you_mean(kind, all_kinds) or " (run `pcg stages` for the list)"
-            problems.append(f"{key}.use: unknown stage kind {kind!r}{hint}")
+            if plugins_ok:
+                hint = did_you_mean(kind, all_kinds) or " (run `pcg stages` for the list)"
+                problems.append(f"{key}.use: unknown stage kind {kind!r}{hint}")
             continue
         lo, hi = cls.arity
         if inputs is not None and not lo <= len(inputs) <= hi:
@@ -305,6 +359,32 @@ def _check_outputs(specs: list[StageSpec], pack: PackConfig, problems: list[str]
                 f"stage.{spec.name}: writes {', '.join(paths)}, which stage.{other} also writes"
                 " (give one of them another `dir` or file name)"
             )
+
+
+def _check_order_by(specs: list[StageSpec], pack: PackConfig, problems: list[str]) -> None:
+    """`order_by` names a stat that some stage feeding an exporter writes (the manifest's stats
+    are those of the exporters' input Levels). Unchecked when a stage does not declare what it
+    writes (a plugin's), since then any name may be right."""
+    if not pack.order_by or not specs:
+        return
+    by_name = {s.name: s for s in specs}
+    feeding: list[StageSpec] = []
+    for exporter in (s for s in specs if s.is_exporter):
+        needed = set(exporter.inputs)
+        for spec in reversed(specs):
+            if spec.name in needed:
+                needed.update(spec.inputs)
+        feeding.extend(by_name[n] for n in sorted(needed) if n in by_name)
+    written: set[str] = set()
+    for spec in feeding:
+        stats = spec.params.added_stats()
+        if stats is None:
+            return
+        written.update(stats)
+    name = pack.order_by.lstrip("-")
+    if name not in written:
+        known = ", ".join(sorted(written)) or "none"
+        problems.append(f"pack.order_by: no stage writes the stat {name!r}{did_you_mean(name, sorted(written))} (stats of this recipe: {known})")
 
 
 def _inputs(body: dict[str, Any], key: str, problems: list[str]) -> tuple[str, ...] | None:

@@ -6,9 +6,13 @@ interface: it never knows what a stage does inside.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib
+import re
+import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, TypeVar
+from typing import Any, Callable, ClassVar, Iterator, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -51,6 +55,8 @@ STAGE_MODULES: tuple[str, ...] = (
     "pipeline.stages.regions.distance",
     "pipeline.stages.regions.label",
     "pipeline.stages.place.items",
+    "pipeline.stages.place.path",
+    "pipeline.stages.place.prefabs",
     "pipeline.stages.place.rooms",
     "pipeline.stages.place.spawn_exit",
     "pipeline.stages.puzzle.flood_it",
@@ -63,6 +69,19 @@ STAGE_MODULES: tuple[str, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class Origin:
+    """Where a stage kind that is not built in comes from: its code is part of the cache key of
+    every stage of that kind, so editing a plugin makes what it built stale."""
+
+    name: str  # a plugin file as the recipe names it, or the module of an installed package
+    sha256: str  # of the plugin file, or of the installed module's source file
+    # A plugin file's source and path travel with its stages' params to workers that never
+    # loaded it (a process pool, Dask): see StageParams.__reduce_ex__.
+    source: bytes | None = None
+    path: str = ""
+
+
 class StageParams(BaseModel):
     """Base of every stage: the fields are the stage's recipe parameters."""
 
@@ -70,11 +89,20 @@ class StageParams(BaseModel):
 
     kind: ClassVar[str] = ""
     version: ClassVar[int] = 0
+    defined_in: ClassVar[Origin | None] = None  # None: built in
     # How many input Levels the stage accepts (min, max).
     arity: ClassVar[tuple[int, int]] = (0, 0)
     # The stage may turn a map down (raise errors.Rejected): the build then makes the map again
     # from the next attempt's seeds, and a change to the stage starts every map over at attempt 0.
     may_reject: ClassVar[bool] = False
+    # The map properties (stats) the stage adds, so that a recipe ordering maps by a stat no
+    # stage writes fails as it loads. None: not declared (a plugin may leave it), not checked.
+    adds_stats: ClassVar[tuple[str, ...] | None] = None
+
+    def added_stats(self) -> tuple[str, ...] | None:
+        """The map properties this stage adds (`adds_stats`); overridden where they depend on
+        the params (`place.items` adds `items_<type>`)."""
+        return self.adds_stats
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         raise NotImplementedError
@@ -95,6 +123,16 @@ class StageParams(BaseModel):
         `NAME.SUFFIX` fed by this one (a rewrite stage with `record = true` adds its GIF)."""
         return []
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        origin = type(self).defined_in
+        if origin is None or origin.source is None:
+            return super().__reduce_ex__(protocol)
+        # A plugin file's classes live in a module no worker can import by name: the worker
+        # loads the plugin from its source (once per process) and rebuilds the params there.
+        from pipeline.plugins import params_from_plugin
+
+        return params_from_plugin, (origin.name, origin.path, origin.source, self.kind), self.__getstate__()
+
 
 @dataclass(frozen=True)
 class ExportContext:
@@ -111,6 +149,7 @@ class Exporter(StageParams):
     """
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
+    adds_stats: ClassVar[tuple[str, ...] | None] = ()
 
     def outputs(self, stem: str) -> list[str]:
         """The files `export` writes for the map called `stem` (checked when a recipe loads)."""
@@ -132,22 +171,77 @@ class Exporter(StageParams):
 S = TypeVar("S", bound=type[StageParams])
 _KINDS: dict[str, type[StageParams]] = {}
 _loaded = False
+_broken: Exception | None = None  # an installed plugin package that failed to load
+
+_KIND_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
+
+# Set while a plugin file runs: its kinds go here, not in the global table, since a plugin file
+# belongs to the recipes that name it (see pipeline.plugins).
+_collecting: tuple[dict[str, type[StageParams]], Origin] | None = None
+
+
+@contextlib.contextmanager
+def collecting(origin: Origin) -> Iterator[dict[str, type[StageParams]]]:
+    """Collect the kinds that `@stage` registers while a plugin file runs, instead of
+    registering them for every recipe."""
+    global _collecting
+    kinds()  # the built-in kinds register themselves, not into the plugin's table
+    found: dict[str, type[StageParams]] = {}
+    before, _collecting = _collecting, (found, origin)
+    try:
+        yield found
+    finally:
+        _collecting = before
 
 
 def stage(kind: str, version: int) -> Callable[[S], S]:
     """Register a StageParams subclass under a dotted kind name such as `maze.backtracker`."""
 
     def register(cls: S) -> S:
-        if kind in _KINDS and _KINDS[kind] is not cls:
-            raise RuntimeError(f"stage kind {kind!r} registered twice")
+        if not (isinstance(cls, type) and issubclass(cls, StageParams)):
+            raise TypeError(f"@stage({kind!r}) decorates {cls!r}, which is not a subclass of StageParams (or Exporter)")
+        if not isinstance(kind, str) or not _KIND_NAME.match(kind):
+            raise ValueError(f"stage kind {kind!r} must be a dotted lower-case name such as 'mygame.vaults'")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise ValueError(f"stage {kind!r}: version must be an integer >= 1 (got {version!r})")
         if not cls.__doc__:
             raise RuntimeError(f"stage {kind!r} needs a docstring: `pcg stages` shows it to users")
+        if cls.run is StageParams.run and not issubclass(cls, Exporter):
+            raise TypeError(f"stage {kind!r} must define run(self, inputs, rng) -> Level")
+        if issubclass(cls, Exporter) and (cls.export is Exporter.export or cls.outputs is Exporter.outputs):
+            raise TypeError(f"export stage {kind!r} must define outputs(self, stem) and export(self, level, ctx)")
+        if _collecting is not None:
+            found, origin = _collecting
+            if kind in kinds() or kind in found:
+                where = "a built-in stage" if kind in kinds() else "defined twice in this file"
+                raise RuntimeError(f"stage kind {kind!r} is {where}: give yours another name")
+            cls.defined_in = origin
+            found[kind] = cls
+        else:
+            if kind in _KINDS and _KINDS[kind] is not cls:
+                raise RuntimeError(f"stage kind {kind!r} registered twice")
+            cls.defined_in = _module_origin(cls)
+            _KINDS[kind] = cls
         cls.kind = kind
         cls.version = version
-        _KINDS[kind] = cls
         return cls
 
     return register
+
+
+
+def _module_origin(cls: type[StageParams]) -> Origin | None:
+    """Built-in kinds have none; a kind defined elsewhere (an installed plugin package, a build
+    script) is keyed by its module's source, so editing it makes its output stale."""
+    module = sys.modules.get(cls.__module__)
+    if cls.__module__.split(".")[0] == "pipeline" or module is None:
+        return None
+    source = getattr(module, "__file__", None)
+    try:
+        digest = hashlib.sha256(open(source, "rb").read()).hexdigest() if source else ""
+    except OSError:
+        digest = ""
+    return Origin(name=cls.__module__, sha256=digest)
 
 
 # Deeper than any real nesting; a stage that (through others) embeds itself is a bug, not a recipe.
@@ -180,16 +274,27 @@ def stage_config(params: StageParams) -> dict[str, Any]:
     files = params.files_read()
     if files:
         config["files"] = files
+    if params.defined_in is not None:
+        config["plugin"] = {params.defined_in.name: params.defined_in.sha256}
     return config
 
 
 def kinds() -> dict[str, type[StageParams]]:
-    """Every registered stage kind, sorted by name."""
+    """Every built-in stage kind and those of installed plugin packages, sorted by name."""
     global _loaded
     if not _loaded:
         for module in STAGE_MODULES:
             importlib.import_module(module)
-        _loaded = True
+        _loaded = True  # before the packages: their kinds are checked against the built-in ones
+        from pipeline.plugins import load_installed
+
+        global _broken
+        try:
+            load_installed()
+        except Exception as exc:  # every later call fails the same way, not with kinds missing
+            _broken = exc
+    if _broken is not None:
+        raise _broken
     return dict(sorted(_KINDS.items()))
 
 
@@ -205,7 +310,8 @@ def param_rows(cls: type[StageParams]) -> list[dict[str, str]]:
     """Name, type, default, constraints and description of each parameter, for `pcg stages`."""
     schema = cls.model_json_schema()
     rows = []
-    for name, info in cls.model_fields.items():
+    for field_name, info in cls.model_fields.items():
+        name = info.alias or field_name  # what a recipe writes (`from`, a Python keyword, is an alias)
         prop = schema["properties"].get(name, {})
         bounds = _bounds_suffix(prop).strip()
         rows.append(

@@ -29,8 +29,10 @@ def _model_schema(model: Any, definitions: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def recipe_schema() -> dict[str, Any]:
-    kinds = registry.kinds()
+def recipe_schema(extra: dict[str, type[registry.StageParams]] | None = None) -> dict[str, Any]:
+    """The schema of recipes using the built-in stage kinds, those of installed plugin packages,
+    and `extra` (the kinds of a project's plugin files)."""
+    kinds = dict(sorted({**registry.kinds(), **(extra or {})}.items()))
     definitions: dict[str, Any] = {}
     wiring = {
         "input": {"type": "string", "description": "Name of the stage whose Level this stage takes."},

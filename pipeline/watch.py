@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import tomli
+
 from pipeline.errors import PipelineError, os_error_line
 from pipeline.executor import Executor
 from pipeline.recipe import Recipe, find_recipes, load_recipe
@@ -134,10 +136,10 @@ class Watcher:
         except PipelineError:
             # The last good pack stays as it is; the files it read stay watched, so fixing
             # either the recipe or one of them rebuilds.
-            self.deps.setdefault(path, set())
+            self.deps[path] = self.deps.get(path, set()) | _plugin_files(path)
             self.loaded.pop(path, None)
             raise
-        self.deps[path] = {(path.parent / f).resolve() for s in recipe.stages for f in s.params.files_read()}
+        self.deps[path] = {(path.parent / f).resolve() for s in recipe.stages for f in s.params.files_read()} | _plugin_files(path)
         self.loaded[path] = recipe
         # The same pack-name rule as `pcg build` over the same recipes, in the same order.
         order = {p: i for i, p in enumerate(self.recipes())}
@@ -203,6 +205,17 @@ def run(watcher: Watcher, poll: float | None) -> None:
     finally:
         observer.stop()
         observer.join(timeout=5)
+
+
+def _plugin_files(path: Path) -> set[Path]:
+    """The plugin files a recipe names, read from its TOML even when the recipe does not load (a
+    plugin with a syntax error): saving the fixed plugin then rebuilds."""
+    try:
+        pack = tomli.loads(path.read_text(encoding="utf-8")).get("pack", {})
+    except (OSError, UnicodeDecodeError, tomli.TOMLDecodeError):
+        return set()
+    names = pack.get("plugins", []) if isinstance(pack, dict) else []
+    return {(path.parent / n).resolve() for n in names if isinstance(n, str)} if isinstance(names, list) else set()
 
 
 def _shown(path: Path) -> str:

@@ -188,7 +188,7 @@ def _call(stage: str, fn):  # type: ignore[no-untyped-def]
 
 
 def private_copy(level: Level) -> Level:
-    return replace(level, layers=dict(level.layers), objects=list(level.objects), properties=dict(level.properties))
+    return replace(level, layers=dict(level.layers), objects=list(level.objects), properties=dict(level.properties), attachments=dict(level.attachments))
 
 
 def freeze(level: Level) -> None:
@@ -196,5 +196,5 @@ def freeze(level: Level) -> None:
     level.tiles.flags.writeable = False
     for layer in level.layers.values():
         layer.flags.writeable = False
-    if level.frames is not None:
-        level.frames.flags.writeable = False
+    for attached in level.attachments.values():
+        attached.flags.writeable = False

@@ -19,6 +19,7 @@ stage's own doing, such as a pinned dependency upgrade (numpy streams, pillow's 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -28,7 +29,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 import tomli
@@ -245,6 +246,21 @@ spacing = 4
 tile = "chest"
 properties = { gold = 25, weight = 2.5, locked = false, glow = "#ffa300", note = "x" }
 """,
+    # A path between spawn and exit on a dungeon, and one from a maze's recorded entrance to its exit.
+    "place.path": _DUNGEON + _MAZE + """
+[stage.placed]
+use = "place.spawn_exit"
+input = "dungeon"
+
+[stage.subject]
+use = "place.path"
+input = "placed"
+
+[stage.maze_path]
+use = "place.path"
+input = "maze"
+name = "solution"
+""",
     "place.rooms": _DUNGEON + """
 [stage.caves]
 use = "dungeon.cellular_caves"
@@ -295,6 +311,24 @@ from_object = "spawn"
 use = "regions.distance"
 input = "rooms"
 from_symbol = "door"
+""",
+    # Hand-made rooms (recipes/prefabs/*.tmx, their tileset prefab.tsx, copied beside the fixture),
+    # stamped into rock turned and mirrored, and one of them anywhere.
+    "place.prefabs": _DUNGEON + """
+[stage.carved]
+use = "place.prefabs"
+input = "dungeon"
+prefabs = "prefabs/*.tmx"
+count = 1
+rotate = true
+mirror = true
+over = ["wall"]
+
+[stage.anywhere]
+use = "place.prefabs"
+input = "dungeon"
+prefabs = "prefabs/v*.tmx"
+count = [1, 3]
 """,
     # A hand-made Tiled map (recipes/maps/start.tmx, its tileset room.tsx), copied beside the fixture.
     "load.tmx": '[stage.subject]\nuse = "load.tmx"\nfile = "maps/start.tmx"\n',
@@ -382,7 +416,11 @@ def _record(obj: Any, known: set[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in sorted(fields):
         value = getattr(obj, name)
-        if isinstance(value, dict):
+        if name == "points":
+            # Left out when empty, so that digests made before MapObject had points still hold.
+            if value:
+                out[name] = [[_value(x), _value(y)] for x, y in value]
+        elif isinstance(value, dict):
             out[name] = _properties(value)
         else:
             out[name] = _value(value)
@@ -390,8 +428,8 @@ def _record(obj: Any, known: set[str]) -> dict[str, Any]:
 
 
 _SYMBOL_FIELDS = {"char", "name", "color"}
-_OBJECT_FIELDS = {"name", "type", "x", "y", "w", "h", "properties", "tile"}
-_LEVEL_FIELDS = {"tiles", "alphabet", "layers", "objects", "properties", "frames"}
+_OBJECT_FIELDS = {"name", "type", "x", "y", "w", "h", "properties", "tile", "points"}
+_LEVEL_FIELDS = {"tiles", "alphabet", "layers", "objects", "properties", "attachments"}
 
 
 def level_record(level: Level) -> dict[str, Any]:
@@ -404,7 +442,14 @@ def level_record(level: Level) -> dict[str, Any]:
         "layers": [[name, _array(level.layers[name])] for name in sorted(level.layers)],
         "objects": [_record(o, _OBJECT_FIELDS) for o in level.objects],
         "properties": _properties(level.properties),
-        "frames": None if level.frames is None else _array(level.frames),
+        # A recording's frames under the key they had when they were a field of their own, so
+        # that the digests recorded then still hold; any other attachment in a key of its own.
+        "frames": _array(level.attachments["frames"]) if "frames" in level.attachments else None,
+        **(
+            {"attachments": [[n, _array(a)] for n, a in sorted(level.attachments.items()) if n != "frames"]}
+            if set(level.attachments) - {"frames"}
+            else {}
+        ),
     }
 
 
@@ -444,6 +489,30 @@ class Entry:
 
 def compute(kind: str) -> Entry:
     """Run `kind`'s fixture now: its golden entry as the code stands."""
+    with fixture(kind) as (recipe, text):
+        return _run(kind, recipe, text)
+
+
+def stage_runs(kind: str) -> list[tuple[StageSpec, list[Level], Level]]:
+    """Every stage of `kind` in its fixture (exporters and rejected maps left out) with the
+    Levels it took and made: for checks over every kind besides the digests."""
+    with fixture(kind) as (recipe, _):
+        runner = _Runner(recipe)
+        runs = []
+        for spec in recipe.stages:
+            if spec.kind != kind or spec.is_exporter:
+                continue
+            try:
+                made = runner.level_of(spec.name)
+            except Rejected:
+                continue
+            runs.append((spec, [runner.level_of(i) for i in spec.inputs], made))
+        return runs
+
+
+@contextlib.contextmanager
+def fixture(kind: str) -> Iterator[tuple[Recipe, str]]:
+    """`kind`'s fixture recipe, loaded from a folder with the files it reads."""
     text = fixture_recipe(kind)
     with tempfile.TemporaryDirectory(prefix="golden-") as tmp:
         folder = Path(tmp)
@@ -451,6 +520,8 @@ def compute(kind: str) -> Entry:
             shutil.copytree(TILESETS, folder / "tilesets")
         if "maps/" in text:
             shutil.copytree(ROOT / "recipes" / "maps", folder / "maps")
+        if "prefabs/" in text:
+            shutil.copytree(ROOT / "recipes" / "prefabs", folder / "prefabs")
         path = folder / "golden.toml"
         path.write_text(text, encoding="utf-8")
         try:
@@ -458,7 +529,27 @@ def compute(kind: str) -> Entry:
         except RecipeError as exc:
             problems = "; ".join(p.replace(f"{path}: ", "") for p in exc.problems)
             raise GoldenError(f"the fixture of {kind} does not load ({problems}): give {kind} one in FIXTURES, tests/golden.py") from None
-        return _run(kind, recipe, text)
+        yield recipe, text
+
+
+class _Runner:
+    """Runs a fixture's stages as pipeline.worker runs a map: inputs first, each stage its own
+    copies, outputs frozen."""
+
+    def __init__(self, recipe: Recipe):
+        self.recipe = recipe
+        self.levels: dict[str, Level] = {}
+
+    def level_of(self, name: str) -> Level:
+        if name not in self.levels:
+            spec = self.recipe.by_name[name]
+            inputs = [private_copy(self.level_of(i)) for i in spec.inputs]
+            level = spec.params.run(inputs, rng_for(stage_seed(MAP_INDEX, name, self.recipe.pack.seed)))
+            if not isinstance(level, Level):
+                raise GoldenError(f"stage {name} ({spec.kind}) returned {type(level).__name__}, not a Level")
+            freeze(level)
+            self.levels[name] = level
+        return self.levels[name]
 
 
 def _run(kind: str, recipe: Recipe, text: str) -> Entry:
@@ -487,20 +578,7 @@ def _run(kind: str, recipe: Recipe, text: str) -> Entry:
         }
     )
 
-    levels: dict[str, Level] = {}
-
-    def level_of(name: str) -> Level:
-        # As pipeline.worker runs a map: inputs first, each stage its own copies, outputs frozen.
-        if name not in levels:
-            spec = recipe.by_name[name]
-            inputs = [private_copy(level_of(i)) for i in spec.inputs]
-            level = spec.params.run(inputs, rng_for(stage_seed(MAP_INDEX, name, recipe.pack.seed)))
-            if not isinstance(level, Level):
-                raise GoldenError(f"stage {name} ({spec.kind}) returned {type(level).__name__}, not a Level")
-            freeze(level)
-            levels[name] = level
-        return levels[name]
-
+    level_of = _Runner(recipe).level_of
     inputs = {s.name: [level_digest(level_of(i)) for i in s.inputs if i not in names] for s in subjects}
     outputs = {s.name: _output(s, level_of) for s in subjects}
     return Entry(

@@ -296,6 +296,8 @@ def test_every_example_recipe_builds_and_its_maps_load_in_pytmx(examples: Path) 
             assert props["author"] == "hand-made" and props["items_key"] == 3 and props["regions"] == 1, path
         else:  # dungeons and caves: placed on the map
             assert props["path_length"] > 0, path
+        if pack == "torchlit":  # the plugin stage's own stat
+            assert props["torches"] > 0, path
     stats = pcg("stats", "recipes/comparison.toml", cwd=tmp_path, check=True).stdout
     for name in ("maze.aldous_broder", "maze.prim_modified", "maze.spiral", "dead_end_pct", "straightness"):
         assert name in stats

@@ -192,7 +192,8 @@ def test_the_level_digest_sees_every_part_and_no_insertion_order() -> None:
         dataclasses.replace(base, properties={"x": True, "y": "s"}),
         dataclasses.replace(base, properties={"x": 1, "y": Color("#ffa300")}),
         dataclasses.replace(base, properties={"x": 1, "y": "#ffa300"}),
-        dataclasses.replace(base, frames=np.stack([base.tiles, base.tiles])),
+        dataclasses.replace(base, attachments={"frames": np.stack([base.tiles, base.tiles])}),
+        dataclasses.replace(base, attachments={"heights": np.stack([base.tiles, base.tiles])}),
     ]
     digests = [golden.level_digest(v) for v in [base, *variants]]
     assert len(set(digests)) == len(digests)

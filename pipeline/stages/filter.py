@@ -29,6 +29,7 @@ class Filter(StageParams):
     """
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
+    adds_stats: ClassVar[tuple[str, ...] | None] = ()
     may_reject: ClassVar[bool] = True
 
     where: str = Field(description='The test, e.g. "difficulty >= 8 and moves_greedy < 14".')

@@ -19,6 +19,7 @@ from pipeline.rewrite.program import Program, run
 from pipeline.rewrite.rule import Alphabet
 from pipeline.rewrite.toml_form import ProgramError, parse_node
 from pipeline.rewrite.xml_form import load_model
+from pipeline.stages.export.gif import FRAMES
 
 
 
@@ -37,6 +38,7 @@ class Rewrite(StageParams):
     """
 
     arity: ClassVar[tuple[int, int]] = (0, 1)
+    adds_stats: ClassVar[tuple[str, ...] | None] = ("rewrite_steps",)
 
     values: str | None = Field(None, description='The grid\'s symbols, one character each; the first fills a new grid (e.g. "BRGW").')
     origin: bool = Field(False, description="Start a new grid with the second value in its centre cell.")
@@ -173,7 +175,7 @@ class Rewrite(StageParams):
                 layers=dict(source.layers) if source else {},
                 objects=list(source.objects) if source else [],
                 properties=props,
-                frames=result.frames if self.record else None,
+                attachments={FRAMES: result.frames} if self.record else {},
             )
         except ValueError as exc:
             raise PipelineError([f"legend: {exc}"]) from None

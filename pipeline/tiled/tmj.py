@@ -7,7 +7,8 @@ from typing import Any
 
 from pipeline.tiled import FORMAT_VERSION, TILED_VERSION
 from pipeline.tiled.properties import json_properties
-from pipeline.tiled.tmx import TmxMap, base64_data, csv_rows, object_box
+from pipeline.tiled.tileset import Tileset
+from pipeline.tiled.tmx import TmxMap, base64_data, csv_rows, object_box, polyline_pixels
 
 
 def tmj_bytes(tmap: TmxMap) -> bytes:
@@ -16,6 +17,9 @@ def tmj_bytes(tmap: TmxMap) -> bytes:
         tileset: dict[str, Any] = tmap.tileset.json(firstgid=1)
     else:
         tileset = {"firstgid": 1, "source": tmap.tileset_source}
+    tilesets = [tileset]
+    for firstgid, more, source in tmap.more_tilesets:
+        tilesets.append(more.json(firstgid=firstgid) if source is None else {"firstgid": firstgid, "source": source})
     layers: list[dict[str, Any]] = []
     arrays: list[str] = []  # CSV data goes in after json.dumps, one map row per line
     for layer_id, layer in enumerate(tmap.layers, start=1):
@@ -33,15 +37,19 @@ def tmj_bytes(tmap: TmxMap) -> bytes:
                 "height": tmap.height,
                 "id": layer_id,
                 "name": layer.name,
-                "opacity": 1,
+                "opacity": 1 if layer.opacity == 1 else layer.opacity,  # Tiled writes a whole 1 as 1
                 "type": "tilelayer",
-                "visible": True,
+                "visible": layer.visible,
                 "width": tmap.width,
                 "x": 0,
                 "y": 0,
             }
         )
-        layers.append(node)
+        if layer.locked:
+            node["locked"] = True  # Tiled writes it only when set
+        if layer.properties:
+            node["properties"] = json_properties(layer.properties)
+        layers.append(dict(sorted(node.items())))  # Tiled's key order
     if tmap.objects:
         gids = tmap.object_gids or [0] * len(tmap.objects)
         objects = []
@@ -53,6 +61,8 @@ def tmj_bytes(tmap: TmxMap) -> bytes:
             item.update({"height": box.get("height", 0), "id": object_id, "name": obj.name})
             if box.get("point"):
                 item["point"] = True
+            elif obj.points and not gid:
+                item["polyline"] = [{"x": x, "y": y} for x, y in polyline_pixels(obj, tmap.tile_width, tmap.tile_height)]
             if obj.properties:
                 item["properties"] = json_properties(obj.properties)
             item.update({"rotation": 0, "type": obj.type, "visible": True, "width": box.get("width", 0), "x": box["x"], "y": box["y"]})
@@ -86,7 +96,7 @@ def tmj_bytes(tmap: TmxMap) -> bytes:
             "renderorder": "right-down",
             "tiledversion": TILED_VERSION,
             "tileheight": tmap.tile_height,
-            "tilesets": [tileset],
+            "tilesets": tilesets,
             "tilewidth": tmap.tile_width,
             "type": "map",
             "version": FORMAT_VERSION,
@@ -99,6 +109,6 @@ def tmj_bytes(tmap: TmxMap) -> bytes:
     return (text + "\n").encode("utf-8")
 
 
-def tsj_bytes(tmap: TmxMap) -> bytes:
+def tsj_bytes(tileset: Tileset) -> bytes:
     """The tileset alone, as an external Tiled JSON tileset (.tsj)."""
-    return (json.dumps(tmap.tileset.json(), indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    return (json.dumps(tileset.json(), indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")

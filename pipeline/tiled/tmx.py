@@ -24,6 +24,11 @@ Compression = Literal["none", "zlib", "gzip"]
 class TileLayer:
     name: str
     gids: np.ndarray  # uint32 global tile ids, H x W (0 = empty)
+    # Written only when they differ from Tiled's defaults, so plain layers keep their bytes.
+    visible: bool = True
+    locked: bool = False
+    opacity: float = 1.0
+    properties: dict[str, PropertyValue] = field(default_factory=dict)
 
 
 @dataclass
@@ -40,6 +45,8 @@ class TmxMap:
     properties: dict[str, PropertyValue] = field(default_factory=dict)
     encoding: Encoding = "csv"
     compression: Compression = "none"
+    # Tilesets after the first, as (firstgid, tileset, path of its external file or None to embed).
+    more_tilesets: list[tuple[int, Tileset, str | None]] = field(default_factory=list)
 
     def to_bytes(self) -> bytes:
         has_objects = bool(self.objects)
@@ -61,10 +68,19 @@ class TmxMap:
         )
         add_properties(root, self.properties)
         root.append(self.tileset.element(firstgid=1, source=self.tileset_source))
+        for firstgid, tileset, source in self.more_tilesets:
+            root.append(tileset.element(firstgid=firstgid, source=source))
         for layer_id, layer in enumerate(self.layers, start=1):
-            node = ET.SubElement(
-                root, "layer", {"id": str(layer_id), "name": layer.name, "width": str(self.width), "height": str(self.height)}
-            )
+            attrs = {"id": str(layer_id), "name": layer.name, "width": str(self.width), "height": str(self.height)}
+            # Tiled's attribute order, each left out at its default as Tiled leaves it out.
+            if not layer.visible:
+                attrs["visible"] = "0"
+            if layer.locked:
+                attrs["locked"] = "1"
+            if layer.opacity != 1:
+                attrs["opacity"] = _number(layer.opacity)
+            node = ET.SubElement(root, "layer", attrs)
+            add_properties(node, layer.properties)
             node.append(layer_data(layer.gids, self.encoding, self.compression))
         if has_objects:
             group = ET.SubElement(root, "objectgroup", {"id": str(len(self.layers) + 1), "name": "objects"})
@@ -91,7 +107,14 @@ def object_element(obj: MapObject, object_id: int, tile_width: int, tile_height:
     add_properties(node, obj.properties)
     if box.get("point"):
         ET.SubElement(node, "point")
+    elif obj.points and not gid:
+        ET.SubElement(node, "polyline", {"points": " ".join(f"{_number(x)},{_number(y)}" for x, y in polyline_pixels(obj, tile_width, tile_height))})
     return node
+
+
+def polyline_pixels(obj: MapObject, tile_width: int, tile_height: int) -> list[tuple[float, float]]:
+    """The object's polyline points in pixels, relative to its position, as Tiled stores them."""
+    return [(x * tile_width, y * tile_height) for x, y in obj.points]
 
 
 def object_box(obj: MapObject, tile_width: int, tile_height: int, gid: int) -> dict[str, float]:
@@ -100,6 +123,8 @@ def object_box(obj: MapObject, tile_width: int, tile_height: int, gid: int) -> d
     if gid:
         return {"x": int(obj.x) * tile_width, "y": (int(obj.y) + 1) * tile_height, "width": tile_width, "height": tile_height}
     box: dict[str, float] = {"x": obj.x * tile_width, "y": obj.y * tile_height}
+    if obj.points:
+        return box  # a polyline: its points give its shape, Tiled writes no size
     if obj.w or obj.h:
         box.update(width=obj.w * tile_width, height=obj.h * tile_height)
     else:

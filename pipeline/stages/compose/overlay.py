@@ -26,6 +26,7 @@ class Overlay(StageParams):
     """
 
     arity: ClassVar[tuple[int, int]] = (2, 2)
+    adds_stats: ClassVar[tuple[str, ...] | None] = ("overlay_tiles",)
 
     symbols: tuple[str, ...] | None = Field(
         None, min_length=1, description="Symbols of the top input that are painted (unset: all but its fill, its first symbol)."

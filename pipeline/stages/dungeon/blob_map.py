@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from pydantic import Field, PositiveInt
 
@@ -30,6 +32,8 @@ class BlobMap(StageParams):
     board is full. `dispersion` sets how many seeds: 0 gives about one blob per colour, 1 one
     per tile (every tile its own random colour), so higher is more fragmented and harder.
     """
+
+    adds_stats: ClassVar[tuple[str, ...] | None] = ("colors", "blob_seeds")
 
     size: tuple[PositiveInt, PositiveInt] = Field((14, 14), description="Board size in tiles, [width, height].")
     colors: int = Field(6, ge=2, le=len(PALETTE), description="Number of colours.")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import ClassVar, Literal, cast
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -37,6 +37,8 @@ class Bsp(StageParams):
     Rooms never overlap. Every room is also a `room` rectangle object and a `room` layer
     (room number per tile, 0 elsewhere).
     """
+
+    adds_stats: ClassVar[tuple[str, ...] | None] = ("rooms", "floor_pct")
 
     size: tuple[Side, Side] = Field((80, 50), description="Map size in tiles, [width, height].")
     min_leaf: int = Field(8, ge=4, le=1024, description="Smallest partition side, in tiles.")

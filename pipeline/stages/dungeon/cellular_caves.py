@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -22,6 +22,8 @@ class CellularCaves(StageParams):
     counts as wall). The default 5/4 is the classic "4-5 rule". Then `keep = "largest"` fills
     every cave but the largest, or `keep = "connect"` digs the shortest tunnels joining them all.
     """
+
+    adds_stats: ClassVar[tuple[str, ...] | None] = ("floor_pct", "caves")
 
     size: tuple[Side, Side] = Field((80, 50), description="Map size in tiles, [width, height].")
     fill: float = Field(0.45, ge=0, le=1, description="Chance that a tile starts as wall.")

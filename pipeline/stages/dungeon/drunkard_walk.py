@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from pydantic import Field
 
@@ -18,6 +20,8 @@ class DrunkardWalk(StageParams):
     neighbour, digging floor, until `target` of the tiles are floor. The walk never digs the
     outer border. One connected, organic cave.
     """
+
+    adds_stats: ClassVar[tuple[str, ...] | None] = ("floor_pct",)
 
     size: tuple[Side, Side] = Field((80, 50), description="Map size in tiles, [width, height].")
     target: float = Field(0.4, gt=0, le=0.9, description="Fraction of the tiles to dig.")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import cast
+from typing import ClassVar, cast
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
@@ -34,6 +34,8 @@ class RoomsAndMazes(StageParams):
 
     Doors are their own symbol (`door`). Rooms are `room` rectangle objects and a `room` layer.
     """
+
+    adds_stats: ClassVar[tuple[str, ...] | None] = ("rooms", "doors", "floor_pct")
 
     size: tuple[Side, Side] = Field((81, 51), description="Map size in tiles, [width, height]; both odd.")
     room_attempts: int = Field(200, ge=0, le=1_000_000, description="Random rooms tried.")

@@ -39,14 +39,20 @@ class ExportGif(Exporter):
         return [join(self.dir, f"{stem}{self.suffix}.gif")]
 
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
-        if level.frames is None:
+        if FRAMES not in level.attachments:
             raise PipelineError(["export.gif: its input recorded no frames (set record = true on the rewrite stage)"])
         return {join(self.dir, f"{ctx.stem}{self.suffix}.gif"): render_gif(level, self.scale, self.frame_ms)}
 
 
+# The attachment a recording stage leaves for its GIF: snapshots of the tiles while it ran,
+# (frames, height, width), oldest first.
+FRAMES = "frames"
+
+
 def render_gif(level: Level, scale: int, frame_ms: int) -> bytes:
-    if level.frames is None:
-        raise ValueError("render_gif: the Level recorded no frames")
+    frames = level.attachments.get(FRAMES)
+    if frames is None or frames.ndim != 3 or frames.shape[1:] != level.tiles.shape:
+        raise ValueError(f"render_gif: the Level has no {FRAMES!r} attachment of (frames, height, width)")
     if scale == 0:
         scale = max(1, min(16, 512 // max(level.width, level.height)))
     colors = np.zeros((256, 3), dtype=np.uint8)
@@ -54,7 +60,7 @@ def render_gif(level: Level, scale: int, frame_ms: int) -> bytes:
         colors[i] = symbol.rgb()
     flat_palette = colors.reshape(-1).tolist()
     images = []
-    for frame in level.frames:
+    for frame in frames:
         image = Image.fromarray(np.ascontiguousarray(frame), "P")
         image.putpalette(flat_palette)
         if scale > 1:

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Literal, cast
 
 from pydantic import Field, PositiveInt, PrivateAttr, ValidationInfo, field_validator, model_validator
 
-from pipeline.errors import KeyedError
+from pipeline.errors import KeyedError, PipelineError
 from pipeline.level import Level
 from pipeline.paths import check_plain_name, check_relative_dir, join, relative_to
 from pipeline.registry import ExportContext, Exporter
@@ -19,8 +19,10 @@ from pipeline.tiled.profiles import Format, ProfileName, resolve
 from pipeline.tiled.render import png_bytes, render
 from pipeline.tiled.spec import LoadedTileset, TilesetSpec, load_tileset
 from pipeline.tiled.tilesheet import build_tileset
+from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TileLayer, TmxMap
 from pipeline.tiled.validate import check_map
+from pipeline.tiled.values import data_layer, values_paths, values_tileset
 
 # Options that describe the generated tileset when the recipe names no tileset file.
 _GENERATED = ("tile_size", "margin", "spacing", "style")
@@ -46,6 +48,13 @@ class TiledMapExporter(Exporter):
     compression: Literal["none", "zlib", "gzip"] | None = Field(None, description="Compression of base64 layer data (unset: none).")
     preview: bool = Field(True, description="Also write a PNG of each map drawn from the tilesheet, as the engine shows it.")
     preview_dir: str | None = Field(None, description="Folder inside the pack for the previews (unset: `previews` inside `dir`).")
+    data_layers: bool | tuple[str, ...] = Field(
+        True,
+        description="The Level's layers (region, distance...) as hidden tile layers with their exact values in the property `values`: true = all, false = none, or the names.",
+    )
+    heat_layers: tuple[str, ...] = Field(
+        ("distance",), description="Data layers pictured in 16 bands from 0 to their largest value; the others by value mod 16 (labels)."
+    )
 
     _loaded: LoadedTileset | None = PrivateAttr(None)
     _tileset_spec: TilesetSpec | None = PrivateAttr(None)  # what draws the maps: the file's, or one from the options
@@ -105,9 +114,36 @@ class TiledMapExporter(Exporter):
         name = self._spec.name
         return f"tilesets/{name}.{'tsx' if self.format == 'tmx' else 'tsj'}", f"tilesets/{name}.png"
 
+    def _values_paths(self) -> tuple[str, str] | None:
+        """The values tileset's files, whenever data layers may be written: the files of a map are
+        known before it is made, so they are written even for maps that have no layers."""
+        if self.data_layers is False or self.data_layers == ():
+            return None
+        return values_paths(self._spec.name, self.format)
+
     def shared_outputs(self) -> list[str]:
         description, sheet = self._tileset_paths()
-        return [sheet] if self._embedded else [description, sheet]
+        out = [sheet] if self._embedded else [description, sheet]
+        values = self._values_paths()
+        if values:
+            out += [values[1]] if self._embedded else list(values)
+        return out
+
+    def _data_layers(self, level: Level, taken: list[str], firstgid: int) -> list[TileLayer]:
+        if self.data_layers is True:
+            names = sorted(level.layers)
+        elif self.data_layers is False:
+            names = []
+        else:
+            names = list(self.data_layers)
+            missing = [n for n in names if n not in level.layers]
+            if missing:
+                known = ", ".join(sorted(level.layers)) or "none"
+                raise PipelineError([f"data_layers: the map has no layer {missing[0]!r} (it has: {known})"])
+        clashes = [n for n in names if n in taken or n == "objects"]
+        if clashes:
+            raise PipelineError([f"data_layers: layer {clashes[0]!r} has the name of a tile layer or of the object layer; rename one"])
+        return [data_layer(n, level.layers[n], n in self.heat_layers, firstgid, self._options["compression"]) for n in names]
 
     def outputs(self, stem: str) -> list[str]:
         preview = self.preview_file(stem)
@@ -121,7 +157,7 @@ class TiledMapExporter(Exporter):
     def write_map(self, tmap: TmxMap) -> bytes:
         raise NotImplementedError
 
-    def write_tileset(self, tmap: TmxMap) -> bytes:
+    def write_tileset(self, tileset: Tileset) -> bytes:
         raise NotImplementedError
 
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
@@ -133,6 +169,20 @@ class TiledMapExporter(Exporter):
         tileset = replace(tileset, image=relative_to(sheet_path, self.dir if self._embedded else "tilesets"))
         drawn = draw_layers(level, built, list(self.layers) or [LayerSpec(name=self.layer_name)])
         object_gids = [object_gid(obj, built) if obj.tile else 0 for obj in level.objects]
+        values = self._values_paths()
+        data: list[TileLayer] = []
+        more: list[tuple[int, Tileset, str | None]] = []
+        files: dict[str, bytes] = {}
+        if values:
+            # After the main tileset, whose size the tileset (not the map) fixes.
+            values_first = 1 + tileset.tilecount
+            data = self._data_layers(level, [name for name, _ in drawn], values_first)
+            values_sheet = values[1]
+            values_set, files[values_sheet] = values_tileset(
+                *self._spec.tile_size, relative_to(values_sheet, self.dir if self._embedded else "tilesets")
+            )
+            if data:
+                more = [(values_first, values_set, None if self._embedded else relative_to(values[0], self.dir))]
         tmap = TmxMap(
             width=level.width,
             height=level.height,
@@ -140,17 +190,22 @@ class TiledMapExporter(Exporter):
             tile_height=tileset.tile_height,
             tileset=tileset,
             tileset_source=None if self._embedded else relative_to(description_path, self.dir),
-            layers=[TileLayer(name, gids) for name, gids in drawn],
+            layers=[TileLayer(name, gids) for name, gids in drawn] + data,
             objects=list(level.objects),
             object_gids=object_gids,
             properties={**level.properties, **ctx.provenance},
             encoding=self._options["encoding"],
             compression=self._options["compression"],
+            more_tilesets=more,
         )
-        files = {join(self.dir, f"{ctx.stem}.{self.format}"): self.write_map(tmap), sheet_path: built.png}
+        files.update({join(self.dir, f"{ctx.stem}.{self.format}"): self.write_map(tmap), sheet_path: built.png})
         if not self._embedded:
-            files[description_path] = self.write_tileset(tmap)
+            files[description_path] = self.write_tileset(tmap.tileset)
+            if values:
+                files[values[0]] = self.write_tileset(values_set)
         check_map(level.width, level.height, drawn, tileset, 1, [g for g in object_gids if g], files, sheet_path)
+        if values:
+            check_map(level.width, level.height, [(d.name, d.gids) for d in data], values_set, 1 + tileset.tilecount, [], files, values[1])
         preview = self.preview_file(ctx.stem)
         if preview:
             files[preview] = png_bytes(render([g for _, g in drawn], built))

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pipeline.registry import stage
 from pipeline.stages.export.tiled_map import TiledMapExporter
 from pipeline.tiled.tmj import tmj_bytes, tsj_bytes
+from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TmxMap
 
 
-@stage("export.tmj", version=4)
+@stage("export.tmj", version=5)
 class ExportTmj(TiledMapExporter):
     """Write each map as Tiled JSON (.tmj): the same map as `export.tmx` (tileset, layers,
     objects, properties, preview), with the tileset embedded and layer data as a plain array
@@ -21,5 +22,5 @@ class ExportTmj(TiledMapExporter):
     def write_map(self, tmap: TmxMap) -> bytes:
         return tmj_bytes(tmap)
 
-    def write_tileset(self, tmap: TmxMap) -> bytes:
-        return tsj_bytes(tmap)
+    def write_tileset(self, tileset: Tileset) -> bytes:
+        return tsj_bytes(tileset)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pipeline.registry import stage
 from pipeline.stages.export.tiled_map import TiledMapExporter
+from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TmxMap
 
 
-@stage("export.tmx", version=4)
+@stage("export.tmx", version=5)
 class ExportTmx(TiledMapExporter):
     """Write each map as a Tiled TMX file, as Tiled itself writes it, with its tileset (.tsx)
     and tilesheet PNG under tilesets/ (shared by every map of the pack) and a preview PNG drawn
@@ -26,5 +27,5 @@ class ExportTmx(TiledMapExporter):
     def write_map(self, tmap: TmxMap) -> bytes:
         return tmap.to_bytes()
 
-    def write_tileset(self, tmap: TmxMap) -> bytes:
-        return tmap.tileset.tsx()
+    def write_tileset(self, tileset: Tileset) -> bytes:
+        return tileset.tsx()

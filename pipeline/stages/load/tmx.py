@@ -72,7 +72,7 @@ class _Map:
     objects: list[MapObject]
 
 
-@stage("load.tmx", version=1)
+@stage("load.tmx", version=2)
 class LoadTmx(StageParams):
     """Load a map you drew in Tiled (`.tmx`, or Tiled JSON `.tmj`/`.json`) as the map's tiles.
 
@@ -90,8 +90,10 @@ class LoadTmx(StageParams):
 
     Objects of every object layer become objects in tiles (pixels divided by the tile size;
     positions that are not on the tile grid stay fractional), with their class (or type) and
-    typed properties; tile objects become rectangles with their top-left corner, ellipses,
-    polygons, polylines and text their bounding boxes. Map properties that are int, float, bool
+    typed properties; tile objects become rectangles with their top-left corner, polylines
+    keep their points (in tiles, from the object's position), ellipses, polygons and text
+    become their bounding boxes. Tile layers that carry a `values` property (the data layers
+    our exporters write) are left out. Map properties that are int, float, bool
     or string go into the map's properties. The map and its external tilesets are read when the
     recipe loads and are part of the cache key; tileset images are not read (they change no
     symbol). Only finite orthogonal maps are read; layer data may be XML, CSV or base64 (plain,
@@ -110,18 +112,20 @@ class LoadTmx(StageParams):
     @model_validator(mode="after")
     def _load(self, info: ValidationInfo) -> LoadTmx:
         recipe_dir = Path((info.context or {}).get("recipe_dir", "."))
-        reader = _Reader(recipe_dir)
-        shown = recipe_dir / self.file
         try:
-            parsed = reader.read_map(self.file)
-            self._level = _to_level(parsed, self.layer, self.empty, shown)
+            loaded = read_map_file(recipe_dir, self.file, self.layer, self.empty)
         except MapFileError as exc:
-            raise KeyedError("file", f"{shown}: {exc}") from None
-        self._files = reader.digests
+            raise KeyedError("file", f"{recipe_dir / self.file}: {exc}") from None
+        self._level = loaded.level
+        self._files = loaded.files
         return self
 
     def files_read(self) -> dict[str, str]:
         return dict(self._files)
+
+    def added_stats(self) -> tuple[str, ...] | None:
+        # The map's own properties, known since the file was read as the recipe loaded.
+        return tuple(self._level.properties) if self._level is not None else None
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         level = self._level
@@ -131,9 +135,27 @@ class LoadTmx(StageParams):
         return Level(
             tiles=level.tiles.copy(),
             alphabet=level.alphabet,
-            objects=[MapObject(o.name, o.type, o.x, o.y, o.w, o.h, dict(o.properties), o.tile) for o in level.objects],
+            objects=[MapObject(o.name, o.type, o.x, o.y, o.w, o.h, dict(o.properties), o.tile, o.points) for o in level.objects],
             properties=dict(level.properties),
         )
+
+
+@dataclass
+class MapFile:
+    """A Tiled map read as a Level, for stages that read maps (load.tmx, place.prefabs)."""
+
+    level: Level
+    filled: np.ndarray  # (h, w) bool: False where no (chosen) layer has a tile
+    files: dict[str, str]  # every file read, relative to the recipe folder -> sha256
+
+
+def read_map_file(recipe_dir: Path, relative: str, layer: str | None = None, empty: str = "wall") -> MapFile:
+    """Read the Tiled map `relative` (to `recipe_dir`) and the tilesets it uses, as load.tmx
+    does; a problem is a MapFileError, without the file's name (the caller puts it in front)."""
+    reader = _Reader(recipe_dir)
+    parsed = reader.read_map(relative)
+    level, filled = _to_level(parsed, layer, empty)
+    return MapFile(level, filled, reader.digests)
 
 
 # --------------------------------------------------------------------------------------------
@@ -275,12 +297,14 @@ def _csv_gids(text: str, what: str) -> list[int]:
 
 
 def _object(name: str, cls: str, px: tuple[float, float, float, float], tile_gid: int, points: list[tuple[float, float]] | None,
-            rotation: float, props: dict[str, PropertyValue], tw: int, th: int, where: str) -> MapObject:
+            rotation: float, props: dict[str, PropertyValue], tw: int, th: int, where: str, polyline: bool = False) -> MapObject:
     x, y, w, h = px
     if rotation:
         raise MapFileError(f"{where} is rotated ({rotation} degrees): load.tmx reads unrotated objects")
     if tile_gid:
         y -= h  # a tile object's y is its bottom edge
+    if polyline and points and not tile_gid:
+        return MapObject(name=name, type=cls, x=x / tw, y=y / th, properties=props, points=tuple((px_ / tw, py_ / th) for px_, py_ in points))
     if points:
         xs = [x + p[0] for p in points]
         ys = [y + p[1] for p in points]
@@ -315,7 +339,8 @@ class _MapXml:
     def _layers(self, parent: ET.Element, width: int, height: int, tw: int, th: int, layers: list[_Layer], objects: list[MapObject]) -> None:
         for node in parent:
             if node.tag == "layer":
-                layers.append(self._tile_layer(node, width, height))
+                if "values" not in _properties_xml(node, ""):  # a data layer pictures numbers, not symbols
+                    layers.append(self._tile_layer(node, width, height))
             elif node.tag == "objectgroup":
                 for obj in node.findall("object"):
                     objects.append(self._object(obj, tw, th))
@@ -347,9 +372,11 @@ class _MapXml:
         if node.get("template"):
             raise MapFileError(f"{where} comes from a template ({node.get('template')}): detach it in Tiled (Detach Template), or export with --detach-templates")
         points = None
+        polyline = False
         for tag in ("polygon", "polyline"):
             shape = node.find(tag)
             if shape is not None:
+                polyline = tag == "polyline"
                 try:
                     points = [(float(a), float(b)) for a, b in (p.split(",") for p in shape.get("points", "").split())]
                 except ValueError:
@@ -358,7 +385,7 @@ class _MapXml:
         gid = _int(node.get("gid", "0"), f"{where} gid") & _GID_MASK
         return _object(
             node.get("name", ""), node.get("class", node.get("type", "")), px, gid, points,  # type: ignore[arg-type]
-            _num(node.get("rotation", "0"), f"{where} rotation"), _properties_xml(node, f"{where}: "), tw, th, where,
+            _num(node.get("rotation", "0"), f"{where} rotation"), _properties_xml(node, f"{where}: "), tw, th, where, polyline,
         )
 
     def _tileset(self, node: ET.Element) -> _Tileset:
@@ -424,7 +451,8 @@ class _MapJson:
         for item in items if isinstance(items, list) else []:
             kind = item.get("type") if isinstance(item, dict) else None
             if kind == "tilelayer":
-                layers.append(self._tile_layer(item, width, height))
+                if "values" not in _properties_json(item.get("properties"), ""):  # a data layer pictures numbers, not symbols
+                    layers.append(self._tile_layer(item, width, height))
             elif kind == "objectgroup":
                 for obj in item.get("objects", []):
                     objects.append(self._object(obj, tw, th))
@@ -452,14 +480,16 @@ class _MapJson:
         if obj.get("template"):
             raise MapFileError(f"{where} comes from a template ({obj['template']}): detach it in Tiled, or export with --detach-templates")
         points = None
+        polyline = False
         for key in ("polygon", "polyline"):
             if isinstance(obj.get(key), list):
+                polyline = key == "polyline"
                 points = [(_num(p.get("x"), f"{where} point"), _num(p.get("y"), f"{where} point")) for p in obj[key]]
         px = tuple(_num(obj.get(k, 0), f"{where} {k}") for k in ("x", "y", "width", "height"))
         cls = obj.get("class", obj.get("type", "")) or ""
         return _object(
             str(obj.get("name", "")), str(cls), px, _int(obj.get("gid", 0), f"{where} gid") & _GID_MASK, points,  # type: ignore[arg-type]
-            _num(obj.get("rotation", 0), f"{where} rotation"), _properties_json(obj.get("properties"), f"{where}: "), tw, th, where,
+            _num(obj.get("rotation", 0), f"{where} rotation"), _properties_json(obj.get("properties"), f"{where}: "), tw, th, where, polyline,
         )
 
     def _tileset(self, ts: Any) -> _Tileset:
@@ -522,7 +552,7 @@ def _json_type(value: Any) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def _to_level(parsed: _Map, layer: str | None, empty: str, shown: Path) -> Level:
+def _to_level(parsed: _Map, layer: str | None, empty: str) -> tuple[Level, np.ndarray]:
     if not parsed.layers:
         raise MapFileError("has no tile layer")
     if layer is not None:
@@ -574,7 +604,7 @@ def _to_level(parsed: _Map, layer: str | None, empty: str, shown: Path) -> Level
         tiles[filled] = lut_vals[np.searchsorted(lut_keys, gids[filled])]
 
     properties = {k: v for k, v in parsed.properties.items() if isinstance(v, (bool, int, float, str))}
-    return Level(tiles=tiles, alphabet=alphabet, objects=list(parsed.objects), properties=properties)
+    return Level(tiles=tiles, alphabet=alphabet, objects=list(parsed.objects), properties=properties), gids != 0
 
 
 def _where(gid: int, gids: np.ndarray, source: np.ndarray, layers: list[_Layer]) -> str:

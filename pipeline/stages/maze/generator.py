@@ -13,7 +13,7 @@ from pipeline.level import Level
 from pipeline.registry import StageParams
 from pipeline.stages.maze.block import FLOOR, WALL, maze_level
 from pipeline.grid.graph import join_forest, union
-from pipeline.stages.maze.stats import Solution
+from pipeline.stages.maze.stats import MAZE_STATS, Solution
 
 # 4096 x 4096 cells is a 67 M tile map (~0.5 GB while carving); beyond that, a typo.
 MazeSide = Annotated[int, Field(gt=0, le=4096)]
@@ -21,6 +21,8 @@ MazeSide = Annotated[int, Field(gt=0, le=4096)]
 
 class MazeStage(StageParams):
     """Options every stage that outputs a maze has: how its statistics are measured."""
+
+    adds_stats: ClassVar[tuple[str, ...] | None] = MAZE_STATS
 
     solution: Solution = Field(
         "corners",

@@ -24,6 +24,10 @@ from pipeline.jit import compiled
 Solution = Literal["corners", "farthest"]
 
 
+# What maze_stats returns, for the stages that add them (`adds_stats`).
+MAZE_STATS = ("cells", "dead_ends", "dead_end_pct", "solution_pct", "diameter", "loops", "straightness", "entrance", "exit")
+
+
 def maze_stats(tiles: np.ndarray, solution: Solution = "corners") -> dict[str, PropertyValue]:
     floor = tiles != 0
     cell_open = floor[1::2, 1::2]

@@ -52,6 +52,9 @@ class Items(WalkableStage):
         check_finite(value)
         return value
 
+    def added_stats(self) -> tuple[str, ...]:
+        return (f"items_{self.type}",)
+
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         level = inputs[0]
         allowed = self.mask(level, self.symbols, "symbols") if self.symbols else self.walkable(level)

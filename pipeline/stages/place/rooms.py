@@ -25,6 +25,7 @@ class Rooms(WalkableStage):
     """
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
+    adds_stats: ClassVar[tuple[str, ...] | None] = ("rooms",)
 
     min_size: int = Field(3, ge=2, le=64, description="Without a room layer: narrowest part of a room, in tiles.")
 

@@ -24,6 +24,7 @@ class FloodIt(StageParams):
     """
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
+    adds_stats: ClassVar[tuple[str, ...] | None] = ("moves_greedy", "patches", "moves_optimal", "difficulty")
 
     optimal_max_patches: int = Field(60, ge=0, le=400, description="Largest board (in patches) solved exactly.")
     search_budget: int = Field(200_000, ge=1, le=100_000_000, description="Most search states for the exact solution.")

@@ -26,6 +26,7 @@ class Connect(WalkableStage):
     """
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
+    adds_stats: ClassVar[tuple[str, ...] | None] = ("regions_joined", "tiles_dug")
 
     mode: Literal["connect", "largest"] = Field("connect", description="Dig corridors, or keep only the largest region.")
     floor: str = Field("floor", description="Symbol written where a corridor is dug.")

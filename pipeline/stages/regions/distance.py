@@ -21,6 +21,7 @@ class Distance(WalkableStage):
     into an int32 layer (-1 where unreachable). Sets `distance_max`."""
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
+    adds_stats: ClassVar[tuple[str, ...] | None] = ("distance_max",)
 
     from_symbol: str | None = Field(None, description="Measure from every tile of this symbol.")
     from_object: str | None = Field(None, description="Measure from the map objects with this name.")

@@ -26,6 +26,7 @@ class Label(WalkableStage):
     """
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
+    adds_stats: ClassVar[tuple[str, ...] | None] = ("regions", "region_largest", "region_sizes")
 
     symbols: tuple[str, ...] = Field((), description="Symbols to label; empty = every symbol but `walls`.")
     connectivity: Literal[4, 8] = Field(4, description="4: regions join through edges; 8: through corners too.")

@@ -1,0 +1,104 @@
+"""Stages from outside the package: plugin files that a recipe names (`[pack] plugins`), and
+installed packages that declare the entry-point group `pcg_pipeline.stages`.
+
+A plugin uses the same `@stage` decorator and base classes as the built-in stages. A plugin
+file belongs to the recipes that name it: its kinds are visible to them only, so a recipe never
+depends on which other recipe happened to load first. An installed package's kinds are visible
+to every recipe, like the built-in ones.
+
+A plugin file is run once per process and per content (its module is named after its sha256),
+so saving an edited plugin while `pcg watch` runs loads the new code beside the old. Workers
+that never loaded it (a process pool forked earlier, Dask workers) load it from the source that
+travels with its stages' params, so a plugin needs nothing on the worker's disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import traceback
+import types
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+
+from pipeline import registry
+from pipeline.errors import PipelineError
+from pipeline.fsio import read_regular
+from pipeline.registry import Origin, StageParams
+
+ENTRY_POINT_GROUP = "pcg_pipeline.stages"
+
+# sha256 of a plugin file's source -> the kinds it defines, for every plugin this process ran.
+_LOADED: dict[str, dict[str, type[StageParams]]] = {}
+
+
+class PluginError(Exception):
+    """A plugin that cannot be used: the message names the plugin file and, where known, its line."""
+
+
+def load_file(path: Path, name: str) -> dict[str, type[StageParams]]:
+    """The stage kinds that the plugin file at `path` defines; `name` is how the recipe names it
+    (it goes in messages and in the cache key, so that moving a project keeps its cache)."""
+    try:
+        source = read_regular(path)
+    except FileNotFoundError:
+        raise PluginError(f"{name}: no such plugin file") from None
+    except OSError as exc:
+        raise PluginError(f"{name}: cannot read plugin file ({exc.strerror or exc})") from None
+    return load_source(name, str(path.resolve()), source)
+
+
+def load_source(name: str, path: str, source: bytes) -> dict[str, type[StageParams]]:
+    digest = hashlib.sha256(source).hexdigest()
+    if digest in _LOADED:
+        return _LOADED[digest]
+    module_name = f"pcg_plugin_{digest[:16]}"
+    module = types.ModuleType(module_name)
+    module.__file__ = path  # for tracebacks, and numba's cache of kernels the plugin compiles
+    origin = Origin(name=name, sha256=digest, source=source, path=path)
+    # In sys.modules while it runs and after: dataclasses, pickling and typing look the module up.
+    sys.modules[module_name] = module
+    try:
+        code = compile(source, path, "exec", dont_inherit=True)
+        with registry.collecting(origin) as found:
+            exec(code, module.__dict__)
+    except SyntaxError as exc:
+        del sys.modules[module_name]
+        raise PluginError(f"{name}: line {exc.lineno}: syntax error: {exc.msg}") from None
+    except Exception as exc:
+        del sys.modules[module_name]
+        # The deepest line of the plugin itself: where its author has something to fix.
+        lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
+        where = f"line {lines[-1]}: " if lines else ""
+        raise PluginError(f"{name}: {where}{type(exc).__name__}: {exc}") from None
+    if not found:
+        del sys.modules[module_name]
+        raise PluginError(f"{name}: defines no stage (decorate a StageParams subclass with @stage(\"mygame.kind\", version=1))")
+    _LOADED[digest] = dict(sorted(found.items()))
+    return _LOADED[digest]
+
+
+def params_from_plugin(name: str, path: str, source: bytes, kind: str) -> StageParams:
+    """Unpickling a plugin stage's params in a worker: load the plugin (once per process), then
+    make an empty instance of its class that pickle fills in with the params' state."""
+    cls = load_source(name, path, source)[kind]
+    return cls.__new__(cls)
+
+
+def load_installed() -> None:
+    """Import every module that installed packages list under the entry-point group: their
+    `@stage` classes register like built-in ones. A broken one is a PipelineError naming it."""
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+        _load_entry_point(ep)
+
+
+def _load_entry_point(ep: EntryPoint) -> None:
+    package = f" (package {ep.dist.name})" if ep.dist is not None else ""
+    try:
+        ep.load()
+    except Exception as exc:
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+        raise PipelineError(
+            [f"plugin {ep.name} = {ep.value!r}{package}, entry point {ENTRY_POINT_GROUP}: {type(exc).__name__}: {exc}{where}"]
+        ) from None

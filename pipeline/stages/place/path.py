@@ -1,0 +1,141 @@
+"""The shortest walkable path between two objects, as a polyline map object."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from pydantic import ConfigDict, Field
+
+from pipeline.errors import PipelineError
+from pipeline.grid.bfs import bfs
+from pipeline.grid.graph import DX, DY
+from pipeline.jit import compiled
+from pipeline.level import Level, MapObject
+from pipeline.registry import stage
+from pipeline.stages.regions.walkable import WalkableStage
+
+# What stands in for an endpoint type the map has no object of: the cells a maze's statistics
+# record as its entrance and exit (mazes carry no objects).
+_MAZE_STAND_INS = {"spawn": "entrance", "exit": "exit"}
+
+
+@stage("place.path", version=1)
+class PlacePath(WalkableStage):
+    """Add the shortest walkable path between two objects as a polyline object.
+
+    The path starts at the first object (in the map's object order) whose type is `from` and
+    ends at the first whose type is `to`: at the tile under a point object, the centre tile of
+    a rectangle. A maze has no objects: there, `spawn` and `exit` fall back to the `entrance`
+    and `exit` cells its statistics record. The path is a breadth-first shortest path over
+    walkable tiles (4-neighbour steps; the endpoints count as walkable where they stand),
+    ties broken the same way every time, written as a polyline object `name` (type `name`)
+    through the centres of its corner tiles, with `length` (steps), `from` and `to` as
+    properties; the map gets `NAME_length`. When no path joins them the stage fails (it does
+    not turn the map down) with both endpoints named: `place.spawn_exit` and `regions.connect`
+    already keep what they place in one region, so a missing path means the recipe's walls or
+    endpoints are wrong, which remaking the map from new seeds would only hide.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    arity: ClassVar[tuple[int, int]] = (1, 1)
+
+    from_: str = Field("spawn", alias="from", min_length=1, description="Type of the object the path starts at.")
+    to: str = Field("exit", min_length=1, description="Type of the object the path ends at.")
+    name: str = Field("path", min_length=1, description="Name and type of the polyline object; the map property is NAME_length.")
+
+    def added_stats(self) -> tuple[str, ...]:
+        return (f"{self.name}_length",)
+
+    def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
+        level = inputs[0]
+        walk = self.walkable(level)
+        h, w = walk.shape
+        start = self._endpoint(level, self.from_, "from")
+        goal = self._endpoint(level, self.to, "to")
+        walk = walk.copy()
+        walk.ravel()[[start, goal]] = True  # an object stands where it is, walkable or not
+        dist = np.full(h * w, -1, dtype=np.int64)
+        bfs(walk, np.array([start], dtype=np.int64), dist, np.empty(h * w, dtype=np.int64))
+        length = int(dist[goal])
+        if length < 0:
+            raise PipelineError(
+                [f"no walkable path from {self.from_} ({_where(start, w)}) to {self.to} ({_where(goal, w)}): join the map first (regions.connect)"]
+            )
+        steps = trace_back(dist, goal, h, w)
+        corners = corner_points(steps, w)
+        x0, y0 = corners[0]
+        obj = MapObject(
+            self.name,
+            self.name,
+            x0 + 0.5,
+            y0 + 0.5,
+            properties={"length": length, "from": self.from_, "to": self.to},
+            points=tuple((float(x - x0), float(y - y0)) for x, y in corners),
+        )
+        kept = [o for o in level.objects if not (o.name == self.name and o.points)]
+        return Level(
+            tiles=level.tiles,
+            alphabet=level.alphabet,
+            layers=dict(level.layers),
+            objects=kept + [obj],
+            properties={**level.properties, f"{self.name}_length": length},
+        )
+
+    def _endpoint(self, level: Level, kind: str, key: str) -> int:
+        """Flat index of the tile where the path starts or ends."""
+        h, w = level.tiles.shape
+        for obj in level.objects:
+            if obj.type == kind and not obj.points:
+                x, y = int(obj.x + obj.w / 2), int(obj.y + obj.h / 2)
+                if not (0 <= x < w and 0 <= y < h):
+                    raise PipelineError([f"{key}: the {kind} object {obj.name!r} at ({obj.x}, {obj.y}) is outside the {w} x {h} map"])
+                return y * w + x
+        stand_in = _MAZE_STAND_INS.get(kind)
+        cell = level.properties.get(stand_in, "") if stand_in else ""
+        if isinstance(cell, str) and cell.count(",") == 1:
+            cx, cy = (int(v) for v in cell.split(","))
+            x, y = 2 * cx + 1, 2 * cy + 1  # the block form: cell (cx, cy) is tile (2cx + 1, 2cy + 1)
+            if 0 <= x < w and 0 <= y < h:
+                return y * w + x
+        types = ", ".join(sorted({o.type for o in level.objects})) or "none"
+        raise PipelineError([f"{key}: the map has no object of type {kind!r} (it has: {types}); place one first (place.spawn_exit, place.items)"])
+
+
+def _where(flat: int, w: int) -> str:
+    return f"tile {flat % w}, {flat // w}"
+
+
+@compiled
+def trace_back(dist: np.ndarray, goal: int, h: int, w: int) -> np.ndarray:
+    """Flat indices of a shortest path from the search's source to `goal`, source first: from
+    the goal, always the first neighbour (in DY/DX order) one step nearer, so the same map
+    always gives the same path."""
+    steps = np.empty(dist[goal] + 1, dtype=np.int64)
+    cur = goal
+    for k in range(dist[goal], -1, -1):
+        steps[k] = cur
+        if k == 0:
+            break
+        y = cur // w
+        x = cur - y * w
+        for d in range(4):
+            ny = y + DY[d]
+            nx = x + DX[d]
+            if 0 <= ny < h and 0 <= nx < w and dist[ny * w + nx] == k - 1:
+                cur = ny * w + nx
+                break
+    return steps
+
+
+def corner_points(steps: np.ndarray, w: int) -> list[tuple[int, int]]:
+    """(x, y) tiles of the path's two ends and every tile where it turns: the straight runs
+    between them are the steps left out."""
+    xs, ys = steps % w, steps // w
+    if len(steps) <= 2:
+        return list(zip(xs.tolist(), ys.tolist()))
+    moves = np.stack([np.diff(xs), np.diff(ys)], axis=1)
+    turns = np.any(moves[1:] != moves[:-1], axis=1)
+    keep = np.concatenate([[True], turns, [True]])
+    return list(zip(xs[keep].tolist(), ys[keep].tolist()))

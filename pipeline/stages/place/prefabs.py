@@ -1,0 +1,384 @@
+"""Prefabs: hand-made rooms drawn in Tiled, stamped into a generated map where they fit."""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Annotated, Callable, ClassVar, Union
+
+import numpy as np
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+from scipy import ndimage, signal
+
+from pipeline.errors import KeyedError, PipelineError, Rejected
+from pipeline.level import Level, MapObject, PropertyValue, Symbol
+from pipeline.registry import stage
+from pipeline.stages.compose.overlay import merge_alphabets
+from pipeline.stages.load.tmx import MapFileError, read_map_file
+from pipeline.stages.regions.walkable import WalkableStage
+
+Count = Annotated[int, Field(ge=0, le=10_000)]
+_FOUR = ndimage.generate_binary_structure(2, 1)  # 4-connectivity, as regions.label by default
+
+
+@dataclass(frozen=True)
+class _Prefab:
+    """One prefab file as read when the recipe loads."""
+
+    file: str  # relative to the recipe, as matched by the glob
+    tiles: np.ndarray  # (h, w) uint8 indices into `alphabet`
+    filled: np.ndarray  # (h, w) bool: False on empty cells (gid 0), which keep the map's tile
+    alphabet: tuple[Symbol, ...]
+    objects: tuple[MapObject, ...]
+    properties: tuple[tuple[str, PropertyValue], ...]  # the prefab map's own, for its rectangle
+
+
+@dataclass(frozen=True)
+class _Variant:
+    """A prefab turned `rotation` degrees clockwise after an optional left-right mirror."""
+
+    prefab: _Prefab
+    rotation: int
+    mirrored: bool
+    tiles: np.ndarray
+    filled: np.ndarray
+    objects: tuple[MapObject, ...]
+
+
+@stage("place.prefabs", version=1)
+class Prefabs(WalkableStage):
+    """Stamp hand-made rooms drawn in Tiled (vaults, shops, boss rooms) into the map where they
+    fit. `prefabs` is a glob of Tiled maps relative to the recipe (`"prefabs/*.tmx"`), read as
+    `load.tmx` reads a map (each painted tile's `symbol` property); `count` prefabs are placed
+    per map (`[min, max]`: drawn per map), going through the prefabs in a random order, each
+    used once before any is used again. With `rotate` and `mirror` a prefab may be turned by
+    90-degree steps and flipped left-right.
+
+    A prefab's painted tiles replace the map's; its empty cells (no tile) keep the map's tile.
+    Its symbols merge with the map's by name. A placement is valid when it lies inside the map,
+    no painted cell covers another prefab or a point object of the map (nor, with `over`, a
+    symbol not listed), every door of the prefab (a tile whose symbol is `door`) has a walkable
+    tile of the map next to it outside the prefab, and the map's walkable tiles (every symbol
+    but `walls`) form no more separate areas than before: a connected map stays connected.
+    Positions are tried in a random order from the map's seed, up to `tries` per prefab.
+
+    A prefab whose walkable tiles have no door, or with a door that no cell outside the prefab
+    touches, can never be placed: an error when the recipe loads, naming the file. So is one
+    larger than the map however it is turned (when the map is made). When a prefab finds no
+    place in a map, the map is made again from the next seeds (as a `filter` does), up to
+    `attempts` times; then the map fails, naming the prefab.
+
+    Objects of a prefab come along, moved, turned and mirrored with it (in tiles), with the
+    properties `prefab` (its file) and `prefab_index` (which placement); each placement also
+    adds a rectangle of type `prefab` named after the file, with the prefab map's own properties,
+    those two, `turned` (degrees) and `mirrored`. Layers are kept, and set to 0 under
+    painted cells (run region stages after this one). Properties: `prefabs` (how many were
+    placed) and `prefab_1`, `prefab_2`, ... such as `"prefabs/vault.tmx at (12, 4) rot 90
+    mirrored"` (the top-left tile of the placed prefab).
+    """
+
+    arity: ClassVar[tuple[int, int]] = (1, 1)
+    may_reject: ClassVar[bool] = True
+
+    prefabs: str = Field(description='Tiled maps (.tmx, .tmj) to stamp: a glob relative to the recipe, e.g. "prefabs/*.tmx".')
+    count: Union[Count, tuple[Count, Count]] = Field(
+        1, description="How many prefabs to place per map, or [min, max]: a number drawn per map from the map's seed."
+    )
+    rotate: bool = Field(False, description="Let prefabs turn by 90, 180 and 270 degrees.")
+    mirror: bool = Field(False, description="Let prefabs flip left-right (and, with rotate, every other way).")
+    door: str = Field("door", min_length=1, description="Symbol of the prefab tiles that must meet the map's walkable tiles.")
+    over: tuple[str, ...] = Field(
+        (), description='Painted cells may cover only these symbols of the map (e.g. ["wall"]: carved into the rock); empty: any.'
+    )
+    layer: str | None = Field(None, description="The one tile layer of each prefab to read (unset: all of them, upper tiles over lower).")
+    tries: int = Field(500, ge=1, le=1_000_000, description="Most positions tested for connectivity per prefab and map.")
+    attempts: int = Field(10, ge=1, le=100_000, description="Most times a map is made again when a prefab finds no place in it.")
+
+    _prefabs: tuple[_Prefab, ...] = PrivateAttr(())
+    _files: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @field_validator("count")
+    @classmethod
+    def _range(cls, value: int | tuple[int, int]) -> int | tuple[int, int]:
+        if isinstance(value, tuple) and value[0] > value[1]:
+            raise ValueError(f"must be [min, max] with min <= max (got {list(value)})")
+        return value
+
+    @model_validator(mode="after")
+    def _load(self, info: ValidationInfo) -> Prefabs:
+        recipe_dir = Path((info.context or {}).get("recipe_dir", "."))
+        files = _glob(recipe_dir, self.prefabs)
+        prefabs: list[_Prefab] = []
+        digests: dict[str, str] = {}
+        for relative in files:
+            shown = recipe_dir / relative
+            try:
+                loaded = read_map_file(recipe_dir, relative, self.layer)
+                prefab = _Prefab(
+                    relative, loaded.level.tiles, loaded.filled, loaded.level.alphabet, tuple(loaded.level.objects),
+                    tuple(loaded.level.properties.items()),
+                )
+                self._check_doors(prefab)
+            except MapFileError as exc:
+                raise KeyedError("prefabs", f"{shown}: {exc}") from None
+            prefabs.append(prefab)
+            digests.update(loaded.files)
+        self._prefabs = tuple(prefabs)
+        self._files = dict(sorted(digests.items()))
+        return self
+
+    def _check_doors(self, prefab: _Prefab) -> None:
+        """Refuse a prefab that no map could take: walkable tiles with no door, or a door with
+        no outside to open onto."""
+        level = Level(tiles=prefab.tiles, alphabet=prefab.alphabet)
+        names = {s.name for s in prefab.alphabet}
+        walkable = prefab.filled & self._prefab_walkable(level)
+        doors = self._doors(prefab.tiles, prefab.filled, prefab.alphabet)
+        if not prefab.filled.any():
+            raise MapFileError("has no tiles: a prefab is the tiles painted in it")
+        if walkable.any() and not doors.any():
+            hint = "" if self.door in names else f" (it uses no symbol {self.door!r})"
+            raise MapFileError(
+                f"has walkable tiles but no door{hint}: paint `{self.door}` tiles on its edge, where it meets the map's floor"
+            )
+        inner = doors & ~_outside_neighbour(prefab.filled)
+        if inner.any():
+            y, x = (int(v[0]) for v in np.nonzero(inner))
+            raise MapFileError(
+                f"the door at cell ({x}, {y}) is not on the prefab's edge: nothing outside the prefab (the map, or an empty cell) is next to it"
+            )
+
+    def _prefab_walkable(self, level: Level) -> np.ndarray:
+        """Walkable tiles of a prefab, which need not use every symbol of `walls`."""
+        present = tuple(n for n in self.walls if any(s.name == n or s.char == n for s in level.alphabet))
+        if not present:
+            return np.ones(level.tiles.shape, dtype=bool)
+        return self.mask(level, present, "walls", invert=True)
+
+    def _doors(self, tiles: np.ndarray, filled: np.ndarray, alphabet: tuple[Symbol, ...]) -> np.ndarray:
+        index = next((i for i, s in enumerate(alphabet) if s.name == self.door), None)
+        if index is None:
+            return np.zeros(tiles.shape, dtype=bool)
+        return filled & (tiles == index)
+
+    def files_read(self) -> dict[str, str]:
+        return dict(self._files)
+
+    def added_stats(self) -> tuple[str, ...]:
+        most = self.count if isinstance(self.count, int) else self.count[1]
+        return ("prefabs", *(f"prefab_{k}" for k in range(1, most + 1)))
+
+    # ----------------------------------------------------------------------------------------
+
+    def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
+        level = inputs[0]
+        if not self._prefabs:  # only a validated stage has them
+            raise PipelineError(["place.prefabs: the stage was not validated (make it with model_validate)"])
+        count = self.count if isinstance(self.count, int) else int(rng.integers(self.count[0], self.count[1] + 1))
+        order = rng.permutation(len(self._prefabs))
+
+        # Every prefab's symbols join the map's alphabet, in file order, placed or not: every
+        # map of a pack then has the same symbols, so exporters write one tileset for all.
+        alphabet = level.alphabet
+        remaps: dict[str, np.ndarray] = {}
+        for prefab in self._prefabs:
+            used = np.unique(prefab.tiles[prefab.filled])
+            alphabet, sub = merge_alphabets(alphabet, tuple(prefab.alphabet[i] for i in used))
+            remap = np.zeros(len(prefab.alphabet), dtype=np.uint8)
+            remap[used] = sub
+            remaps[prefab.file] = remap
+        chosen = [self._prefabs[int(order[k % len(order)])] for k in range(count)]
+
+        tiles = level.tiles.copy()
+        work = Level(tiles=tiles, alphabet=alphabet)
+        walk_table = self.table(work, self.walls, "walls", invert=True).view(np.bool_)
+        walk = walk_table[tiles]
+        free = np.ones(tiles.shape, dtype=bool)  # cells a prefab may paint
+        free[_object_cells(level)] = False
+        if self.over:
+            free &= self.mask(work, self.over, "over")
+        areas = _areas(walk)
+        layers = {name: layer.copy() for name, layer in level.layers.items()}
+        objects = list(level.objects)
+        props: dict[str, Union[bool, int, float, str]] = {}
+
+        for k, prefab in enumerate(chosen, start=1):
+            remap = remaps[prefab.file]
+            variants = [v for v in self._variants(prefab) if v.tiles.shape[0] <= tiles.shape[0] and v.tiles.shape[1] <= tiles.shape[1]]
+            if not variants:
+                h, w = prefab.tiles.shape
+                turned = " however it is turned" if self.rotate else (" (set rotate = true to let it turn)" if h != w else "")
+                raise PipelineError(
+                    [f"prefabs: {prefab.file} ({w} x {h} tiles) is larger than the map ({tiles.shape[1]} x {tiles.shape[0]}){turned}"]
+                )
+            found = self._place(variants, remap, walk_table, walk, free, areas, rng)
+            if found is None:
+                raise Rejected(
+                    f"prefabs: {prefab.file} (placement {k} of {count}) finds no place in this map where its doors meet the"
+                    f" walkable tiles and the walkable area stays connected (loosen over, allow rotate and mirror, or make room)",
+                    self.attempts,
+                )
+            v, y, x = found
+            h, w = v.tiles.shape
+            painted = np.zeros(tiles.shape, dtype=bool)
+            painted[y : y + h, x : x + w] = v.filled
+            tiles[painted] = remap[v.tiles[v.filled]]
+            walk = walk_table[tiles]
+            free &= ~painted
+            areas = _areas(walk)
+            for layer in layers.values():
+                layer[painted] = 0
+            mirrored = " mirrored" if v.mirrored else ""
+            props[f"prefab_{k}"] = f"{prefab.file} at ({x}, {y}) rot {v.rotation}{mirrored}"
+            stem = posixpath.splitext(posixpath.basename(prefab.file))[0]
+            objects.append(
+                MapObject(stem, "prefab", float(x), float(y), float(w), float(h),
+                          {**dict(prefab.properties), "prefab": prefab.file, "prefab_index": k, "turned": v.rotation, "mirrored": v.mirrored})
+            )
+            for obj in v.objects:
+                objects.append(replace(obj, x=obj.x + x, y=obj.y + y, properties={**obj.properties, "prefab": prefab.file, "prefab_index": k}))
+
+        return Level(
+            tiles=tiles, alphabet=alphabet, layers=layers, objects=objects,
+            properties={**level.properties, "prefabs": count, **props},
+        )
+
+    def _variants(self, prefab: _Prefab) -> list[_Variant]:
+        out = []
+        for mirrored in (False, True) if self.mirror else (False,):
+            for rotation in (0, 90, 180, 270) if self.rotate else (0,):
+                out.append(_turn(prefab, rotation, mirrored))
+        return out
+
+    def _place(
+        self, variants: list[_Variant], remap: np.ndarray, walk_table: np.ndarray, walk: np.ndarray, free: np.ndarray, areas: int, rng: np.random.Generator,
+    ) -> tuple[_Variant, int, int] | None:
+        """A valid (variant, y, x), or None. Every test but connectivity is done for all
+        positions at once; connectivity is tested on candidates in a random order."""
+        ok_per_variant = [self._candidates(v, walk, free) for v in variants]
+        positions = [np.flatnonzero(ok) for ok in ok_per_variant]
+        starts = np.cumsum([0] + [p.size for p in positions])
+        total = int(starts[-1])
+        if total == 0:
+            return None
+        stamps = [walk_table[remap[v.tiles]] & v.filled for v in variants]
+        # A sample, not a shuffle of every candidate: a big map has millions of them.
+        tried = rng.choice(total, size=min(self.tries, total), replace=False)
+        for c in tried.tolist():
+            i = int(np.searchsorted(starts, c, side="right")) - 1
+            v = variants[i]
+            y, x = divmod(int(positions[i][c - int(starts[i])]), ok_per_variant[i].shape[1])
+            if _stays_connected(walk, v.filled, stamps[i], y, x, areas):
+                return v, y, x
+        return None
+
+    def _candidates(self, v: _Variant, walk: np.ndarray, free: np.ndarray) -> np.ndarray:
+        """Bool grid over top-left positions: inside the map, painting only free cells, every
+        door next to a walkable tile outside the prefab."""
+        H, W = walk.shape
+        h, w = v.tiles.shape
+        blocked = _correlate(~free, v.filled)
+        ok = ~blocked
+        doors = self._doors(v.tiles, v.filled, v.prefab.alphabet)
+        if doors.any():
+            padded = np.pad(walk, 1)  # off the map is not walkable
+            outside = ~np.pad(v.filled, 1)  # the prefab's empty cells and its surroundings
+            for dy, dx in zip(*np.nonzero(doors)):
+                touches = np.zeros_like(ok)
+                for ny, nx in ((dy - 1, dx), (dy + 1, dx), (dy, dx - 1), (dy, dx + 1)):
+                    if outside[ny + 1, nx + 1]:
+                        touches |= padded[ny + 1 : ny + 1 + H - h + 1, nx + 1 : nx + 1 + W - w + 1]
+                ok &= touches
+        return ok
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def _glob(recipe_dir: Path, pattern: str) -> list[str]:
+    """Files matching `pattern` under the recipe folder, sorted, as paths relative to it."""
+    if not pattern or Path(pattern).is_absolute():
+        raise KeyedError("prefabs", f"must be a glob relative to the recipe, such as \"prefabs/*.tmx\" (got {pattern!r})")
+    try:
+        matches = sorted(p for p in recipe_dir.glob(pattern) if p.is_file())
+    except (ValueError, NotImplementedError, OSError) as exc:
+        raise KeyedError("prefabs", f"cannot match {pattern!r} ({exc})") from None
+    if not matches:
+        raise KeyedError("prefabs", f"no file matches {pattern!r} in {recipe_dir} (a glob relative to the recipe, such as \"prefabs/*.tmx\")")
+    return [p.relative_to(recipe_dir).as_posix() for p in matches]
+
+
+def _turn(prefab: _Prefab, rotation: int, mirrored: bool) -> _Variant:
+    """The prefab mirrored left-right (if asked), then turned clockwise; objects follow, as
+    points and rectangles in tile units."""
+    tiles, filled = prefab.tiles, prefab.filled
+    h, w = tiles.shape
+    objects = list(prefab.objects)
+    if mirrored:
+        tiles, filled = np.fliplr(tiles), np.fliplr(filled)
+        objects = [_with_points(replace(o, x=w - o.x - o.w), o, lambda px, py: (-px, py)) for o in objects]
+    for _ in range(rotation // 90):
+        # Clockwise: (x, y) in an h-tall grid goes to (h - y, x); a rectangle's corner moves to
+        # the one that is top-left after the turn, and a polyline's points (relative to x, y) turn.
+        h = tiles.shape[0]
+        tiles, filled = np.rot90(tiles, -1), np.rot90(filled, -1)
+        objects = [_with_points(replace(o, x=h - o.y - o.h, y=o.x, w=o.h, h=o.w), o, lambda px, py: (-py, px)) for o in objects]
+    return _Variant(prefab, rotation, mirrored, np.ascontiguousarray(tiles), np.ascontiguousarray(filled), tuple(objects))
+
+
+def _outside_neighbour(filled: np.ndarray) -> np.ndarray:
+    """Cells with a 4-neighbour outside the prefab: off its edge, or one of its empty cells."""
+    outside = ~np.pad(filled, 1)
+    return outside[:-2, 1:-1] | outside[2:, 1:-1] | outside[1:-1, :-2] | outside[1:-1, 2:]
+
+
+def _with_points(moved: MapObject, original: MapObject, turn: Callable[[float, float], tuple[float, float]]) -> MapObject:
+    points = getattr(original, "points", ())
+    if not points:
+        return moved
+    return replace(moved, points=tuple(turn(px, py) for px, py in points))
+
+
+def _correlate(grid: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Over every top-left position of `mask` inside `grid`: whether a True cell of `mask`
+    lands on a True cell of `grid` (FFT for big grids, so no per-cell loop)."""
+    if not grid.any():
+        return np.zeros((grid.shape[0] - mask.shape[0] + 1, grid.shape[1] - mask.shape[1] + 1), dtype=bool)
+    hits = signal.correlate(grid.astype(np.float32), mask.astype(np.float32), mode="valid")
+    return hits > 0.5
+
+
+def _object_cells(level: Level) -> np.ndarray:
+    """Tiles holding a point object of the map (spawn, exit, items): a prefab never buries one."""
+    cells = np.zeros(level.tiles.shape, dtype=bool)
+    for o in level.objects:
+        if o.w == 0 and o.h == 0 and 0 <= o.y < level.height and 0 <= o.x < level.width:
+            cells[int(o.y), int(o.x)] = True
+    return cells
+
+
+def _areas(walk: np.ndarray) -> int:
+    return int(ndimage.label(walk, structure=_FOUR)[1])
+
+
+def _stays_connected(walk: np.ndarray, filled: np.ndarray, stamp: np.ndarray, y: int, x: int, areas: int) -> bool:
+    """Whether painting `stamp` (walkable prefab cells) at (y, x) leaves at most `areas`
+    separate walkable areas.
+
+    First around the prefab alone: if the walkable tiles of the prefab and a one-tile ring
+    around it form one area, every path of the map that crossed the prefab's place can go
+    round through that area, so no area splits and the prefab is no island. Otherwise the
+    whole map is labelled (the parts may meet further away)."""
+    H, W = walk.shape
+    h, w = filled.shape
+    y0, x0, y1, x1 = max(y - 1, 0), max(x - 1, 0), min(y + h + 1, H), min(x + w + 1, W)
+    window = walk[y0:y1, x0:x1].copy()
+    sub = window[y - y0 : y - y0 + h, x - x0 : x - x0 + w]
+    sub[filled] = stamp[filled]
+    if ndimage.label(window, structure=_FOUR)[1] <= 1:
+        return True
+    whole = walk.copy()
+    region = whole[y : y + h, x : x + w]
+    region[filled] = stamp[filled]
+    return _areas(whole) <= areas

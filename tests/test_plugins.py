@@ -1,0 +1,230 @@
+"""Stages of your own: plugin files named by a recipe, and installed packages' entry points."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import RECIPES, pcg, tree_digests, write_recipe
+from pipeline.level import Level, Symbol
+from pipeline.recipe import load_recipe
+
+TORCHES = RECIPES / "stages" / "torches.py"
+
+PLUGIN_RECIPE = """\
+[pack]
+name = "{name}"
+seed = 11
+maps = {maps}
+plugins = ["stages/torches.py"]
+
+[stage.dungeon]
+use = "dungeon.bsp"
+size = [40, 30]
+
+[stage.torches]
+use = "demo.torches"
+input = "dungeon"
+spacing = 3
+
+[stage.preview]
+use = "export.png"
+input = "torches"
+
+[stage.tmj]
+use = "export.tmj"
+input = "torches"
+tile_size = 8
+"""
+
+
+def plugin_project(root: Path, name: str = "lit", maps: int = 6) -> Path:
+    (root / "recipes" / "stages").mkdir(parents=True)
+    shutil.copy(TORCHES, root / "recipes" / "stages" / "torches.py")
+    write_recipe(root, name, PLUGIN_RECIPE.format(name=name, maps=maps))
+    return root
+
+
+def torches_of(pack: Path, stem: str = "map_000") -> list[dict]:
+    doc = json.loads((pack / f"{stem}.tmj").read_text())
+    return [o for layer in doc["layers"] if layer["type"] == "objectgroup" for o in layer["objects"] if o["type"] == "torch"]
+
+
+def test_a_plugin_stage_builds_the_same_bytes_serially_and_with_two_workers(tmp_path: Path) -> None:
+    serial = plugin_project(tmp_path / "serial")
+    parallel = plugin_project(tmp_path / "parallel")
+    pcg("build", "recipes", "-q", "-j", "1", cwd=serial)
+    pcg("build", "recipes", "-q", "-j", "2", cwd=parallel)
+    assert tree_digests(serial / "exports" / "lit") == tree_digests(parallel / "exports" / "lit")
+    assert torches_of(serial / "exports" / "lit"), "the plugin stage placed no torch"
+    manifest = json.loads((serial / "exports" / "lit" / "manifest.json").read_text())
+    plugin = manifest["stages"]["torches"]["plugin"]
+    assert list(plugin) == ["stages/torches.py"] and len(plugin["stages/torches.py"]) == 64
+
+
+def test_a_plugin_stage_runs_on_a_dask_local_cluster(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    serial = plugin_project(tmp_path / "serial", maps=4)
+    dask = plugin_project(tmp_path / "dask", maps=4)
+    pcg("build", "recipes", "-q", cwd=serial)
+    out = pcg("build", "recipes", "--dask-local", "2", cwd=dask).stdout
+    assert "built 4/4 maps" in out
+    assert tree_digests(serial / "exports" / "lit") == tree_digests(dask / "exports" / "lit")
+
+
+def test_a_worker_that_never_loaded_the_plugin_rebuilds_its_params_from_the_source(tmp_path: Path) -> None:
+    """What a process pool or a Dask worker does: unpickle the params in a fresh interpreter that
+    cannot see the plugin file (it is deleted first) and run them."""
+    project = plugin_project(tmp_path)
+    spec = load_recipe(project / "recipes" / "lit.toml").by_name["torches"]
+    payload = tmp_path / "params.pickle"
+    payload.write_bytes(pickle.dumps(spec.params))
+    shutil.rmtree(project / "recipes" / "stages")
+    script = textwrap.dedent(
+        f"""
+        import pickle
+        import numpy as np
+        from pipeline.level import Level, Symbol
+        params = pickle.loads(open({str(payload)!r}, "rb").read())
+        tiles = np.zeros((6, 9), np.uint8); tiles[3:, :] = 1
+        level = Level(tiles=tiles, alphabet=(Symbol("B", "wall", "#000000"), Symbol("W", "floor", "#ffffff")))
+        out = params.run([level], np.random.default_rng(1))
+        print(type(params).kind, params.spacing, out.properties["torches"])
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    tiles = np.zeros((6, 9), np.uint8)
+    tiles[3:, :] = 1
+    level = Level(tiles=tiles, alphabet=(Symbol("B", "wall", "#000000"), Symbol("W", "floor", "#ffffff")))
+    here = spec.params.run([level], np.random.default_rng(1)).properties["torches"]
+    assert proc.stdout.split() == ["demo.torches", "3", str(here)]
+
+
+def test_editing_a_plugin_makes_its_stages_stale_and_only_them(tmp_path: Path) -> None:
+    project = plugin_project(tmp_path, maps=2)
+    pcg("build", "recipes", "-q", cwd=project)
+    pack = project / "exports" / "lit"
+    before = torches_of(pack)
+    plugin = project / "recipes" / "stages" / "torches.py"
+    # Same code, torches moved half a tile: a change of output the cache must not hide.
+    plugin.write_text(plugin.read_text().replace("float(x) + 0.5, float(y) + 0.5", "float(x) + 0.5, float(y) + 1.0"))
+    explain = pcg("explain", "recipes/lit.toml", cwd=project).stdout
+    assert "plugin code changed (stages/torches.py)" in explain
+    out = pcg("build", "recipes", cwd=project).stdout
+    assert "torches x2" in out and "dungeon x" not in out  # the dungeon came from the cache
+    after = torches_of(pack)
+    assert [t["y"] for t in after] == [t["y"] + 4 for t in before]  # 8-pixel tiles: half a tile
+
+
+BROKEN = {
+    "syntax": ("def oops(:\n", "line 1: syntax error"),
+    "no docstring": (
+        "from pipeline.registry import StageParams, stage\n\n@stage('demo.bare', version=1)\nclass Bare(StageParams):\n    pass\n",
+        "line 3: RuntimeError: stage 'demo.bare' needs a docstring",
+    ),
+    "built-in name": (
+        "from pipeline.registry import StageParams, stage\n\n@stage('maze.wilson', version=1)\nclass W(StageParams):\n    'Mine.'\n\n    def run(self, inputs, rng):\n        return inputs[0]\n",
+        "line 3: RuntimeError: stage kind 'maze.wilson' is a built-in stage: give yours another name",
+    ),
+    "not a stage class": (
+        "from pipeline.registry import stage\n\n@stage('demo.thing', version=1)\nclass Thing:\n    'Not a StageParams.'\n",
+        "line 3: TypeError: @stage('demo.thing') decorates",
+    ),
+    "no run": (
+        "from pipeline.registry import StageParams, stage\n\n@stage('demo.idle', version=1)\nclass Idle(StageParams):\n    'Does nothing.'\n",
+        "line 3: TypeError: stage 'demo.idle' must define run(self, inputs, rng) -> Level",
+    ),
+    "import error": ("import numpy\nimport not_a_module_anywhere\n", "line 2: ModuleNotFoundError: No module named 'not_a_module_anywhere'"),
+    "no stage": ("X = 1\n", "defines no stage (decorate a StageParams subclass"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_a_broken_plugin_is_one_clear_message_naming_the_file(tmp_path: Path, case: str) -> None:
+    source, expected = BROKEN[case]
+    (tmp_path / "recipes" / "stages").mkdir(parents=True)
+    (tmp_path / "recipes" / "stages" / "bad.py").write_text(source)
+    write_recipe(tmp_path, "bad", PLUGIN_RECIPE.format(name="bad", maps=1).replace("torches.py", "bad.py"))
+    proc = pcg("build", "recipes/bad.toml", cwd=tmp_path, check=False)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert f"recipes/bad.toml: pack.plugins: stages/bad.py: {expected}" in " ".join(proc.stderr.split()), proc.stderr
+    # Its stage kind is not reported unknown besides: the one problem is the plugin.
+    assert "unknown stage kind" not in proc.stderr
+    assert not (tmp_path / "exports" / "bad").exists()
+
+
+def test_a_missing_plugin_file_and_two_files_defining_one_kind_are_recipe_errors(tmp_path: Path) -> None:
+    project = plugin_project(tmp_path)
+    shutil.copy(TORCHES, project / "recipes" / "stages" / "again.py")
+    text = PLUGIN_RECIPE.format(name="twice", maps=1).replace('["stages/torches.py"]', '["stages/torches.py", "stages/again.py", "stages/nope.py"]')
+    write_recipe(project, "twice", text)
+    proc = pcg("build", "recipes/twice.toml", cwd=project, check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    err = " ".join(proc.stderr.split())
+    assert "recipes/twice.toml: pack.plugins: stages/again.py: stage kind 'demo.torches' is also defined by stages/torches.py" in err
+    assert "recipes/twice.toml: pack.plugins: stages/nope.py: no such plugin file" in err
+
+
+def test_a_plugin_belongs_to_the_recipes_that_name_it(tmp_path: Path) -> None:
+    """Another recipe of the same build cannot use its kinds by accident of load order."""
+    project = plugin_project(tmp_path, maps=1)
+    write_recipe(project, "other", PLUGIN_RECIPE.format(name="other", maps=1).replace('plugins = ["stages/torches.py"]\n', ""))
+    proc = pcg("build", "recipes", cwd=project, check=False)
+    assert proc.returncode == 1
+    assert "recipes/other.toml: stage.torches.use: unknown stage kind 'demo.torches'" in " ".join(proc.stderr.split())
+    assert (project / "exports" / "lit" / "map_000.tmj").is_file()  # the good recipe still built
+
+
+def test_stages_and_schema_show_a_projects_plugin_stages(tmp_path: Path) -> None:
+    project = plugin_project(tmp_path)
+    listed = pcg("stages", "-r", "recipes", cwd=project).stdout
+    assert "demo.torches  (version 1, 1 input, from stages/torches.py)" in listed
+    assert "demo.torches" not in pcg("stages", cwd=project).stdout
+    full = pcg("stages", "demo.torches", "-r", "recipes/lit.toml", cwd=project).stdout
+    assert "spacing: int = 4  (>= 1 <= 100)" in full
+    schema = json.loads(pcg("schema", "-r", "recipes", cwd=project).stdout)
+    stage_table = schema["properties"]["stage"]["additionalProperties"]
+    assert "demo.torches" in stage_table["properties"]["use"]["enum"]
+
+
+def _installed_package(site: Path, body: str) -> dict[str, str]:
+    """A package installed the way pip leaves one: its module and a dist-info declaring the
+    entry point. Returns the environment that puts it on the path."""
+    site.mkdir()
+    (site / "mygame_stages.py").write_text(body)
+    info = site / "mygame_stages-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mygame-stages\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[pcg_pipeline.stages]\nmygame = mygame_stages\n")
+    return {**os.environ, "PYTHONPATH": str(site), "COLUMNS": "200", "NO_COLOR": "1"}
+
+
+def test_an_installed_package_adds_stages_through_its_entry_point(tmp_path: Path) -> None:
+    env = _installed_package(tmp_path / "site", TORCHES.read_text().replace("demo.torches", "mygame.torches"))
+    write_recipe(tmp_path, "pkg", PLUGIN_RECIPE.format(name="pkg", maps=2).replace('plugins = ["stages/torches.py"]\n', "").replace("demo.torches", "mygame.torches"))
+    run = lambda *args: subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)  # noqa: E731
+    listed = run("stages")
+    assert "mygame.torches  (version 1, 1 input, from mygame_stages)" in listed.stdout, listed.stderr
+    built = run("build", "recipes", "-j", "2")
+    assert built.returncode == 0, built.stderr
+    assert torches_of(tmp_path / "exports" / "pkg")
+    manifest = json.loads((tmp_path / "exports" / "pkg" / "manifest.json").read_text())
+    assert list(manifest["stages"]["torches"]["plugin"]) == ["mygame_stages"]
+
+
+def test_a_broken_installed_package_is_one_clear_message(tmp_path: Path) -> None:
+    env = _installed_package(tmp_path / "site", "import numpy\nraise ValueError('half-installed')\n")
+    proc = subprocess.run([sys.executable, "-m", "pipeline", "stages"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "plugin mygame = 'mygame_stages' (package mygame-stages), entry point pcg_pipeline.stages: ValueError: half-installed at mygame_stages.py:2" in " ".join(proc.stderr.split())
