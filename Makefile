@@ -38,7 +38,7 @@ bench: $(VENV)/.installed-test
 	$(BIN)/python -m bench
 
 schema: $(VENV)/.installed
-	$(BIN)/pcg schema -o recipe.schema.json
+	$(BIN)/pcg schema -r recipes/ -o recipe.schema.json
 
 clean: $(VENV)/.installed
 	$(BIN)/pcg clean --all

@@ -24,10 +24,15 @@ def _cache_dir() -> Path:
     for path in sorted(package.rglob("*.py")):
         digest.update(path.relative_to(package).as_posix().encode())
         digest.update(path.read_bytes())
-    base = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "pcg-pipeline"
+    return cache_home() / f"numba-{digest.hexdigest()[:16]}"
+
+
+def cache_home() -> Path:
+    """This user's cache folder of pcg-pipeline (compiled kernels, plugin sources)."""
+    return Path(
+        os.environ.get("NUMBA_CACHE_DIR")
+        or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "pcg-pipeline")
     )
-    return Path(base) / f"numba-{digest.hexdigest()[:16]}"
 
 
 class _Lazy:

@@ -211,9 +211,9 @@ def _why_stale(
     edited = [f for f in sorted(set(files) | set(old_files)) if files.get(f) != old_files.get(f)]
     if edited:
         reasons.append(f"file it reads changed ({', '.join(edited)})")
-    plugin = stage_config(spec.params).get("plugin", {})
-    if plugin != old.get("plugin", {}) and old.get("kind") == spec.kind:
-        reasons.append(f"plugin code changed ({', '.join(sorted(plugin) or sorted(old.get('plugin', {})))})")
+    origin = spec.params.defined_in
+    if (origin.sha256 if origin else None) != old.get("plugin") and old.get("kind") == spec.kind:
+        reasons.append(f"plugin code changed ({origin.name if origin else 'now built in'})")
     if prev_seed != recipe.pack.seed:
         reasons.append(f"pack seed changed ({prev_seed} -> {recipe.pack.seed})")
     if list(old.get("inputs", [])) != list(spec.inputs):

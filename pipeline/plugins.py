@@ -10,12 +10,18 @@ A plugin file is run once per process and per content (its module is named after
 so saving an edited plugin while `pcg watch` runs loads the new code beside the old. Workers
 that never loaded it (a process pool forked earlier, Dask workers) load it from the source that
 travels with its stages' params, so a plugin needs nothing on the worker's disk.
+
+The code runs from a copy named after its digest in the user's cache folder, not from the
+recipe's file: numba caches the kernels a plugin compiles by their source file, and a file that
+is edited while a build runs (or absent, on a worker) would have it cache one code under
+another's name.
 """
 
 from __future__ import annotations
 
 import hashlib
 import sys
+import threading
 import traceback
 import types
 from importlib.metadata import EntryPoint, entry_points
@@ -23,13 +29,17 @@ from pathlib import Path
 
 from pipeline import registry
 from pipeline.errors import PipelineError
-from pipeline.fsio import read_regular
+from pipeline.fsio import atomic_write, read_regular
+from pipeline.jit import cache_home
 from pipeline.registry import Origin, StageParams
 
 ENTRY_POINT_GROUP = "pcg_pipeline.stages"
 
 # sha256 of a plugin file's source -> the kinds it defines, for every plugin this process ran.
 _LOADED: dict[str, dict[str, type[StageParams]]] = {}
+# Running a plugin swaps the registry's collecting table: one at a time (threaded Dask workers
+# unpickle params concurrently).
+_LOCK = threading.RLock()
 
 
 class PluginError(Exception):
@@ -49,12 +59,18 @@ def load_file(path: Path, name: str) -> dict[str, type[StageParams]]:
 
 
 def load_source(name: str, path: str, source: bytes) -> dict[str, type[StageParams]]:
+    with _LOCK:
+        return _load_source(name, path, source)
+
+
+def _load_source(name: str, path: str, source: bytes) -> dict[str, type[StageParams]]:
     digest = hashlib.sha256(source).hexdigest()
     if digest in _LOADED:
         return _LOADED[digest]
     module_name = f"pcg_plugin_{digest[:16]}"
     module = types.ModuleType(module_name)
-    module.__file__ = path  # for tracebacks, and numba's cache of kernels the plugin compiles
+    path = _source_copy(digest, path, source)
+    module.__file__ = path  # for tracebacks, and numba's cache of the kernels the plugin compiles
     origin = Origin(name=name, sha256=digest, source=source, path=path)
     # In sys.modules while it runs and after: dataclasses, pickling and typing look the module up.
     sys.modules[module_name] = module
@@ -78,6 +94,18 @@ def load_source(name: str, path: str, source: bytes) -> dict[str, type[StagePara
     return _LOADED[digest]
 
 
+def _source_copy(digest: str, path: str, source: bytes) -> str:
+    """A file holding exactly `source`, named after its digest (and the plugin's file name, which
+    tracebacks show); the plugin's own path where the cache folder cannot be written."""
+    copy = cache_home() / "plugins" / f"{digest[:16]}-{Path(path).name}"
+    try:
+        if not copy.is_file() or copy.read_bytes() != source:
+            atomic_write(copy, source)
+    except OSError:
+        return path
+    return str(copy)
+
+
 def params_from_plugin(name: str, path: str, source: bytes, kind: str) -> StageParams:
     """Unpickling a plugin stage's params in a worker: load the plugin (once per process), then
     make an empty instance of its class that pickle fills in with the params' state."""
@@ -94,11 +122,19 @@ def load_installed() -> None:
 
 def _load_entry_point(ep: EntryPoint) -> None:
     package = f" (package {ep.dist.name})" if ep.dist is not None else ""
+    before = set(registry.registered())
     try:
         ep.load()
     except Exception as exc:
-        frames = traceback.extract_tb(exc.__traceback__)
+        # The deepest frame outside Python's import machinery: the package's line at fault.
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if "importlib" not in f.filename]
         where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
         raise PipelineError(
             [f"plugin {ep.name} = {ep.value!r}{package}, entry point {ENTRY_POINT_GROUP}: {type(exc).__name__}: {exc}{where}"]
         ) from None
+    release = f"{ep.dist.name}=={ep.dist.version}\n".encode() if ep.dist is not None else b""
+    for kind, cls in registry.registered().items():
+        if kind not in before:
+            module = sys.modules.get(cls.__module__)
+            digest = hashlib.sha256(release + registry.module_source(module)).hexdigest()
+            cls.defined_in = Origin(name=cls.__module__, sha256=digest)

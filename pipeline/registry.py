@@ -12,6 +12,7 @@ import importlib
 import re
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterator, TypeVar
 
 import numpy as np
@@ -74,8 +75,10 @@ class Origin:
     """Where a stage kind that is not built in comes from: its code is part of the cache key of
     every stage of that kind, so editing a plugin makes what it built stale."""
 
-    name: str  # a plugin file as the recipe names it, or the module of an installed package
-    sha256: str  # of the plugin file, or of the installed module's source file
+    name: str  # for messages: a plugin file as a recipe names it, or an installed package's module
+    # The cache key's part: of the plugin file's source, or of an installed package's name,
+    # version and module source (a new version of the package makes its output stale).
+    sha256: str
     # A plugin file's source and path travel with its stages' params to workers that never
     # loaded it (a process pool, Dask): see StageParams.__reduce_ex__.
     source: bytes | None = None
@@ -89,7 +92,7 @@ class StageParams(BaseModel):
 
     kind: ClassVar[str] = ""
     version: ClassVar[int] = 0
-    defined_in: ClassVar[Origin | None] = None  # None: built in
+    defined_in: ClassVar[Origin | None] = None  # the built-in kinds have none
     # How many input Levels the stage accepts (min, max).
     arity: ClassVar[tuple[int, int]] = (0, 0)
     # The stage may turn a map down (raise errors.Rejected): the build then makes the map again
@@ -213,7 +216,11 @@ def stage(kind: str, version: int) -> Callable[[S], S]:
         if _collecting is not None:
             found, origin = _collecting
             if kind in kinds() or kind in found:
-                where = "a built-in stage" if kind in kinds() else "defined twice in this file"
+                other = kinds().get(kind)
+                if other is None:
+                    where = "defined twice in this file"
+                else:
+                    where = f"the stage of {other.defined_in.name}" if other.defined_in is not None else "a built-in stage"
                 raise RuntimeError(f"stage kind {kind!r} is {where}: give yours another name")
             cls.defined_in = origin
             found[kind] = cls
@@ -231,17 +238,27 @@ def stage(kind: str, version: int) -> Callable[[S], S]:
 
 
 def _module_origin(cls: type[StageParams]) -> Origin | None:
-    """Built-in kinds have none; a kind defined elsewhere (an installed plugin package, a build
-    script) is keyed by its module's source, so editing it makes its output stale."""
+    """Built-in kinds have none; a kind defined elsewhere (a build script, a module imported
+    before the stages are used) is keyed by its module's source, so editing it makes its output
+    stale. Installed packages add their name and version (pipeline.plugins)."""
     module = sys.modules.get(cls.__module__)
     if cls.__module__.split(".")[0] == "pipeline" or module is None:
         return None
+    return Origin(name=cls.__module__, sha256=hashlib.sha256(module_source(module)).hexdigest())
+
+
+def module_source(module: Any) -> bytes:
+    """The source file's bytes of a module, or nothing when it has no file (a notebook cell)."""
     source = getattr(module, "__file__", None)
     try:
-        digest = hashlib.sha256(open(source, "rb").read()).hexdigest() if source else ""
+        return Path(source).read_bytes() if source else b""
     except OSError:
-        digest = ""
-    return Origin(name=cls.__module__, sha256=digest)
+        return b""
+
+
+def registered() -> dict[str, type[StageParams]]:
+    """The kinds registered so far, without importing any (for the plugin loader)."""
+    return dict(_KINDS)
 
 
 # Deeper than any real nesting; a stage that (through others) embeds itself is a bug, not a recipe.
@@ -275,7 +292,9 @@ def stage_config(params: StageParams) -> dict[str, Any]:
     if files:
         config["files"] = files
     if params.defined_in is not None:
-        config["plugin"] = {params.defined_in.name: params.defined_in.sha256}
+        # The code's digest alone: the name a recipe gives a plugin file is not its code, and two
+        # recipes may name one file by different paths.
+        config["plugin"] = params.defined_in.sha256
     return config
 
 

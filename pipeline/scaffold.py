@@ -59,14 +59,18 @@ class Scaffold:
 
 
 def scaffold(examples: bool) -> Scaffold:
+    from pipeline.recipe import plugin_kinds_of
     from pipeline.schema import recipe_schema
+
+    # With the examples comes their plugin: the schema knows its stage kinds, as `make schema` would.
+    plugins = plugin_kinds_of([EXAMPLES / "recipes"]) if examples else {}
 
     files: dict[str, bytes] = {
         "recipes/starter.toml": (EXAMPLES / "starter.toml").read_bytes(),
         "Makefile": MAKEFILE.encode(),
         ".taplo.toml": TAPLO.encode(),
         ".gitignore": GITIGNORE.encode(),
-        "recipe.schema.json": (json.dumps(recipe_schema(), indent=2) + "\n").encode(),
+        "recipe.schema.json": (json.dumps(recipe_schema(plugins), indent=2) + "\n").encode(),
     }
     files.update(_tree(EXAMPLES / "tilesets", "tilesets"))
     if examples:

@@ -64,6 +64,8 @@ def test_init_with_examples_brings_every_example_and_what_it_reads(installed: di
     # Every recipe loads there (the files each reads came along): `pcg list` validates them all.
     listed = subprocess.run([sys.executable, "-m", "pipeline", "list", "recipes"], cwd=project, env=installed, capture_output=True, text=True, timeout=300)
     assert listed.returncode == 0, listed.stdout + listed.stderr
+    schema = json.loads((project / "recipe.schema.json").read_text())
+    assert "demo.torches" in schema["properties"]["stage"]["additionalProperties"]["properties"]["use"]["enum"]
 
 
 def test_init_never_overwrites_a_file(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pickle
@@ -67,8 +68,21 @@ def test_a_plugin_stage_builds_the_same_bytes_serially_and_with_two_workers(tmp_
     assert tree_digests(serial / "exports" / "lit") == tree_digests(parallel / "exports" / "lit")
     assert torches_of(serial / "exports" / "lit"), "the plugin stage placed no torch"
     manifest = json.loads((serial / "exports" / "lit" / "manifest.json").read_text())
-    plugin = manifest["stages"]["torches"]["plugin"]
-    assert list(plugin) == ["stages/torches.py"] and len(plugin["stages/torches.py"]) == 64
+    assert manifest["stages"]["torches"]["plugin"] == hashlib.sha256(TORCHES.read_bytes()).hexdigest()
+
+
+def test_the_key_is_the_plugins_code_not_the_path_a_recipe_names_it_by(tmp_path: Path) -> None:
+    """Two recipes naming one plugin file by different paths share its classes in a process:
+    each recipe's keys and manifest stay the same whichever of them loads first."""
+    project = plugin_project(tmp_path, maps=1)
+    (project / "recipes" / "sub").mkdir()
+    (project / "recipes" / "sub" / "other.toml").write_text(
+        PLUGIN_RECIPE.format(name="other", maps=1).replace('"stages/torches.py"', '"../stages/torches.py"')
+    )
+    pcg("build", "recipes/sub/other.toml", "recipes/lit.toml", "-q", cwd=project)
+    first = (project / "exports" / "lit" / "manifest.json").read_bytes()
+    pcg("build", "recipes/lit.toml", "-q", "--force", cwd=project)
+    assert (project / "exports" / "lit" / "manifest.json").read_bytes() == first
 
 
 def test_a_plugin_stage_runs_on_a_dask_local_cluster(tmp_path: Path) -> None:
@@ -220,7 +234,9 @@ def test_an_installed_package_adds_stages_through_its_entry_point(tmp_path: Path
     assert built.returncode == 0, built.stderr
     assert torches_of(tmp_path / "exports" / "pkg")
     manifest = json.loads((tmp_path / "exports" / "pkg" / "manifest.json").read_text())
-    assert list(manifest["stages"]["torches"]["plugin"]) == ["mygame_stages"]
+    module = (tmp_path / "site" / "mygame_stages.py").read_bytes()
+    # The package's name and version are in the key with its module: an upgrade rebuilds.
+    assert manifest["stages"]["torches"]["plugin"] == hashlib.sha256(b"mygame-stages==1.0\n" + module).hexdigest()
 
 
 def test_a_broken_installed_package_is_one_clear_message(tmp_path: Path) -> None:
@@ -228,3 +244,59 @@ def test_a_broken_installed_package_is_one_clear_message(tmp_path: Path) -> None
     proc = subprocess.run([sys.executable, "-m", "pipeline", "stages"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "plugin mygame = 'mygame_stages' (package mygame-stages), entry point pcg_pipeline.stages: ValueError: half-installed at mygame_stages.py:2" in " ".join(proc.stderr.split())
+
+
+COMPILED_PLUGIN = '''
+import numpy as np
+from pipeline.jit import compiled
+from pipeline.level import Level
+from pipeline.registry import StageParams, stage
+
+
+@compiled
+def _invert(tiles):
+    out = tiles.copy()
+    for i in range(out.size):
+        out.flat[i] = 1 - out.flat[i]
+    return out
+
+
+@stage("demo.invert", version=1)
+class Invert(StageParams):
+    """Walls become floor and floor becomes walls (a numba kernel of the plugin's own)."""
+
+    arity = (1, 1)
+
+    def run(self, inputs, rng):
+        level = inputs[0]
+        return Level(tiles=_invert(np.ascontiguousarray(level.tiles)), alphabet=level.alphabet)
+'''
+
+
+def test_a_plugin_with_a_compiled_kernel_runs_where_its_file_is_not(tmp_path: Path) -> None:
+    """numba caches a kernel by its source file: a worker without the plugin file still
+    compiles and caches it (from the copy named after the plugin's digest)."""
+    (tmp_path / "recipes" / "stages").mkdir(parents=True)
+    (tmp_path / "recipes" / "stages" / "invert.py").write_text(COMPILED_PLUGIN)
+    text = PLUGIN_RECIPE.format(name="inv", maps=1).replace("torches.py", "invert.py").replace('use = "demo.torches"', 'use = "demo.invert"').replace("spacing = 3\n", "")
+    write_recipe(tmp_path, "inv", text)
+    spec = load_recipe(tmp_path / "recipes" / "inv.toml").by_name["torches"]
+    payload = tmp_path / "params.pickle"
+    payload.write_bytes(pickle.dumps(spec.params))
+    shutil.rmtree(tmp_path / "recipes")
+    script = textwrap.dedent(
+        f"""
+        import pickle
+        import numpy as np
+        from pipeline.level import Level, Symbol
+        params = pickle.loads(open({str(payload)!r}, "rb").read())
+        tiles = np.zeros((3, 4), np.uint8); tiles[1, 1:3] = 1
+        level = Level(tiles=tiles, alphabet=(Symbol("B", "wall", "#000000"), Symbol("W", "floor", "#ffffff")))
+        print(params.run([level], np.random.default_rng(0)).tiles.sum())
+        """
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["10"]
+    assert list((tmp_path / "numba" / "plugins").glob("*-invert.py"))

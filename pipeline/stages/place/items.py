@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Union
+from typing import ClassVar, Union
 
 import numpy as np
 from pydantic import Field, field_validator
@@ -10,10 +10,11 @@ from pydantic import Field, field_validator
 from pipeline.jit import compiled
 from pipeline.level import RGB_COLOR, Color, Level, MapObject, check_finite
 from pipeline.registry import stage
+from pipeline.stages.place.count import count_type, draw_count
 from pipeline.stages.regions.walkable import WalkableStage
 
 
-Count = Annotated[int, Field(ge=0, le=1_000_000)]
+ItemCount = count_type(1_000_000)
 
 
 @stage("place.items", version=1)
@@ -29,7 +30,7 @@ class Items(WalkableStage):
     arity: ClassVar[tuple[int, int]] = (1, 1)
 
     type: str = Field("item", min_length=1, description="Object type (and name prefix), e.g. \"chest\".")
-    count: Union[Count, tuple[Count, Count]] = Field(
+    count: ItemCount = Field(
         5, description="How many to place, or [min, max]: a number drawn per map from the map's seed."
     )
     spacing: float = Field(3.0, ge=0, le=1000, description="Least distance between items, in tiles.")
@@ -38,13 +39,6 @@ class Items(WalkableStage):
     properties: dict[str, Union[bool, int, float, str]] = Field(
         default_factory=dict, description='Typed properties for every item, e.g. {gold = 10, locked = true, glow = "#ffa300"} ("#rrggbb" is a colour).'
     )
-
-    @field_validator("count")
-    @classmethod
-    def _range(cls, value: int | tuple[int, int]) -> int | tuple[int, int]:
-        if isinstance(value, tuple) and value[0] > value[1]:
-            raise ValueError(f"must be [min, max] with min <= max (got {list(value)})")
-        return value
 
     @field_validator("properties")
     @classmethod
@@ -63,7 +57,7 @@ class Items(WalkableStage):
         existing = np.array([y * w + x for y, x in taken], dtype=np.int64)
         order = rng.permutation(np.flatnonzero(allowed.ravel())).astype(np.int64)
         # Drawn after the order, so that a fixed count places exactly what it always placed.
-        count = self.count if isinstance(self.count, int) else int(rng.integers(self.count[0], self.count[1] + 1))
+        count = draw_count(self.count, rng)
         chosen = scatter(w, h, order, existing, count, self.spacing)
         props = {k: Color(v) if isinstance(v, str) and RGB_COLOR.match(v) else v for k, v in self.properties.items()}
         items = [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 import numpy as np
@@ -94,7 +95,8 @@ class PlacePath(WalkableStage):
                 return y * w + x
         stand_in = _MAZE_STAND_INS.get(kind)
         cell = level.properties.get(stand_in, "") if stand_in else ""
-        if isinstance(cell, str) and cell.count(",") == 1:
+        # A maze's "x,y"; anything else (a hand-made map's own `exit` property) is no stand-in.
+        if isinstance(cell, str) and re.fullmatch(r"\d+,\d+", cell):
             cx, cy = (int(v) for v in cell.split(","))
             x, y = 2 * cx + 1, 2 * cy + 1  # the block form: cell (cx, cy) is tile (2cx + 1, 2cy + 1)
             if 0 <= x < w and 0 <= y < h:

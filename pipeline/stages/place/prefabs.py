@@ -5,20 +5,21 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, Callable, ClassVar, Union
+from typing import Callable, ClassVar, Union
 
 import numpy as np
-from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 from scipy import ndimage, signal
 
 from pipeline.errors import KeyedError, PipelineError, Rejected
 from pipeline.level import Level, MapObject, PropertyValue, Symbol
 from pipeline.registry import stage
+from pipeline.stages.place.count import count_type, draw_count, most_of
 from pipeline.stages.compose.overlay import merge_alphabets
 from pipeline.stages.load.tmx import MapFileError, read_map_file
 from pipeline.stages.regions.walkable import WalkableStage
 
-Count = Annotated[int, Field(ge=0, le=10_000)]
+PrefabCount = count_type(10_000)
 _FOUR = ndimage.generate_binary_structure(2, 1)  # 4-connectivity, as regions.label by default
 
 
@@ -82,7 +83,7 @@ class Prefabs(WalkableStage):
     may_reject: ClassVar[bool] = True
 
     prefabs: str = Field(description='Tiled maps (.tmx, .tmj) to stamp: a glob relative to the recipe, e.g. "prefabs/*.tmx".')
-    count: Union[Count, tuple[Count, Count]] = Field(
+    count: PrefabCount = Field(
         1, description="How many prefabs to place per map, or [min, max]: a number drawn per map from the map's seed."
     )
     rotate: bool = Field(False, description="Let prefabs turn by 90, 180 and 270 degrees.")
@@ -97,13 +98,6 @@ class Prefabs(WalkableStage):
 
     _prefabs: tuple[_Prefab, ...] = PrivateAttr(())
     _files: dict[str, str] = PrivateAttr(default_factory=dict)
-
-    @field_validator("count")
-    @classmethod
-    def _range(cls, value: int | tuple[int, int]) -> int | tuple[int, int]:
-        if isinstance(value, tuple) and value[0] > value[1]:
-            raise ValueError(f"must be [min, max] with min <= max (got {list(value)})")
-        return value
 
     @model_validator(mode="after")
     def _load(self, info: ValidationInfo) -> Prefabs:
@@ -166,7 +160,7 @@ class Prefabs(WalkableStage):
         return dict(self._files)
 
     def added_stats(self) -> tuple[str, ...]:
-        most = self.count if isinstance(self.count, int) else self.count[1]
+        most = most_of(self.count)
         return ("prefabs", *(f"prefab_{k}" for k in range(1, most + 1)))
 
     # ----------------------------------------------------------------------------------------
@@ -175,7 +169,7 @@ class Prefabs(WalkableStage):
         level = inputs[0]
         if not self._prefabs:  # only a validated stage has them
             raise PipelineError(["place.prefabs: the stage was not validated (make it with model_validate)"])
-        count = self.count if isinstance(self.count, int) else int(rng.integers(self.count[0], self.count[1] + 1))
+        count = draw_count(self.count, rng)
         order = rng.permutation(len(self._prefabs))
 
         # Every prefab's symbols join the map's alphabet, in file order, placed or not: every
