@@ -226,7 +226,11 @@ def plugin_kinds_of(targets: list[Path]) -> dict[str, type[StageParams]]:
         except (OSError, UnicodeDecodeError, tomli.TOMLDecodeError) as exc:
             raise RecipeError([f"{path}: cannot read recipe ({exc})"]) from None
         problems: list[str] = []
-        found.update(_plugin_kinds(_plugin_names(data, None), path.parent, problems))
+        for kind, cls in _plugin_kinds(_plugin_names(data, None), path.parent, problems).items():
+            if kind in found and found[kind] is not cls:
+                other = found[kind].defined_in
+                problems.append(f"pack.plugins: stage kind {kind!r} is also defined, differently, by {other.name if other else '?'} of another recipe")
+            found[kind] = cls
         if problems:
             raise RecipeError(f"{path}: {p}" for p in problems)
     return dict(sorted(found.items()))

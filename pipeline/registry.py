@@ -236,7 +236,6 @@ def stage(kind: str, version: int) -> Callable[[S], S]:
     return register
 
 
-
 def _module_origin(cls: type[StageParams]) -> Origin | None:
     """Built-in kinds have none; a kind defined elsewhere (a build script, a module imported
     before the stages are used) is keyed by its module's source, so editing it makes its output
