@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import numbers
@@ -487,17 +488,31 @@ class Entry:
         return cls(**{f.name: data.get(f.name) for f in dataclasses.fields(cls)})
 
 
+Run = tuple[StageSpec, list[Level], Level]
+
+
 def compute(kind: str) -> Entry:
     """Run `kind`'s fixture now: its golden entry as the code stands."""
-    with fixture(kind) as (recipe, text):
-        return _run(kind, recipe, text)
+    return _compute(kind)[0]
 
 
-def stage_runs(kind: str) -> list[tuple[StageSpec, list[Level], Level]]:
+@functools.cache
+def computed(kind: str) -> tuple[Entry, tuple[Run, ...]]:
+    """`kind`'s entry and stage runs, computed once per process: for tests that check the code
+    as it stands (never call it while a test patches a stage). The Levels are frozen."""
+    return _compute(kind)
+
+
+def stage_runs(kind: str) -> list[Run]:
     """Every stage of `kind` in its fixture (exporters and rejected maps left out) with the
     Levels it took and made: for checks over every kind besides the digests."""
-    with fixture(kind) as (recipe, _):
+    return list(computed(kind)[1])
+
+
+def _compute(kind: str) -> tuple[Entry, tuple[Run, ...]]:
+    with fixture(kind) as (recipe, text):
         runner = _Runner(recipe)
+        entry = _run(kind, recipe, text, runner)
         runs = []
         for spec in recipe.stages:
             if spec.kind != kind or spec.is_exporter:
@@ -507,7 +522,7 @@ def stage_runs(kind: str) -> list[tuple[StageSpec, list[Level], Level]]:
             except Rejected:
                 continue
             runs.append((spec, [runner.level_of(i) for i in spec.inputs], made))
-        return runs
+        return entry, tuple(runs)
 
 
 @contextlib.contextmanager
@@ -552,7 +567,7 @@ class _Runner:
         return self.levels[name]
 
 
-def _run(kind: str, recipe: Recipe, text: str) -> Entry:
+def _run(kind: str, recipe: Recipe, text: str, runner: _Runner) -> Entry:
     subjects = [s for s in recipe.stages if s.kind == kind]
     if not subjects:
         raise GoldenError(f"the fixture of {kind} has no stage of that kind")
@@ -578,7 +593,7 @@ def _run(kind: str, recipe: Recipe, text: str) -> Entry:
         }
     )
 
-    level_of = _Runner(recipe).level_of
+    level_of = runner.level_of
     inputs = {s.name: [level_digest(level_of(i)) for i in s.inputs if i not in names] for s in subjects}
     outputs = {s.name: _output(s, level_of) for s in subjects}
     return Entry(

@@ -9,7 +9,7 @@ from typing import Callable, ClassVar, Union
 
 import numpy as np
 from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
-from scipy import ndimage, signal
+from scipy import ndimage
 
 from pipeline.errors import KeyedError, PipelineError, Rejected
 from pipeline.level import Level, MapObject, PropertyValue, Symbol
@@ -339,6 +339,10 @@ def _correlate(grid: np.ndarray, mask: np.ndarray) -> np.ndarray:
     lands on a True cell of `grid` (FFT for big grids, so no per-cell loop)."""
     if not grid.any():
         return np.zeros((grid.shape[0] - mask.shape[0] + 1, grid.shape[1] - mask.shape[1] + 1), dtype=bool)
+    # Imported here: scipy.signal takes half a second to import, and every command that lists
+    # the stage kinds imports this module.
+    from scipy import signal
+
     hits = signal.correlate(grid.astype(np.float32), mask.astype(np.float32), mode="valid")
     return hits > 0.5
 
