@@ -27,6 +27,13 @@ def _cache_dir() -> Path:
     return cache_home() / f"numba-{digest.hexdigest()[:16]}"
 
 
+def kernels_cached() -> bool:
+    """Whether this version's kernels were compiled on this machine before: numba's cache folder
+    for it holds some. A first build compiles every kernel it uses, most of a minute on 2 cores."""
+    folder = _cache_dir()
+    return folder.is_dir() and any(folder.iterdir())
+
+
 def cache_home() -> Path:
     """This user's cache folder of pcg-pipeline (compiled kernels, plugin sources)."""
     return Path(
