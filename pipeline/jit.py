@@ -62,13 +62,33 @@ class _Lazy:
             namespace = self.fn.__globals__
             for name in self.fn.__code__.co_names:
                 dep = namespace.get(name)
-                if isinstance(dep, _Lazy):
+                if isinstance(dep, (_Lazy, _Deferred)):
                     namespace[name] = dep.materialize()
             self.dispatcher = njit(cache=True, nogil=True)(self.fn)
         return self.dispatcher
 
     def __call__(self, *args: Any) -> Any:
         return self.materialize()(*args)
+
+
+class _Deferred:
+    """A function from numba's own modules (which import numba), imported when a compiled
+    function that calls it is compiled."""
+
+    def __init__(self, module: str, name: str):
+        self.module = module
+        self.name = name
+
+    def materialize(self) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(self.module), self.name)
+
+
+def numba_function(module: str, name: str) -> Any:
+    """`from module import name` for compiled functions, deferred like `compiled` (numba's jitable
+    helpers, such as its bounded random integers, are only importable with numba)."""
+    return _Deferred(module, name)
 
 
 def compiled(fn: F) -> F:

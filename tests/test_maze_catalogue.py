@@ -188,3 +188,28 @@ def test_sidewinder_top_row_is_one_corridor_and_every_run_opens_north_once() -> 
             north = t[2 * y, 1::2] == 1
             runs = np.concatenate([[0], np.cumsum(~east)])  # run id of every cell of the row
             assert (np.bincount(runs, weights=north) == 1).all()
+
+
+def test_below_draws_what_integers_draws() -> None:
+    """graph.below stands in for `rng.integers(0, n)` in the generators' kernels (it calls numba's
+    bounded draws directly): the same values from the same stream, for every size of bound, so a
+    numba upgrade that changes those internals fails here rather than silently in mazes."""
+    import numba
+
+    from pipeline.grid.graph import below
+
+    # Compiling a kernel that calls it swaps the module's lazy `below` for its dispatcher.
+    fast = below.materialize() if hasattr(below, "materialize") else below
+
+    @numba.njit
+    def draws(rng, bounds, fast_path):  # type: ignore[no-untyped-def]
+        out = np.empty(bounds.size, dtype=np.int64)
+        for i in range(bounds.size):
+            out[i] = fast(rng, bounds[i]) if fast_path else rng.integers(0, bounds[i])
+            if i % 7 == 0:  # interleave another kind of draw, as the kernels do
+                out[i] += int(rng.random() * 1000)
+        return out
+
+    bounds = np.array([1, 2, 3, 4, 5, 1000, 2**31, 2**32 - 1, 2**32, 2**32 + 1, 2**33, 2**62, 7 * 10**9])
+    bounds = np.random.default_rng(0).choice(bounds, 20_000)
+    assert np.array_equal(draws(rng_for((1,)), bounds, True), draws(rng_for((1,)), bounds, False))

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.jit import compiled
+from pipeline.jit import compiled, numba_function
+
+# numba's own bounded-integer draws, the ones its `Generator.integers` makes: `below` calls them
+# directly (tests/test_maze_catalogue.py checks it against `integers`).
+next_uint32 = numba_function("numba.np.random.generator_core", "next_uint32")
+bounded_lemire_uint64 = numba_function("numba.np.random.random_methods", "bounded_lemire_uint64")
+buffered_bounded_lemire_uint32 = numba_function("numba.np.random.random_methods", "buffered_bounded_lemire_uint32")
 
 # Neighbour offsets in the order every kernel uses: north, east, south, west.
 DX = np.array([0, 1, 0, -1], dtype=np.int64)
@@ -31,11 +37,26 @@ def neighbours_where(flags: np.ndarray, value: int, x: int, y: int, w: int, h: i
 
 
 @compiled
+def below(rng: np.random.Generator, n: int) -> int:
+    """`below(rng, n)` for n >= 1: the same draw from the same stream, about three times
+    faster, since numba's scalar `integers` allocates a one-item array on every call (20 ns; the
+    generators draw millions)."""
+    r = n - 1
+    if r == 0:
+        return 0  # no draw, as in numpy
+    if r < 0xFFFFFFFF:
+        return np.int64(buffered_bounded_lemire_uint32(rng.bit_generator, r))
+    if r == 0xFFFFFFFF:
+        return np.int64(next_uint32(rng.bit_generator))
+    return np.int64(bounded_lemire_uint64(rng.bit_generator, r))
+
+
+@compiled
 def random_direction(rng: np.random.Generator, pool: np.ndarray) -> int:
     """A uniform direction 0..3 from two random bits; `pool` ([bits, count]) keeps the rest of
     each 62-bit draw for the next 30 calls, since random walks take hundreds of millions of steps."""
     if pool[1] == 0:
-        pool[0] = rng.integers(0, 1 << 62)
+        pool[0] = below(rng, 1 << 62)
         pool[1] = 31
     d = pool[0] & 3
     pool[0] >>= 2

@@ -6,7 +6,7 @@ import numpy as np
 
 from pipeline.jit import compiled
 from pipeline.registry import stage
-from pipeline.grid.graph import DX, DY
+from pipeline.grid.graph import DX, DY, below
 from pipeline.stages.maze.generator import MazeGenerator
 
 
@@ -27,7 +27,7 @@ class AldousBroder(MazeGenerator):
 def carve_aldous_broder(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
     tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
     visited = np.zeros(w * h, dtype=np.bool_)
-    c = rng.integers(0, w * h)
+    c = below(rng, w * h)
     visited[c] = True
     tiles[2 * (c // w) + 1, 2 * (c % w) + 1] = 1
     remaining = w * h - 1
@@ -40,7 +40,7 @@ def carve_aldous_broder(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
         # registers here: the walk takes ~n log^2 n steps, and a helper's memory round trip
         # doubles its time. A step off the grid is simply redrawn.
         if left == 0:
-            bits = rng.integers(0, 1 << 62)
+            bits = below(rng, 1 << 62)
             left = 31
         d = bits & 3
         bits >>= 2

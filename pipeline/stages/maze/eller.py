@@ -7,7 +7,7 @@ import numpy as np
 from pipeline.jit import compiled
 from pipeline.registry import stage
 from pipeline.stages.maze.generator import MazeGenerator
-from pipeline.grid.graph import find, union
+from pipeline.grid.graph import below, find, union
 
 
 @stage("maze.eller", version=1)
@@ -58,7 +58,7 @@ def carve_eller(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
         for x in range(w):
             r = find(parent, base + x)
             if not has_down[r] and skip[r] < 0:
-                skip[r] = rng.integers(0, members[r])
+                skip[r] = below(rng, members[r])
         for x in range(w):
             r = find(parent, base + x)
             if not has_down[r]:

@@ -10,7 +10,7 @@ from pydantic import Field, field_validator
 from pipeline.jit import compiled
 from pipeline.registry import stage
 from pipeline.stages.maze.generator import MazeGenerator
-from pipeline.grid.graph import DX, DY, neighbours_where
+from pipeline.grid.graph import DX, DY, below, neighbours_where
 
 METHODS = ("newest", "random", "oldest", "middle")
 _TERM = re.compile(r"^\s*(newest|random|oldest|middle)\s*(?::\s*(\d+(?:\.\d+)?)\s*)?$")
@@ -96,7 +96,7 @@ def carve_growing_tree(w: int, h: int, weights: np.ndarray, rng: np.random.Gener
     while top_bit * 2 <= n:
         top_bit *= 2
     options = np.empty(4, dtype=np.int64)
-    start = rng.integers(0, n)
+    start = below(rng, n)
     visited[start] = True
     tiles[2 * (start // w) + 1, 2 * (start % w) + 1] = 1
     slot_cell[0] = start
@@ -120,7 +120,7 @@ def carve_growing_tree(w: int, h: int, weights: np.ndarray, rng: np.random.Gener
         if method == 0:
             slot = tail
         elif method == 1:
-            slot = _fenwick_select(tree, rng.integers(0, active), top_bit)
+            slot = _fenwick_select(tree, below(rng, active), top_bit)
         elif method == 2:
             slot = head
         else:
@@ -144,7 +144,7 @@ def carve_growing_tree(w: int, h: int, weights: np.ndarray, rng: np.random.Gener
                 tail = p
             active -= 1
             continue
-        d = options[rng.integers(0, m)]
+        d = options[below(rng, m)]
         nx = x + DX[d]
         ny = y + DY[d]
         nc = ny * w + nx

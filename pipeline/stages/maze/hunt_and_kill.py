@@ -7,7 +7,7 @@ import numpy as np
 from pipeline.jit import compiled
 from pipeline.registry import stage
 from pipeline.stages.maze.generator import MazeGenerator
-from pipeline.grid.graph import DX, DY, neighbours_where
+from pipeline.grid.graph import DX, DY, below, neighbours_where
 
 
 @stage("maze.hunt_and_kill", version=1)
@@ -30,7 +30,7 @@ def carve_hunt_and_kill(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
     visited = np.zeros(n, dtype=np.bool_)
     unvisited_in_row = np.full(h, w, dtype=np.int64)
     options = np.empty(4, dtype=np.int64)
-    c = rng.integers(0, n)
+    c = below(rng, n)
     visited[c] = True
     unvisited_in_row[c // w] -= 1
     tiles[2 * (c // w) + 1, 2 * (c % w) + 1] = 1
@@ -41,7 +41,7 @@ def carve_hunt_and_kill(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
         y = c // w
         m = neighbours_where(visited, False, x, y, w, h, options)
         if m > 0:  # kill: walk on
-            d = options[rng.integers(0, m)]
+            d = options[below(rng, m)]
         else:  # hunt: the first unvisited cell, in reading order, with a visited neighbour
             while unvisited_in_row[hunt_row] == 0:
                 hunt_row += 1
@@ -55,7 +55,7 @@ def carve_hunt_and_kill(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
                     m = neighbours_where(visited, True, xx, yy, w, h, options)
                     if m > 0:
                         # Join the found cell to a random visited neighbour; the walk goes on from it.
-                        back = options[rng.integers(0, m)]
+                        back = options[below(rng, m)]
                         c = yy * w + xx
                         x = xx + DX[back]
                         y = yy + DY[back]

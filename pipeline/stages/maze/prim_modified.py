@@ -7,7 +7,7 @@ import numpy as np
 from pipeline.jit import compiled
 from pipeline.registry import stage
 from pipeline.stages.maze.generator import MazeGenerator
-from pipeline.grid.graph import DX, DY, neighbours_where
+from pipeline.grid.graph import DX, DY, below, neighbours_where
 
 
 @stage("maze.prim_modified", version=1)
@@ -30,7 +30,7 @@ def carve_prim_modified(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
     frontier = np.empty(n, dtype=np.int64)
     options = np.empty(4, dtype=np.int64)
     size = 0
-    c = rng.integers(0, n)
+    c = below(rng, n)
     while True:
         state[c] = 2
         x = c % w
@@ -45,13 +45,13 @@ def carve_prim_modified(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
                 size += 1
         if size == 0:
             break
-        k = rng.integers(0, size)
+        k = below(rng, size)
         c = frontier[k]
         size -= 1
         frontier[k] = frontier[size]
         x = c % w
         y = c // w
         m = neighbours_where(state, 2, x, y, w, h, options)
-        d = options[rng.integers(0, m)]
+        d = options[below(rng, m)]
         tiles[2 * y + 1 + DY[d], 2 * x + 1 + DX[d]] = 1
     return tiles

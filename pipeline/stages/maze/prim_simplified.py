@@ -7,7 +7,7 @@ import numpy as np
 from pipeline.jit import compiled
 from pipeline.registry import stage
 from pipeline.stages.maze.generator import MazeGenerator
-from pipeline.grid.graph import DX, DY
+from pipeline.grid.graph import DX, DY, below
 
 
 @stage("maze.prim_simplified", version=1)
@@ -27,10 +27,11 @@ def carve_prim_simplified(w: int, h: int, rng: np.random.Generator) -> np.ndarra
     n = w * h
     tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
     visited = np.zeros(n, dtype=np.bool_)
-    frontier_from = np.empty(4 * n, dtype=np.int64)
-    frontier_dir = np.empty(4 * n, dtype=np.int64)
+    # A frontier wall is (cell << 2) | direction in one int32: half the memory of two int64
+    # arrays, and each random pick touches one cache line instead of two.
+    frontier = np.empty(4 * n, dtype=np.int32)
     size = 0
-    c = rng.integers(0, n)
+    c = below(rng, n)
     remaining = n
     while True:
         visited[c] = True
@@ -44,16 +45,14 @@ def carve_prim_simplified(w: int, h: int, rng: np.random.Generator) -> np.ndarra
             nx = x + DX[d]
             ny = y + DY[d]
             if 0 <= nx < w and 0 <= ny < h and not visited[ny * w + nx]:
-                frontier_from[size] = c
-                frontier_dir[size] = d
+                frontier[size] = (c << 2) | d
                 size += 1
         while True:  # a random frontier wall; walls whose far side joined meanwhile are dropped
-            k = rng.integers(0, size)
-            a = frontier_from[k]
-            d = frontier_dir[k]
+            k = below(rng, size)
+            a = frontier[k] >> 2
+            d = frontier[k] & 3
             size -= 1
-            frontier_from[k] = frontier_from[size]
-            frontier_dir[k] = frontier_dir[size]
+            frontier[k] = frontier[size]
             b = a + DX[d] + DY[d] * w
             if not visited[b]:
                 break

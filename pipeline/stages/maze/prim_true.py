@@ -95,12 +95,27 @@ def carve_prim_true(w: int, h: int, weights: np.ndarray, start: int) -> np.ndarr
             first = 4 * i + 1
             if first >= size:
                 break
-            child = first
-            smallest = heap[first]
-            for k in range(first + 1, min(first + 4, size)):
-                if heap[k] < smallest:
-                    smallest = heap[k]
-                    child = k
+            if first + 3 < size:
+                # Four children: pick the least with selects, not branches (which of four random
+                # keys is least is a coin toss to the branch predictor). Keys are unique (each
+                # holds its cell), so this is the first least, as the loop below finds it.
+                k0 = heap[first]
+                k1 = heap[first + 1]
+                k2 = heap[first + 2]
+                k3 = heap[first + 3]
+                a = first if k0 < k1 else first + 1
+                ka = k0 if k0 < k1 else k1
+                b = first + 2 if k2 < k3 else first + 3
+                kb = k2 if k2 < k3 else k3
+                child = a if ka < kb else b
+                smallest = ka if ka < kb else kb
+            else:
+                child = first
+                smallest = heap[first]
+                for k in range(first + 1, size):
+                    if heap[k] < smallest:
+                        smallest = heap[k]
+                        child = k
             if last <= smallest:
                 break
             heap[i] = smallest

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.jit import compiled
+from pipeline.grid.graph import below
 from pipeline.registry import stage
 from pipeline.stages.maze.generator import MazeGenerator
 
@@ -28,7 +29,7 @@ def carve_recursive_division(w: int, h: int, rng: np.random.Generator) -> np.nda
     tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
     tiles[1:-1, 1:-1] = 1
     tiles[2:-1:2, 2:-1:2] = 0  # pillars stay wall
-    stack = np.empty((2 * w * h + 1, 4), dtype=np.int64)  # regions (x, y, w, h) in cells
+    stack = np.empty((2 * w * h + 1, 4), dtype=np.int32)  # regions (x, y, w, h) in cells
     stack[0, 0] = 0
     stack[0, 1] = 0
     stack[0, 2] = w
@@ -48,8 +49,8 @@ def carve_recursive_division(w: int, h: int, rng: np.random.Generator) -> np.nda
         elif rh < 2:
             horizontal = False
         if horizontal:
-            k = rng.integers(0, rh - 1)  # the wall lies below row ry + k
-            gap = rx + rng.integers(0, rw)
+            k = below(rng, rh - 1)  # the wall lies below row ry + k
+            gap = rx + below(rng, rw)
             row = 2 * (ry + k) + 2
             for x in range(rx, rx + rw):
                 if x != gap:
@@ -63,8 +64,8 @@ def carve_recursive_division(w: int, h: int, rng: np.random.Generator) -> np.nda
             stack[top + 1, 2] = rw
             stack[top + 1, 3] = rh - k - 1
         else:
-            k = rng.integers(0, rw - 1)  # the wall lies right of column rx + k
-            gap = ry + rng.integers(0, rh)
+            k = below(rng, rw - 1)  # the wall lies right of column rx + k
+            gap = ry + below(rng, rh)
             col = 2 * (rx + k) + 2
             for y in range(ry, ry + rh):
                 if y != gap:

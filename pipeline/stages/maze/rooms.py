@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.jit import compiled
-from pipeline.grid.graph import union
+from pipeline.grid.graph import below, union
 
 
 @compiled
@@ -26,9 +26,9 @@ def join_blocks(tiles: np.ndarray, size: int, rng: np.random.Generator) -> None:
         if e % 2 == 0:
             if bx + 1 < bw and union(parent, b, b + 1):
                 x = (bx + 1) * size - 1  # last column of the west block
-                y = by * size + rng.integers(0, min(size, h - by * size))
+                y = by * size + below(rng, min(size, h - by * size))
                 tiles[2 * y + 1, 2 * x + 2] = 1
         elif by + 1 < bh and union(parent, b, b + bw):
             y = (by + 1) * size - 1
-            x = bx * size + rng.integers(0, min(size, w - bx * size))
+            x = bx * size + below(rng, min(size, w - bx * size))
             tiles[2 * y + 2, 2 * x + 1] = 1

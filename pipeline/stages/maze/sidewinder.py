@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.jit import compiled
+from pipeline.grid.graph import below
 from pipeline.registry import stage
 from pipeline.stages.maze.generator import MazeGenerator
 
@@ -32,7 +33,7 @@ def carve_sidewinder(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
         for x in range(w):
             if x == w - 1 or rng.random() < 0.5:
                 # Close the run: one passage north from a random cell of it.
-                up = run_start + rng.integers(0, x - run_start + 1)
+                up = run_start + below(rng, x - run_start + 1)
                 tiles[2 * y, 2 * up + 1] = 1
                 run_start = x + 1
             else:

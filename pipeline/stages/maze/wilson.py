@@ -6,7 +6,7 @@ import numpy as np
 
 from pipeline.jit import compiled
 from pipeline.registry import stage
-from pipeline.grid.graph import DX, DY, random_direction
+from pipeline.grid.graph import DX, DY, below
 from pipeline.stages.maze.generator import MazeGenerator
 
 
@@ -29,10 +29,11 @@ def carve_wilson(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
     tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
     in_tree = np.zeros(n, dtype=np.bool_)
     step_dir = np.zeros(n, dtype=np.int8)  # the last direction the walk left each cell by
-    root = rng.integers(0, n)
+    root = below(rng, n)
     in_tree[root] = True
     tiles[2 * (root // w) + 1, 2 * (root % w) + 1] = 1
-    pool = np.zeros(2, dtype=np.int64)
+    bits = 0
+    left = 0
     for start in range(n):
         if in_tree[start]:
             continue
@@ -40,7 +41,14 @@ def carve_wilson(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
         x = start % w
         y = start // w
         while not in_tree[y * w + x]:
-            d = random_direction(rng, pool)
+            # Two random bits per step, as graph.random_direction draws them, kept in registers:
+            # the walks take tens of millions of steps and a helper's memory round trip shows.
+            if left == 0:
+                bits = below(rng, 1 << 62)
+                left = 31
+            d = bits & 3
+            bits >>= 2
+            left -= 1
             nx = x + DX[d]
             ny = y + DY[d]
             if nx < 0 or ny < 0 or nx >= w or ny >= h:
