@@ -9,7 +9,6 @@ from typing import Callable, ClassVar, Union
 
 import numpy as np
 from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
-from scipy import ndimage
 
 from pipeline.errors import KeyedError, PipelineError, Rejected
 from pipeline.level import Level, MapObject, PropertyValue, Symbol
@@ -20,7 +19,9 @@ from pipeline.stages.load.tmx import MapFileError, read_map_file
 from pipeline.stages.regions.walkable import WalkableStage
 
 PrefabCount = count_type(10_000)
-_FOUR = ndimage.generate_binary_structure(2, 1)  # 4-connectivity, as regions.label by default
+# 4-connectivity, as regions.label by default. scipy is imported where used: it costs every
+# command that lists the stage kinds (all of them import this module) a third of a second.
+_FOUR = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], dtype=bool)
 
 
 @dataclass(frozen=True)
@@ -339,8 +340,6 @@ def _correlate(grid: np.ndarray, mask: np.ndarray) -> np.ndarray:
     lands on a True cell of `grid` (FFT for big grids, so no per-cell loop)."""
     if not grid.any():
         return np.zeros((grid.shape[0] - mask.shape[0] + 1, grid.shape[1] - mask.shape[1] + 1), dtype=bool)
-    # Imported here: scipy.signal takes half a second to import, and every command that lists
-    # the stage kinds imports this module.
     from scipy import signal
 
     hits = signal.correlate(grid.astype(np.float32), mask.astype(np.float32), mode="valid")
@@ -357,6 +356,8 @@ def _object_cells(level: Level) -> np.ndarray:
 
 
 def _areas(walk: np.ndarray) -> int:
+    from scipy import ndimage
+
     return int(ndimage.label(walk, structure=_FOUR)[1])
 
 
@@ -374,7 +375,7 @@ def _stays_connected(walk: np.ndarray, filled: np.ndarray, stamp: np.ndarray, y:
     window = walk[y0:y1, x0:x1].copy()
     sub = window[y - y0 : y - y0 + h, x - x0 : x - x0 + w]
     sub[filled] = stamp[filled]
-    if ndimage.label(window, structure=_FOUR)[1] <= 1:
+    if _areas(window) <= 1:
         return True
     whole = walk.copy()
     region = whole[y : y + h, x : x + w]
