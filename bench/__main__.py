@@ -1,7 +1,13 @@
+import time
+
+from rich.console import Console
+
 from bench import backtracker, catalogue, dungeons, rewrite, scale
 
-backtracker.main()
-catalogue.main()
-rewrite.main()
-dungeons.main()
-scale.main()
+start = time.perf_counter()
+took = []
+for bench in (backtracker, catalogue, rewrite, dungeons, scale):
+    t = time.perf_counter()
+    bench.main()
+    took.append(f"{bench.__name__.removeprefix('bench.')} {time.perf_counter() - t:.0f} s")
+Console(width=120).print(f"benchmarks took {time.perf_counter() - start:.0f} s ({', '.join(took)}); `make bench` should stay under 300 s")

@@ -69,7 +69,7 @@ def main() -> None:
             f"{stats_median * 1e3:.1f}",
             "yes" if stats <= STATS_TARGET_S else "no",
         )
-    Console().print(table)
+    Console(width=160).print(table)  # wide enough for the kind names when piped
 
 
 if __name__ == "__main__":
