@@ -47,8 +47,8 @@ class PluginError(Exception):
 
 
 def load_file(path: Path, name: str) -> dict[str, type[StageParams]]:
-    """The stage kinds that the plugin file at `path` defines; `name` is how the recipe names it
-    (it goes in messages and in the cache key, so that moving a project keeps its cache)."""
+    """The stage kinds that the plugin file at `path` defines; `name` is how the recipe names it,
+    for messages (the cache key has the code's digest alone, so moving a project keeps its cache)."""
     try:
         source = read_regular(path)
     except FileNotFoundError:
