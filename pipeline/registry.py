@@ -121,6 +121,12 @@ class StageParams(BaseModel):
         when the recipe loaded}: part of the stage's cache key, and recorded in the manifest."""
         return {}
 
+    def globs_read(self) -> list[str]:
+        """Glob patterns, relative to the recipe, whose matches the stage reads (`files_read`
+        has what they matched as the recipe loaded): `pcg watch` loads the recipe again when a
+        file starts or stops matching one."""
+        return []
+
     def companions(self, name: str) -> list[tuple[str, StageParams]]:
         """Exporters this stage's own options ask for, as (suffix, params): each becomes a stage
         `NAME.SUFFIX` fed by this one (a rewrite stage with `record = true` adds its GIF)."""

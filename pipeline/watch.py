@@ -45,6 +45,7 @@ class Watcher:
     debounce: float = 0.1
     on_built: Callable[[Recipe], None] | None = None
     deps: dict[Path, set[Path]] = field(default_factory=dict)  # recipe -> files it reads
+    globs: dict[Path, list[str]] = field(default_factory=dict)  # recipe -> absolute glob patterns it reads
     loaded: dict[Path, Recipe] = field(default_factory=dict)  # recipe -> its last version that loaded
     _dirty: set[Path] = field(default_factory=set)
     _last_event: float = 0.0
@@ -63,6 +64,8 @@ class Watcher:
         dirs = {(t if t.is_dir() else t.parent).resolve() for t in self.targets}
         for files in self.deps.values():
             dirs |= {f.parent for f in files}
+        for patterns in self.globs.values():
+            dirs |= {_glob_folder(p) for p in patterns}
         return {d for d in dirs if d.is_dir()}
 
     def _is_recipe(self, path: Path) -> bool:
@@ -86,6 +89,8 @@ class Watcher:
             if self._is_recipe(path):
                 dirty.add(path)
             dirty |= {recipe for recipe, files in self.deps.items() if path in files}
+            # A file that starts (or stops) matching a glob a stage reads, such as a new prefab.
+            dirty |= {recipe for recipe, patterns in self.globs.items() if any(path.match(p) for p in patterns)}
         if dirty:
             with self._wake:
                 self._dirty |= dirty
@@ -128,6 +133,7 @@ class Watcher:
         shown = _shown(path)
         if not path.is_file():
             self.loaded.pop(path, None)
+            self.globs.pop(path, None)
             if self.deps.pop(path, None) is not None:
                 self.echo(f"{shown}: removed; no longer watched")
             return
@@ -140,6 +146,7 @@ class Watcher:
             self.loaded.pop(path, None)
             raise
         self.deps[path] = {(path.parent / f).resolve() for s in recipe.stages for f in s.params.files_read()} | _plugin_files(path)
+        self.globs[path] = sorted({str(path.parent.resolve() / g) for s in recipe.stages for g in s.params.globs_read()})
         self.loaded[path] = recipe
         # The same pack-name rule as `pcg build` over the same recipes, in the same order.
         order = {p: i for i, p in enumerate(self.recipes())}
@@ -216,6 +223,14 @@ def _plugin_files(path: Path) -> set[Path]:
         return set()
     names = pack.get("plugins", []) if isinstance(pack, dict) else []
     return {(path.parent / n).resolve() for n in names if isinstance(n, str)} if isinstance(names, list) else set()
+
+
+def _glob_folder(pattern: str) -> Path:
+    """The deepest folder of a glob without a wildcard: where its matches appear."""
+    folder = Path(pattern).parent
+    while any(c in folder.name for c in "*?["):
+        folder = folder.parent
+    return folder
 
 
 def _shown(path: Path) -> str:

@@ -190,3 +190,27 @@ def test_polling_sees_in_place_and_renamed_saves(project: Path) -> None:
         assert seed_of(project) == 9
     finally:
         watch.proc.kill()
+
+
+def test_a_new_file_matching_a_glob_the_recipe_reads_triggers_a_rebuild(project: Path) -> None:
+    """A prefab drawn while `pcg watch` runs joins the pack: its glob, not only the files it
+    matched, is watched."""
+    root = Path(__file__).resolve().parents[1] / "recipes"
+    (project / "recipes" / "prefabs").mkdir()
+    for name in ("vault.tmx", "prefab.tsx", "prefab.png"):
+        (project / "recipes" / "prefabs" / name).write_bytes((root / "prefabs" / name).read_bytes())
+    (project / "recipes" / "small.toml").write_text(
+        '[pack]\nname = "vaulted"\nseed = 3\nmaps = 1\n\n[stage.dungeon]\nuse = "dungeon.bsp"\nsize = [60, 40]\n\n'
+        '[stage.vaults]\nuse = "place.prefabs"\ninput = "dungeon"\nprefabs = "prefabs/*.tmx"\ncount = 1\n\n'
+        '[stage.png]\nuse = "export.png"\ninput = "vaults"\n'
+    )
+    watch = Watch(project)
+    try:
+        watch.wait_for("watching recipes")
+        manifest = project / "exports" / "vaulted" / "manifest.json"
+        assert list(json.loads(manifest.read_text())["stages"]["vaults"]["files"]) == ["prefabs/prefab.tsx", "prefabs/vault.tmx"]
+        (project / "recipes" / "prefabs" / "shop.tmx").write_bytes((root / "prefabs" / "shop.tmx").read_bytes())
+        watch.wait_for("vaulted: rebuilt")
+        assert "prefabs/shop.tmx" in json.loads(manifest.read_text())["stages"]["vaults"]["files"]
+    finally:
+        watch.proc.kill()

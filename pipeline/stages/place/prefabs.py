@@ -160,6 +160,9 @@ class Prefabs(WalkableStage):
     def files_read(self) -> dict[str, str]:
         return dict(self._files)
 
+    def globs_read(self) -> list[str]:
+        return [self.prefabs]
+
     def added_stats(self) -> tuple[str, ...]:
         most = most_of(self.count)
         return ("prefabs", *(f"prefab_{k}" for k in range(1, most + 1)))
