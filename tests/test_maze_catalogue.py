@@ -213,3 +213,14 @@ def test_below_draws_what_integers_draws() -> None:
     bounds = np.array([1, 2, 3, 4, 5, 1000, 2**31, 2**32 - 1, 2**32, 2**32 + 1, 2**33, 2**62, 7 * 10**9])
     bounds = np.random.default_rng(0).choice(bounds, 20_000)
     assert np.array_equal(draws(rng_for((1,)), bounds, True), draws(rng_for((1,)), bounds, False))
+
+
+def test_the_kernels_permutation_is_numpys() -> None:
+    """graph.permutation stands in for `rng.permutation(n)` in kernels (numba's takes seconds to
+    compile on a first run): the same permutation, leaving the stream where numpy leaves it."""
+    from pipeline.grid.graph import permutation
+
+    for n in (0, 1, 2, 3, 10, 1000, 100_003):
+        ours, theirs = rng_for((n,)), rng_for((n,))
+        assert np.array_equal(permutation(ours, n), theirs.permutation(n)), n
+        assert ours.integers(0, 2**40) == theirs.integers(0, 2**40), n

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.jit import compiled
-from pipeline.grid.graph import below, union
+from pipeline.grid.graph import below, permutation, union
 
 
 @compiled
@@ -17,7 +17,7 @@ def join_blocks(tiles: np.ndarray, size: int, rng: np.random.Generator) -> None:
     bw = (w + size - 1) // size
     bh = (h + size - 1) // size
     parent = np.arange(bw * bh)
-    order = rng.permutation(2 * bw * bh)
+    order = permutation(rng, 2 * bw * bh)
     for k in range(order.shape[0]):
         e = order[k]
         b = e // 2

@@ -10,7 +10,7 @@ from pydantic import Field
 from pipeline.jit import compiled
 from pipeline.level import Level
 from pipeline.registry import stage
-from pipeline.grid.graph import DX, DY
+from pipeline.grid.graph import DX, DY, permutation
 from pipeline.stages.post.maze_input import MazeEdit
 
 
@@ -48,7 +48,7 @@ def braid(grid: np.ndarray, fraction: float, rng: np.random.Generator) -> np.nda
                 m += 1
     if m == 0:
         return out
-    ends = ends[:m][rng.permutation(m)]
+    ends = ends[:m][permutation(rng, m)]
     todo = int(round(fraction * m))
     preferred = np.empty(4, dtype=np.int64)
     other = np.empty(4, dtype=np.int64)
