@@ -175,13 +175,14 @@ def _build(
     from pipeline.jit import kernels_cached
 
     # Said once, before the first pack with work: otherwise a first build sits silent while
-    # numba compiles, and looks hung.
-    compiling = [not quiet and not kernels_cached()]
+    # numba compiles, and looks hung. Checked only then: the check hashes the package's source.
+    asked = [quiet]
 
     def started(plan: "PackPlan") -> Callable[[int], None] | None:
-        if compiling[0] and plan.stale_maps:
-            console.print("compiling kernels, first run only (about a minute on 2 cores; later builds load them) ...")
-            compiling[0] = False
+        if not asked[0] and plan.stale_maps:
+            asked[0] = True
+            if not kernels_cached():
+                console.print("compiling kernels, first run only (about a minute on 2 cores; later builds load them) ...")
         # A fresh pack still goes through the build: that rewrites its manifest if only the
         # recipe's comments changed, and removes maps the pack no longer has. The bar is started
         # here, once the executor is (worker processes are forked before the bar's thread

@@ -143,11 +143,16 @@ class Recipe:
 
     def upstream(self, name: str) -> list[StageSpec]:
         """`name` and every stage it depends on, inputs first."""
-        needed = {name}
-        for spec in reversed(self.stages):
-            if spec.name in needed:
-                needed.update(spec.inputs)
-        return [s for s in self.stages if s.name in needed]
+        return upstream(self.stages, name)
+
+
+def upstream(stages: tuple[StageSpec, ...] | list[StageSpec], name: str) -> list[StageSpec]:
+    """`name` and every stage it depends on among `stages` (ordered inputs first), in that order."""
+    needed = {name}
+    for spec in reversed(stages):
+        if spec.name in needed:
+            needed.update(spec.inputs)
+    return [s for s in stages if s.name in needed]
 
 
 def find_recipes(targets: list[Path]) -> list[Path]:
@@ -371,14 +376,7 @@ def _check_order_by(specs: list[StageSpec], pack: PackConfig, problems: list[str
     writes (a plugin's), since then any name may be right."""
     if not pack.order_by or not specs:
         return
-    by_name = {s.name: s for s in specs}
-    feeding: list[StageSpec] = []
-    for exporter in (s for s in specs if s.is_exporter):
-        needed = set(exporter.inputs)
-        for spec in reversed(specs):
-            if spec.name in needed:
-                needed.update(spec.inputs)
-        feeding.extend(by_name[n] for n in sorted(needed) if n in by_name)
+    feeding = [spec for exporter in specs if exporter.is_exporter for spec in upstream(specs, exporter.name)]
     written: set[str] = set()
     for spec in feeding:
         stats = spec.params.added_stats()

@@ -221,8 +221,8 @@ def stage(kind: str, version: int) -> Callable[[S], S]:
             raise TypeError(f"export stage {kind!r} must define outputs(self, stem) and export(self, level, ctx)")
         if _collecting is not None:
             found, origin = _collecting
-            if kind in kinds() or kind in found:
-                other = kinds().get(kind)
+            other = kinds().get(kind)
+            if other is not None or kind in found:
                 if other is None:
                     where = "defined twice in this file"
                 else:

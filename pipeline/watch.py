@@ -145,7 +145,8 @@ class Watcher:
             self.deps[path] = self.deps.get(path, set()) | _plugin_files(path)
             self.loaded.pop(path, None)
             raise
-        self.deps[path] = {(path.parent / f).resolve() for s in recipe.stages for f in s.params.files_read()} | _plugin_files(path)
+        plugins = {(path.parent / name).resolve() for name in recipe.pack.plugins}
+        self.deps[path] = {(path.parent / f).resolve() for s in recipe.stages for f in s.params.files_read()} | plugins
         self.globs[path] = sorted({str(path.parent.resolve() / g) for s in recipe.stages for g in s.params.globs_read()})
         self.loaded[path] = recipe
         # The same pack-name rule as `pcg build` over the same recipes, in the same order.

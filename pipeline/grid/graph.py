@@ -1,5 +1,5 @@
-"""Compiled graph helpers shared by stages: directions, union-find, shuffles and breadth-first
-search on the cells of a block-form maze.
+"""Compiled graph helpers shared by stages on the cells of a block-form maze: directions,
+union-find, random draws and shuffles (breadth-first search lives in pipeline.grid.bfs).
 
 Cells are numbered `y * w + x`; in block form cell (x, y) is tile (2y+1, 2x+1) and the tile
 between two neighbouring cells is the wall (or passage) joining them.
@@ -120,41 +120,6 @@ def union(parent: np.ndarray, a: int, b: int) -> bool:
     else:
         parent[ra] = rb
     return True
-
-
-@compiled
-def bfs(tiles: np.ndarray, open_cells: np.ndarray, start: int, dist: np.ndarray, queue: np.ndarray) -> tuple[int, int]:
-    """Distances (in steps) from `start` to every reachable open cell, written into `dist`, which
-    must hold -1 everywhere on entry. The reached cells are `queue[:count]` (so the caller can
-    reset just those); returns the farthest cell (first found at the largest distance) and count."""
-    h = (tiles.shape[0] - 1) // 2
-    w = (tiles.shape[1] - 1) // 2
-    dist[start] = 0
-    head = 0
-    tail = 1
-    queue[0] = start
-    far = start
-    while head < tail:
-        c = queue[head]
-        head += 1
-        if dist[c] > dist[far]:
-            far = c
-        x = c % w
-        y = c // w
-        for d in range(4):
-            nx = x + DX[d]
-            ny = y + DY[d]
-            if nx < 0 or ny < 0 or nx >= w or ny >= h:
-                continue
-            n = ny * w + nx
-            if dist[n] >= 0 or not open_cells[n]:
-                continue
-            if tiles[2 * y + 1 + DY[d], 2 * x + 1 + DX[d]] == 0:
-                continue
-            dist[n] = dist[c] + 1
-            queue[tail] = n
-            tail += 1
-    return far, tail
 
 
 @compiled

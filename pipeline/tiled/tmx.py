@@ -152,7 +152,11 @@ def layer_data(gids: np.ndarray, encoding: Encoding, compression: Compression) -
 
 
 def base64_data(gids: np.ndarray, compression: Compression) -> str:
-    raw = gids.astype("<u4").tobytes()
+    return base64_bytes(gids.astype("<u4").tobytes(), compression)
+
+
+def base64_bytes(raw: bytes, compression: Compression) -> str:
+    """Bytes as Tiled writes layer data: compressed as asked, then base64."""
     if compression == "zlib":
         raw = zlib.compress(raw, 9)
     elif compression == "gzip":

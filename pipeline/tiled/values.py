@@ -23,7 +23,7 @@ from PIL import Image
 from pipeline.errors import PipelineError
 from pipeline.tiled.render import png_bytes
 from pipeline.tiled.tileset import Tileset
-from pipeline.tiled.tmx import Compression, TileLayer
+from pipeline.tiled.tmx import Compression, TileLayer, base64_bytes
 
 # Sasha Trubetskoy's distinct colours: neighbouring labels must not look alike.
 PALETTE = (
@@ -102,12 +102,7 @@ def int32_values(name: str, layer: np.ndarray) -> np.ndarray:
 
 def encode_values(values: np.ndarray, compression: Compression = "none") -> str:
     """Base64 of the values as little-endian int32, row by row; compressed as asked."""
-    raw = np.ascontiguousarray(values, dtype="<i4").tobytes()
-    if compression == "zlib":
-        raw = zlib.compress(raw, 9)
-    elif compression == "gzip":
-        raw = gzip.compress(raw, compresslevel=9, mtime=0)  # mtime=0: same bytes on every build
-    return base64.b64encode(raw).decode("ascii")
+    return base64_bytes(np.ascontiguousarray(values, dtype="<i4").tobytes(), compression)
 
 
 def decode_values(text: str, width: int, height: int, compression: str = "") -> np.ndarray:
