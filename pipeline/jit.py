@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# Lock files of the kernels, one per kernel, inside the version's cache folder.
+LOCKS = "locks"
 
 
 @functools.cache
@@ -31,7 +35,7 @@ def kernels_cached() -> bool:
     """Whether this version's kernels were compiled on this machine before: numba's cache folder
     for it holds some. A first build compiles every kernel it uses, most of a minute on 2 cores."""
     folder = _cache_dir()
-    return folder.is_dir() and any(folder.iterdir())
+    return folder.is_dir() and any(entry.name != LOCKS for entry in folder.iterdir())
 
 
 def cache_home() -> Path:
@@ -64,11 +68,57 @@ class _Lazy:
                 dep = namespace.get(name)
                 if isinstance(dep, (_Lazy, _Deferred)):
                     namespace[name] = dep.materialize()
-            self.dispatcher = njit(cache=True, nogil=True)(self.fn)
+            dispatcher = njit(cache=True, nogil=True)(self.fn)
+            dispatcher.compile = _one_at_a_time(dispatcher.compile, f"{self.fn.__module__}.{self.fn.__qualname__}")
+            self.dispatcher = dispatcher
         return self.dispatcher
 
     def __call__(self, *args: Any) -> Any:
         return self.materialize()(*args)
+
+
+# Kernels whose lock this process holds: a kernel that calls itself is compiled within its own
+# compile, and a second flock of the same file from this process would wait for itself.
+_held: set[str] = set()
+
+
+def _one_at_a_time(compile: Callable[[Any], Any], kernel: str) -> Callable[[Any], Any]:
+    """`dispatcher.compile` (every signature, and also when a caller being compiled types a call
+    to this kernel) under a lock across processes: the worker processes of a cold `pcg build -j
+    N` all reach the same kernels at the same moment, and each would compile them (the same
+    seconds of work, N times over). Under the lock, numba first looks in its disk cache, so the
+    processes that waited load what the first compiled.
+
+    Locks are taken in call order (caller, then callee) and kernels never call each other in a
+    cycle, so two processes cannot each hold what the other waits for. Inside a process, numba's
+    compiler lock comes first: a thread compiling a caller holds it while it takes the callee's
+    file lock, so a thread holding a file lock must never wait for the compiler lock."""
+    from numba.core.compiler_lock import global_compiler_lock
+
+    def locked_compile(sig: Any) -> Any:
+        with global_compiler_lock, _kernel_lock(kernel):
+            return compile(sig)
+
+    return locked_compile
+
+
+@contextlib.contextmanager
+def _kernel_lock(kernel: str) -> Iterator[None]:
+    from pipeline.lock import exclusive
+
+    if kernel in _held:
+        yield
+        return
+    with contextlib.ExitStack() as stack:
+        try:
+            folder = _cache_dir() / LOCKS
+            folder.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(exclusive(folder / f"{kernel}.lock"))
+        except OSError:
+            pass  # a cache folder we cannot write: numba cannot cache there either, so nothing to share
+        _held.add(kernel)
+        stack.callback(_held.discard, kernel)
+        yield
 
 
 class _Deferred:

@@ -59,3 +59,13 @@ def _lock(stack: contextlib.ExitStack, path: Path, mode: int, waiting: Callable[
     except BlockingIOError:
         waiting()
         fcntl.flock(fd, mode)
+
+
+@contextlib.contextmanager
+def exclusive(path: Path) -> Iterator[None]:
+    """Hold `path` (a lock file, created if missing) exclusive; released when the block ends or
+    the process dies. Without advisory locks (Windows) it holds nothing."""
+    with contextlib.ExitStack() as stack:
+        if fcntl is not None:
+            _lock(stack, path, fcntl.LOCK_EX, lambda: None)
+        yield
