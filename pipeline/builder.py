@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections import Counter
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, cast
 
 from pipeline.cache import LevelCache
-from pipeline.executor import Executor
+from pipeline.executor import Executor, Outcome
 from pipeline.contact_sheet import CONTACT_SHEET, update_contact_sheet
 from pipeline.errors import PipelineError, os_error_line
 from pipeline.fsio import atomic_write, remove_stale_temps, same_file_system, sha256_bytes, sha256_file
@@ -67,11 +68,22 @@ class Builder:
         previous = read_manifest(self.exports_root / recipe.pack.name / MANIFEST)
         return plan_pack(recipe, self.exports_root, self.cache, previous, force=self.force, only=self.only)
 
-    def build(self, plan: PackPlan, executor: Executor, progress: Progress | None = None) -> PackReport:
+    def run_ahead(self, plans: list[PackPlan], executor: Executor) -> dict[str, Outcome]:
+        """The first stale map of every pack, run at once on the executor, by pack name, for
+        `build` to store in the pack's turn: packs use different kernels, so on a first run the
+        workers compile different kernels side by side (maps of one pack would all wait for the
+        same kernel). Nothing is written here: the files come back as bytes. A map whose batch was
+        lost (a worker died, and the batches queued with it) is left out, to run in its pack's
+        turn as any other."""
+        batches = [self._batches(p.recipe, p.stale_maps[:1], 1, None)[0] for p in plans if p.stale_maps]
+        return {batch.recipe.pack.name: (batch, outcome) for batch, outcome in executor.results(batches) if not isinstance(outcome, BaseException)}
+
+    def build(self, plan: PackPlan, executor: Executor, progress: Progress | None = None, ahead: Outcome | None = None) -> PackReport:
         """Run the plan's stale maps and write their files, then the manifest. A file-system
         failure (disk full, read-only, permission) stops the pack with a PackWriteError, after
         the manifest has been made to describe what is on disk (or, if even that cannot be
-        written, the journal makes the next build repair it)."""
+        written, the journal makes the next build repair it). `ahead`: a batch of the plan's
+        stale maps that `run_ahead` ran already, with its results."""
         start = time.perf_counter()
         recipe = plan.recipe
         report = PackReport(name=recipe.pack.name, recipe=recipe.path, maps=len(plan.maps))
@@ -90,7 +102,9 @@ class Builder:
         error: OSError | None = None
         lost = False  # a batch came back as an exception: its worker may still write (files mode)
         pack_dir = str(plan.pack_dir.resolve()) if executor.writes_files else None
-        for batch, outcome in executor.results(self._batches(recipe, stale, executor.workers, pack_dir)):
+        done = {task.index for task in ahead[0].tasks} if ahead else set()
+        batches = self._batches(recipe, [m for m in stale if m.index not in done], executor.workers, pack_dir)
+        for batch, outcome in itertools.chain([ahead] if ahead else [], executor.results(batches)):
             if isinstance(outcome, BaseException):
                 lost = True
                 why = "its worker process died (killed, out of memory, or a crash in native code)" if isinstance(

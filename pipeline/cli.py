@@ -172,17 +172,12 @@ def _build(
         console=console, disable=quiet, transient=True,
     )
 
-    from pipeline.jit import kernels_cached
-
-    # Said once, before the first pack with work: otherwise a first build sits silent while
-    # numba compiles, and looks hung. Checked only then: the check hashes the package's source.
-    asked = [quiet]
+    def compiling() -> None:
+        # Otherwise a first build sits silent while numba compiles, and looks hung.
+        if not quiet:
+            console.print("compiling kernels, first run only (about a minute on 2 cores; later builds load them) ...")
 
     def started(plan: "PackPlan") -> Callable[[int], None] | None:
-        if not asked[0] and plan.stale_maps:
-            asked[0] = True
-            if not kernels_cached():
-                console.print("compiling kernels, first run only (about a minute on 2 cores; later builds load them) ...")
         # A fresh pack still goes through the build: that rewrites its manifest if only the
         # recipe's comments changed, and removes maps the pack no longer has. The bar is started
         # here, once the executor is (worker processes are forked before the bar's thread
@@ -202,7 +197,7 @@ def _build(
     try:
         outcome = Workspace(out, cache).build(
             recipes, lambda todo: _executor(jobs, todo, dask), force=force, only=sorted(set(maps)) if maps else None,
-            cache_max=cache_max, waiting=waiting, started=started, finished=finished,
+            cache_max=cache_max, waiting=waiting, started=started, finished=finished, compiling=compiling,
         )
     finally:
         bar.stop()

@@ -24,6 +24,7 @@ from pipeline.cache import DEFAULT_MAX_BYTES, LevelCache, Trimmed
 from pipeline.errors import PipelineError, RecipeError, os_error_line
 from pipeline.executor import Executor
 from pipeline.fsio import atomic_write, read_regular
+from pipeline.jit import kernels_cached
 from pipeline.journal import JOURNALS, Journal
 from pipeline.lock import LOCKS, cache_lock, pack_locks
 from pipeline.manifest import MANIFEST
@@ -86,9 +87,11 @@ class Workspace:
         waiting: Callable[[str], None] = lambda what: None,
         started: Callable[[PackPlan], Progress | None] = lambda plan: None,
         finished: Callable[[PackPlan, PackReport], None] = lambda plan, report: None,
+        compiling: Callable[[], None] = lambda: None,
     ) -> BuildOutcome:
         """Build `recipes` (pack names already claimed) under their locks, then bound the cache to
-        `cache_max` bytes (default DEFAULT_MAX_BYTES). `started(plan)` may return a progress
+        `cache_max` bytes (default DEFAULT_MAX_BYTES). `compiling()` is told before the build
+        when it will compile the kernels (a first run); `started(plan)` may return a progress
         callback for the pack; `finished` sees each pack's report."""
         builder = self.builder(force, only)
         outcome = BuildOutcome([], [])
@@ -105,10 +108,15 @@ class Workspace:
                     plans.append(plan)
                 else:
                     outcome.problems.append(refusal)
+            # Checked only when there is work: the check hashes the package's source.
+            cold = any(p.stale_maps for p in plans) and not kernels_cached()
+            if cold:
+                compiling()
             with executor_for(sum(len(p.stale_maps) for p in plans)) as executor:
+                ahead = builder.run_ahead(plans, executor) if cold and executor.workers > 1 and sum(bool(p.stale_maps) for p in plans) > 1 else {}
                 for plan in plans:
                     try:
-                        report = builder.build(plan, executor, progress=started(plan))
+                        report = builder.build(plan, executor, progress=started(plan), ahead=ahead.pop(plan.recipe.pack.name, None))
                     except PackWriteError as exc:
                         outcome.problems.extend(exc.problems)
                         continue
