@@ -75,7 +75,7 @@ class Builder:
         same kernel). Nothing is written here: the files come back as bytes. A map whose batch was
         lost (a worker died, and the batches queued with it) is left out, to run in its pack's
         turn as any other."""
-        batches = [self._batches(p.recipe, p.stale_maps[:1], 1, None)[0] for p in plans if p.stale_maps]
+        batches = [self._batches(p.recipe, p.stale_maps[:1], 1, None)[0] for p in _diverse([p for p in plans if p.stale_maps])]
         return {batch.recipe.pack.name: (batch, outcome) for batch, outcome in executor.results(batches) if not isinstance(outcome, BaseException)}
 
     def build(self, plan: PackPlan, executor: Executor, progress: Progress | None = None, ahead: Outcome | None = None) -> PackReport:
@@ -291,6 +291,18 @@ class Builder:
                     removed += 1
                     keep.add(rel)  # shared files appear in many entries: remove once
         return removed
+
+
+def _diverse(plans: list[PackPlan]) -> list[PackPlan]:
+    """`plans` in an order where each next pack brings the most stage kinds no earlier one has:
+    workers then start on different kernels, rather than waiting for the one another compiles."""
+    left, order, seen = list(plans), [], set()
+    while left:
+        best = max(left, key=lambda p: len({s.kind for s in p.recipe.stages} - seen))  # the first of equals
+        left.remove(best)
+        order.append(best)
+        seen |= {s.kind for s in best.recipe.stages}
+    return order
 
 
 class PackWriteError(PipelineError):
