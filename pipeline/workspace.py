@@ -113,7 +113,10 @@ class Workspace:
             if cold:
                 compiling()
             with executor_for(sum(len(p.stale_maps) for p in plans)) as executor:
-                ahead = builder.run_ahead(plans, executor) if cold and executor.workers > 1 and sum(bool(p.stale_maps) for p in plans) > 1 else {}
+                # Packs are built one after another, and the maps of one pack need the same
+                # kernels: on a first run, workers would take turns compiling them.
+                several = executor.workers > 1 and sum(bool(p.stale_maps) for p in plans) > 1
+                ahead = builder.run_ahead(plans, executor) if cold and several else {}
                 for plan in plans:
                     try:
                         report = builder.build(plan, executor, progress=started(plan), ahead=ahead.pop(plan.recipe.pack.name, None))
