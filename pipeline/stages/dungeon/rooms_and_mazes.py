@@ -67,9 +67,9 @@ class RoomsAndMazes(StageParams):
     def _maze(cls, value: str) -> str:
         if value == NO_MAZE:
             return value
-        kinds = registry.kinds()
-        if value not in kinds or not issubclass(kinds[value], MazeGenerator):
-            mazes = ", ".join(k for k, c in kinds.items() if issubclass(c, MazeGenerator))
+        found = registry.lookup(value)
+        if found is None or not issubclass(found, MazeGenerator):
+            mazes = ", ".join(k for k, c in registry.kinds().items() if issubclass(c, MazeGenerator))
             raise ValueError(f"{value!r} is not a maze generator ({mazes}, or \"none\")")
         return value
 
