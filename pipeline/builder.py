@@ -8,7 +8,7 @@ from collections import Counter
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, cast
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from pipeline.cache import LevelCache
 from pipeline.executor import Executor
@@ -23,6 +23,9 @@ from pipeline.recipe import Recipe
 from pipeline.registry import Exporter
 from pipeline.stamps import Stamps
 from pipeline.worker import Batch, MapResult, MapTask, clash
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 # Maps per task: enough to amortise the ~1 ms a task costs, small enough to balance the workers.
 MAX_BATCH = 32
@@ -86,7 +89,7 @@ class Builder:
         if planned:
             journal.begin(Record(record.planned | planned, record.wrote), self.cache.temp_dir)
         results: dict[int, MapResult] = {}
-        thumbnails: dict[str, bytes] = {}  # preview sha256 -> the contact sheet's thumbnail of it
+        thumbnails: dict[str, Image.Image] = {}  # preview sha256 -> the contact sheet's thumbnail of it
         written: dict[str, str] = {}  # path -> sha256 of what this build wrote there
         error: OSError | None = None
         lost = False  # a batch came back as an exception: its worker may still write (files mode)

@@ -30,11 +30,11 @@ LAYOUT_VERSION = 5  # bump when the drawing changes, so built sheets are redrawn
 
 
 def update_contact_sheet(
-    pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], temp_dir: Path | None = None, thumbnails: dict[str, bytes] | None = None
+    pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], temp_dir: Path | None = None, thumbnails: dict[str, Image.Image] | None = None
 ) -> None:
     """Write the pack's contact sheet if its maps or their previews changed; remove it when the
-    recipe turns it off or no map has a preview. `thumbnails` (PNG by the sha256 of the preview
-    they show) are those the workers drew small; the others are made from the previews."""
+    recipe turns it off or no map has a preview. `thumbnails` (by the sha256 of the preview they
+    show) are those the workers drew small; the others are made from the previews."""
     path = pack_dir / CONTACT_SHEET
     entries = _entries(recipe, manifest) if recipe.pack.contact_sheet else []
     if not entries:
@@ -113,7 +113,7 @@ def _fit(text: str, font: Any, width: int) -> str:
 
 
 def _draw(
-    pack_dir: Path, pack: str, total: int, entries: list[dict[str, Any]], stats: list[str], key: str, thumbnails: dict[str, bytes]
+    pack_dir: Path, pack: str, total: int, entries: list[dict[str, Any]], stats: list[str], key: str, thumbnails: dict[str, Image.Image]
 ) -> bytes:
     from PIL import ImageDraw, ImageFont  # only when drawing: importing ImageDraw costs every command 60 ms
 
@@ -142,12 +142,11 @@ def _draw(
     return out.getvalue()
 
 
-def _thumbnail(pack_dir: Path, entry: dict[str, Any], thumbnails: dict[str, bytes]) -> Image.Image:
+def _thumbnail(pack_dir: Path, entry: dict[str, Any], thumbnails: dict[str, Image.Image]) -> Image.Image:
     drawn = thumbnails.get(entry["sha256"])
+    if drawn is not None:
+        return drawn
     try:
-        if drawn is not None:
-            with Image.open(io.BytesIO(drawn)) as image:
-                return image.convert("RGB")
         with Image.open(pack_dir / entry["file"]) as image:
             return from_preview(image)
     except OSError:

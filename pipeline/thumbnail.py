@@ -10,9 +10,7 @@ lies inside one tile and the two ways agree pixel for pixel (tests/test_thumbnai
 
 from __future__ import annotations
 
-import io
 import math
-import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -41,10 +39,10 @@ def fit(width: int, height: int) -> Fit:
     if scale >= 1:
         grow = int(scale)  # whole pixels only: walls stay crisp
         return Fit(1, (width * grow, height * grow), grow)
-    # Averaging keeps whole tiles readable. The box reduction (fast) leaves at most about twice
-    # the final size for the exact resize.
+    # Averaging keeps whole tiles readable. The box reduction (fast, and drawn tile by tile when
+    # it divides the tile size) leaves less than twice the final size for the exact resize.
     reduce = 1
-    while 2 * reduce <= int(1 / scale) // 2 and width % (2 * reduce) == 0 and height % (2 * reduce) == 0:
+    while 2 * reduce * scale <= 1 and width % (2 * reduce) == 0 and height % (2 * reduce) == 0:
         reduce *= 2
     return Fit(reduce, (max(1, round(width * scale)), max(1, round(height * scale))), 1)
 
@@ -69,8 +67,7 @@ def drawn_small(layers: list[np.ndarray], built: BuiltTileset) -> Image.Image | 
     if th % shape.reduce or tw % shape.reduce:
         return None
     # Each cell's tiles, one layer over another, as one row; the distinct rows are drawn once.
-    stacks = np.stack([g.ravel() for g in layers], axis=1)
-    distinct, where = np.unique(stacks, axis=0, return_inverse=True)
+    distinct, where = _distinct_stacks(layers)
     n = len(distinct)
     columns = math.ceil(math.sqrt(n))
     rows = math.ceil(n / columns)
@@ -87,6 +84,21 @@ def drawn_small(layers: list[np.ndarray], built: BuiltTileset) -> Image.Image | 
     cells = tiles[where.reshape(h, w)]  # (h, w, sh, sw, 3)
     rgb = cells.swapaxes(1, 2).reshape(h * sh, w * sw, 3)
     return _finish(Image.fromarray(np.ascontiguousarray(rgb), "RGB"), shape)
+
+
+def _distinct_stacks(layers: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (gid per layer) stacks of the map's cells, (n, layers), and each cell's row
+    in them. Each stack as one integer when they fit in 63 bits: sorting numbers is 30 times
+    faster than sorting rows."""
+    base = int(max(int(g.max()) for g in layers)) + 1
+    if base ** len(layers) < 2**63:
+        packed = np.zeros(layers[0].size, dtype=np.int64)
+        for gids in layers:
+            packed = packed * base + gids.ravel()
+        codes, where = np.unique(packed, return_inverse=True)
+        digits = [(codes // base**k) % base for k in reversed(range(len(layers)))]
+        return np.stack(digits, axis=1), where
+    return np.unique(np.stack([g.ravel() for g in layers], axis=1), axis=0, return_inverse=True)  # type: ignore[no-any-return]
 
 
 def on_background(image: Image.Image) -> Image.Image:
@@ -115,8 +127,3 @@ def _finish(image: Image.Image, shape: Fit) -> Image.Image:
     return image.resize(shape.size, Image.Resampling.BOX)
 
 
-def png(image: Image.Image) -> bytes:
-    """A thumbnail as the PNG a worker sends back (a few KB; the raw pixels are 75 KB)."""
-    out = io.BytesIO()
-    image.save(out, format="PNG", compress_type=zlib.Z_RLE)
-    return out.getvalue()
