@@ -138,7 +138,9 @@ def _draw(
     info = PngImagePlugin.PngInfo()
     info.add_text(_KEY, key)
     out = io.BytesIO()
-    sheet.save(out, format="PNG", pnginfo=info)
+    # Level 3, measured on a 240-map sheet (1352 x 6268): 0.16 s and 890 KB, against 0.31 s and
+    # 660 KB at the default 6, and 0.15 s and 1.2 MB at 1. A sheet is redrawn with every build.
+    sheet.save(out, format="PNG", pnginfo=info, compress_level=3)
     return out.getvalue()
 
 
