@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pipeline.grid.graph import below
 from pipeline.jit import compiled
 
 ONE, ALL, PRL, MARKOV, SEQUENCE, PATH = 0, 1, 2, 3, 4, 5
@@ -32,6 +33,10 @@ FINISHED, STEP_LIMIT, MISMATCH = 0, 1, 2
 
 # Path node flags.
 INERTIA, LONGEST, EDGES = 1, 2, 4
+
+# Steps of a path node: the four edge neighbours, then the four diagonal ones.
+NDX = np.array([-1, 1, 0, 0, -1, -1, 1, 1], dtype=np.int64)
+NDY = np.array([0, 0, -1, 1, -1, 1, -1, 1], dtype=np.int64)
 
 
 @compiled
@@ -102,13 +107,17 @@ def scan_rule(
 
 @compiled
 def grow(a: np.ndarray, needed: int) -> np.ndarray:
+    """`a` (int64) with room for `needed` items."""
     if needed <= a.shape[0]:
         return a
     size = a.shape[0] * 2
     while size < needed:
         size *= 2
-    b = np.empty(size, dtype=a.dtype)
-    b[: a.shape[0]] = a
+    b = np.empty(size, dtype=np.int64)
+    # A loop, not `b[:n] = a`: array-to-slice assignment brings numba's shape-mismatch error
+    # message (str() of tuples), which took over a second to compile on a first run.
+    for i in range(a.shape[0]):
+        b[i] = a[i]
     return b
 
 
@@ -189,7 +198,9 @@ def run_program(
     # Room for a typical run up front (pages are only touched as used): growing by doubling
     # copies these arrays, which for a million-cell maze costs more than a percent of the run.
     changes = np.empty(max(1024, 4 * mx * my), dtype=np.int64)
-    nchanges = 0
+    # int64 from the start: a literal 0 would have numba compile go_path once for the literal
+    # too, while it types the loop (a second compile of a big function, never called).
+    nchanges = np.int64(0)
     first = np.empty(max(1024, min(max_steps + 1, mx * my)), dtype=np.int64)
     first[0] = 0
 
@@ -198,8 +209,6 @@ def run_program(
     queue = np.empty(n, dtype=np.int64)
     starts = np.empty(n, dtype=np.int64)
     cand = np.empty(8, dtype=np.int64)
-    ndx = np.array([-1, 1, 0, 0, -1, -1, 1, 1], dtype=np.int64)
-    ndy = np.array([0, 0, -1, 1, -1, 1, -1, 1], dtype=np.int64)
 
     nframes = 0
     every = frame_every
@@ -208,12 +217,15 @@ def run_program(
     while current >= 0 and turn < max_steps:
         if every > 0 and turn % every == 0:
             if nframes == frames.shape[0]:
+                # Loops, not row assignment: see grow.
                 for f in range(nframes // 2):
-                    frames[f] = frames[2 * f]
+                    for i in range(n):
+                        frames[f, i] = frames[2 * f, i]
                 nframes //= 2
                 every *= 2
             if turn % every == 0:
-                frames[nframes] = state
+                for i in range(n):
+                    frames[nframes, i] = state[i]
                 nframes += 1
 
         # One turn: run `current`, descending into branch children as MarkovJunior's Branch.Go:
@@ -253,7 +265,7 @@ def run_program(
             if kc == PATH:
                 changes = grow(changes, nchanges + n)
                 nchanges, applied = go_path(
-                    state, mx, my, xb, path_params[c], changes, nchanges, generation, queue, starts, cand, ndx, ndy, rng, count
+                    state, mx, my, xb, path_params[c], changes, nchanges, generation, queue, starts, cand, NDX, NDY, rng, count
                 )
             elif not (steps[c] > 0 and counter[c] >= steps[c]):
                 # Bring the match list up to date (`prl` always scans the whole grid and
@@ -326,7 +338,7 @@ def run_program(
                         # Draw uniformly among the listed matches; a stale one is dropped and
                         # the draw repeats, which is uniform over the matches still valid.
                         while mc > 0:
-                            k = rng.integers(0, mc)
+                            k = below(rng, mc)
                             m = matches[off + k]
                             listed[m] = False
                             mc -= 1
@@ -356,7 +368,7 @@ def run_program(
                         # `all`: every match was valid at the start of the step; apply them in
                         # random order, skipping any that would write a cell already written.
                         for k in range(mc - 1, 0, -1):
-                            j = rng.integers(0, k + 1)
+                            j = below(rng, k + 1)
                             t = matches[off + k]
                             matches[off + k] = matches[off + j]
                             matches[off + j] = t
@@ -528,7 +540,7 @@ def go_path(
         x = pen & xmask
         y = pen >> xb
         g = generation[pen]
-        m = 0
+        m = np.int64(0)  # not a literal: numba would compile `below` once more for 0
         for d in range(ndirs):
             nx = x + ndx[d]
             ny = y + ndy[d]
@@ -553,7 +565,7 @@ def go_path(
                         best_score = score
                         d = cand[k]
         if d < 0:
-            d = cand[rng.integers(0, m)]
+            d = cand[below(rng, m)]
         dx = ndx[d]
         dy = ndy[d]
         chosen = ((y + dy) << xb) + x + dx
