@@ -10,7 +10,7 @@ from pydantic import Field, PositiveInt
 from pipeline.jit import compiled
 from pipeline.level import Level, Symbol
 from pipeline.registry import StageParams, stage
-from pipeline.grid.graph import DX, DY
+from pipeline.grid.graph import DX, DY, below
 
 # Twelve colours that stay distinct side by side (and for most colour-blind players, in the
 # first six), named for the tileset.
@@ -57,14 +57,14 @@ def grow_blobs(w: int, h: int, cells: np.ndarray, colours: np.ndarray, rng: np.r
     n = w * h
     board = np.full(n, 255, dtype=np.uint8)
     frontier = np.empty(4 * n + 4 * cells.shape[0], dtype=np.int64)
-    size = 0
+    size = np.int64(0)  # not a literal: numba would compile `below` once more for 0
     for k in range(cells.shape[0]):
         board[cells[k]] = colours[k]
         for d in range(4):
             frontier[size] = cells[k] * 4 + d
             size += 1
     while size > 0:
-        k = rng.integers(0, size)
+        k = below(rng, size)  # the draw of rng.integers(0, size), without compiling it
         e = frontier[k]
         size -= 1
         frontier[k] = frontier[size]

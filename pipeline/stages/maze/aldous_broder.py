@@ -6,7 +6,7 @@ import numpy as np
 
 from pipeline.jit import compiled
 from pipeline.registry import stage
-from pipeline.grid.graph import DX, DY, below
+from pipeline.grid.graph import DX, DY, RANGE_62_BITS, below
 from pipeline.stages.maze.generator import MazeGenerator
 
 
@@ -40,7 +40,7 @@ def carve_aldous_broder(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
         # registers here: the walk takes ~n log^2 n steps, and a helper's memory round trip
         # doubles its time. A step off the grid is simply redrawn.
         if left == 0:
-            bits = below(rng, 1 << 62)
+            bits = below(rng, RANGE_62_BITS)
             left = 31
         d = bits & 3
         bits >>= 2

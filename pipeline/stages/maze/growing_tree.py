@@ -104,10 +104,13 @@ def carve_growing_tree(w: int, h: int, weights: np.ndarray, rng: np.random.Gener
     nxt[0] = -1
     head = 0
     tail = 0
+    # int64 arguments and counters, never literals: numba compiles a helper once per literal
+    # value it is passed (even one it only sees while typing the loop).
+    one = np.int64(1)
     if by_rank:
-        _fenwick_add(tree, 0, 1)
-    used = 1
-    active = 1
+        _fenwick_add(tree, np.int64(0), one)
+    used = one
+    active = one
     while active > 0:
         u = rng.random()
         method = last
@@ -128,10 +131,10 @@ def carve_growing_tree(w: int, h: int, weights: np.ndarray, rng: np.random.Gener
         c = slot_cell[slot]
         x = c % w
         y = c // w
-        m = neighbours_where(visited, False, x, y, w, h, options)
+        m = neighbours_where(visited, np.bool_(False), x, y, w, h, options)
         if m == 0:  # no way on: the cell leaves the active list
             if by_rank:
-                _fenwick_add(tree, slot, -1)
+                _fenwick_add(tree, slot, -one)
             p = prev[slot]
             q = nxt[slot]
             if p >= 0:
@@ -160,7 +163,7 @@ def carve_growing_tree(w: int, h: int, weights: np.ndarray, rng: np.random.Gener
             head = used
         tail = used
         if by_rank:
-            _fenwick_add(tree, used, 1)
+            _fenwick_add(tree, used, one)
         used += 1
         active += 1
     return tiles

@@ -50,7 +50,7 @@ def carve_recursive_division(w: int, h: int, rng: np.random.Generator) -> np.nda
             horizontal = False
         if horizontal:
             k = below(rng, rh - 1)  # the wall lies below row ry + k
-            gap = rx + below(rng, rw)
+            gap = rx + below(rng, np.int64(rw))  # int64, as elsewhere: an int32 compiles `below` again
             row = 2 * (ry + k) + 2
             for x in range(rx, rx + rw):
                 if x != gap:
@@ -65,7 +65,7 @@ def carve_recursive_division(w: int, h: int, rng: np.random.Generator) -> np.nda
             stack[top + 1, 3] = rh - k - 1
         else:
             k = below(rng, rw - 1)  # the wall lies right of column rx + k
-            gap = ry + below(rng, rh)
+            gap = ry + below(rng, np.int64(rh))
             col = 2 * (rx + k) + 2
             for y in range(ry, ry + rh):
                 if y != gap:

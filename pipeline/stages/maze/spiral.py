@@ -36,7 +36,7 @@ def carve_spirals(w: int, h: int, size: int, rng: np.random.Generator) -> np.nda
         for x0 in range(0, w, size):
             x1 = min(x0 + size, w) - 1
             y1 = min(y0 + size, h) - 1
-            corner = below(rng, 4)
+            corner = below(rng, np.int64(4))  # a literal 4 would compile `below` once more
             clockwise = rng.random() < 0.5
             turn = 1 if clockwise else 3
             # Start at a corner heading along an edge, keeping the block's inside on the turn side.

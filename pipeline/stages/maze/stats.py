@@ -51,7 +51,7 @@ def maze_stats(tiles: np.ndarray, solution: Solution = "corners") -> dict[str, P
 # did), whether the cell is open; bits FIRST and SECOND mark the cells each of a part's two
 # sweeps has reached.
 _OPEN = 16
-FIRST, SECOND = 5, 6
+FIRST, SECOND = np.int64(5), np.int64(6)  # not int literals: one compile of _sweep serves both
 
 
 @compiled

@@ -6,7 +6,7 @@ import numpy as np
 
 from pipeline.jit import compiled
 from pipeline.registry import stage
-from pipeline.grid.graph import DX, DY, below
+from pipeline.grid.graph import DX, DY, RANGE_62_BITS, below
 from pipeline.stages.maze.generator import MazeGenerator
 
 
@@ -44,7 +44,7 @@ def carve_wilson(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
             # Two random bits per step, as graph.random_direction draws them, kept in registers:
             # the walks take tens of millions of steps and a helper's memory round trip shows.
             if left == 0:
-                bits = below(rng, 1 << 62)
+                bits = below(rng, RANGE_62_BITS)
                 left = 31
             d = bits & 3
             bits >>= 2
