@@ -28,7 +28,9 @@ class Eller(MazeGenerator):
 def carve_eller(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
     tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
     tiles[1::2, 1::2] = 1
-    parent = np.arange(w * h)  # union-find over cells: a row's sets, carried down by its passages
+    # Union-find over cells: a row's sets, carried down by its passages. int32, as every caller
+    # of graph.union passes it: one compile of union serves them all.
+    parent = np.arange(w * h).astype(np.int32)
     members = np.zeros(w * h, dtype=np.int64)
     skip = np.zeros(w * h, dtype=np.int64)
     has_down = np.zeros(w * h, dtype=np.bool_)
