@@ -20,6 +20,8 @@ reset state on its next turn, exactly as the reference does).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from pipeline.grid.graph import below
@@ -172,11 +174,16 @@ def run_program(
     nnodes = kind.shape[0]
 
     # Per-node run state.
-    branch_at = np.zeros(nnodes, dtype=np.int64)  # a branch's current child
-    counter = np.zeros(nnodes, dtype=np.int64)  # successful applications (for `steps`)
-    last_turn = np.full(nnodes, -1, dtype=np.int64)  # turn of the last match scan; -1: rescan all
-    match_count = np.zeros(nnodes, dtype=np.int64)
-    match_off = np.zeros(nnodes, dtype=np.int64)
+    branch_at = np.empty(nnodes, dtype=np.int64)  # a branch's current child
+    branch_at[:] = 0
+    counter = np.empty(nnodes, dtype=np.int64)  # successful applications (for `steps`)
+    counter[:] = 0
+    last_turn = np.empty(nnodes, dtype=np.int64)  # turn of the last match scan; -1: rescan all
+    last_turn[:] = -1
+    match_count = np.empty(nnodes, dtype=np.int64)
+    match_count[:] = 0
+    match_off = np.empty(nnodes, dtype=np.int64)
+    match_off[:] = 0
     pool = 0
     for k in range(nnodes):
         if kind[k] == ONE or kind[k] == ALL:
@@ -184,13 +191,16 @@ def run_program(
             pool += (rule_hi[k] - rule_lo[k]) * mx * my
     # `listed[m]` says whether match m is in its node's list (a cell's rules are adjacent).
     matches = np.empty(max(pool, 1), dtype=np.int64)
-    listed = np.zeros(n << rb, dtype=np.bool_)
-    written = np.zeros(n, dtype=np.bool_)  # cells an `all` step has written
+    listed = np.empty(n << rb, dtype=np.bool_)
+    listed[:] = False
+    written = np.empty(n, dtype=np.bool_)  # cells an `all` step has written
+    written[:] = False
     windows = np.empty(mx * my, dtype=np.int64)  # a full scan's matches of one rule
     pending = np.empty(n, dtype=np.uint8)  # a `prl` step's new values
 
     # Cells per value, for choosing each full scan's anchor.
-    count = np.zeros(ncolors, dtype=np.int64)
+    count = np.empty(ncolors, dtype=np.int64)
+    count[:] = 0
     for y in range(my):
         for x in range(mx):
             count[state[(y << xb) + x]] += 1
@@ -560,7 +570,7 @@ def go_path(
                 for k in range(m):
                     cx = ndx[cand[k]]
                     cy = ndy[cand[k]]
-                    score = (cx * dx + cy * dy) / np.sqrt((cx * cx + cy * cy) * (dx * dx + dy * dy)) + 0.1 * rng.random()
+                    score = (cx * dx + cy * dy) / math.sqrt((cx * cx + cy * cy) * (dx * dx + dy * dy)) + 0.1 * rng.random()
                     if score > best_score:
                         best_score = score
                         d = cand[k]

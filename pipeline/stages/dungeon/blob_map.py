@@ -55,7 +55,8 @@ class BlobMap(StageParams):
 def grow_blobs(w: int, h: int, cells: np.ndarray, colours: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Grow every seed into free tiles: each step a random (tile, direction) from the frontier."""
     n = w * h
-    board = np.full(n, 255, dtype=np.uint8)
+    board = np.empty(n, dtype=np.uint8)
+    board[:] = 255
     frontier = np.empty(4 * n + 4 * cells.shape[0], dtype=np.int64)
     size = np.int64(0)  # not a literal: numba would compile `below` once more for 0
     for k in range(cells.shape[0]):

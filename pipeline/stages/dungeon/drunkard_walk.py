@@ -34,12 +34,14 @@ class DrunkardWalk(StageParams):
 
 @compiled
 def dig(w: int, h: int, wanted: int, rng: np.random.Generator) -> np.ndarray:
-    tiles = np.zeros((h, w), dtype=np.uint8)
+    tiles = np.empty((h, w), dtype=np.uint8)
+    tiles[:] = 0
     y = h // 2
     x = w // 2
     tiles[y, x] = 1
     dug = 1
-    pool = np.zeros(2, dtype=np.int64)
+    pool = np.empty(2, dtype=np.int64)
+    pool[:] = 0
     while dug < wanted:
         d = random_direction(rng, pool)
         ny = y + DY[d]

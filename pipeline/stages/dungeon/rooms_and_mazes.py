@@ -184,7 +184,8 @@ def _choose_doors(tiles: np.ndarray, labels: np.ndarray, ys: np.ndarray, xs: np.
 def fill_dead_ends(tiles: np.ndarray) -> None:
     """Wall up every open tile with at most one open neighbour, repeatedly, in linear time."""
     h, w = tiles.shape
-    degree = np.zeros((h, w), dtype=np.int64)
+    degree = np.empty((h, w), dtype=np.int64)
+    degree[:] = 0
     stack = np.empty(h * w, dtype=np.int64)
     top = 0
     for y in range(1, h - 1):

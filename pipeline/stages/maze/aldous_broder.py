@@ -25,8 +25,10 @@ class AldousBroder(MazeGenerator):
 
 @compiled
 def carve_aldous_broder(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
-    tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
-    visited = np.zeros(w * h, dtype=np.bool_)
+    tiles = np.empty((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles[:] = 0
+    visited = np.empty(w * h, dtype=np.bool_)
+    visited[:] = False
     c = below(rng, w * h)
     visited[c] = True
     tiles[2 * (c // w) + 1, 2 * (c % w) + 1] = 1

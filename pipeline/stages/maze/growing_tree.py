@@ -79,8 +79,10 @@ def carve_growing_tree(w: int, h: int, weights: np.ndarray, rng: np.random.Gener
     # (newest = tail, oldest = head, removal in O(1)). When `random` or `middle` can be chosen,
     # a Fenwick tree over the slots also finds the k-th active one in O(log n).
     n = w * h
-    tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
-    visited = np.zeros(n, dtype=np.bool_)
+    tiles = np.empty((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles[:] = 0
+    visited = np.empty(n, dtype=np.bool_)
+    visited[:] = False
     slot_cell = np.empty(n, dtype=np.int32)
     prev = np.empty(n, dtype=np.int32)
     nxt = np.empty(n, dtype=np.int32)
@@ -91,7 +93,8 @@ def carve_growing_tree(w: int, h: int, weights: np.ndarray, rng: np.random.Gener
     for i in range(4):
         if weights[i] > 0:
             last = i
-    tree = np.zeros(n + 1 if by_rank else 1, dtype=np.int32)
+    tree = np.empty(n + 1 if by_rank else 1, dtype=np.int32)
+    tree[:] = 0
     top_bit = 1
     while top_bit * 2 <= n:
         top_bit *= 2

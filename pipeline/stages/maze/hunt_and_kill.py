@@ -26,9 +26,12 @@ class HuntAndKill(MazeGenerator):
 @compiled
 def carve_hunt_and_kill(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
     n = w * h
-    tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
-    visited = np.zeros(n, dtype=np.bool_)
-    unvisited_in_row = np.full(h, w, dtype=np.int64)
+    tiles = np.empty((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles[:] = 0
+    visited = np.empty(n, dtype=np.bool_)
+    visited[:] = False
+    unvisited_in_row = np.empty(h, dtype=np.int64)
+    unvisited_in_row[:] = w
     options = np.empty(4, dtype=np.int64)
     c = below(rng, n)
     visited[c] = True

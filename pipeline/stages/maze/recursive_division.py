@@ -26,7 +26,8 @@ class RecursiveDivision(MazeGenerator):
 
 @compiled
 def carve_recursive_division(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
-    tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles = np.empty((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles[:] = 0
     tiles[1:-1, 1:-1] = 1
     tiles[2:-1:2, 2:-1:2] = 0  # pillars stay wall
     stack = np.empty((2 * w * h + 1, 4), dtype=np.int32)  # regions (x, y, w, h) in cells

@@ -71,7 +71,8 @@ def _measure(tiles: np.ndarray, farthest: bool) -> tuple[int, int, int, int, int
     # Cell c's byte is ways[c + pad]: a row of zeros either side lets the sweeps read the north
     # and south neighbours of any cell without a bounds test.
     pad = w + 1
-    ways = np.zeros(n + 2 * pad, dtype=np.uint8)
+    ways = np.empty(n + 2 * pad, dtype=np.uint8)
+    ways[:] = 0
     cells = 0
     dead_ends = 0
     corridors = 0

@@ -26,9 +26,12 @@ class Wilson(MazeGenerator):
 @compiled
 def carve_wilson(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
     n = w * h
-    tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
-    in_tree = np.zeros(n, dtype=np.bool_)
-    step_dir = np.zeros(n, dtype=np.int8)  # the last direction the walk left each cell by
+    tiles = np.empty((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles[:] = 0
+    in_tree = np.empty(n, dtype=np.bool_)
+    in_tree[:] = False
+    step_dir = np.empty(n, dtype=np.int8)  # the last direction the walk left each cell by
+    step_dir[:] = 0
     root = below(rng, n)
     in_tree[root] = True
     tiles[2 * (root // w) + 1, 2 * (root % w) + 1] = 1

@@ -58,9 +58,12 @@ def join_regions(labels: np.ndarray, count: int) -> np.ndarray:
     h, w = labels.shape
     n = h * w
     flat = labels.ravel()
-    dist = np.full(n, -1, dtype=np.int64)
-    owner = np.zeros(n, dtype=np.int64)
-    parent = np.full(n, -1, dtype=np.int64)
+    dist = np.empty(n, dtype=np.int64)
+    dist[:] = -1
+    owner = np.empty(n, dtype=np.int64)
+    owner[:] = 0
+    parent = np.empty(n, dtype=np.int64)
+    parent[:] = -1
     queue = np.empty(n, dtype=np.int64)
     tail = 0
     for i in range(n):
@@ -103,7 +106,8 @@ def join_regions(labels: np.ndarray, count: int) -> np.ndarray:
     top = np.int64(0)
     for e in range(meetings):
         top = max(top, cost[e])
-    start = np.zeros(top + 2, dtype=np.int64)
+    start = np.empty(top + 2, dtype=np.int64)
+    start[:] = 0
     for e in range(meetings):
         start[cost[e] + 1] += 1
     for c in range(top + 1):
@@ -113,7 +117,8 @@ def join_regions(labels: np.ndarray, count: int) -> np.ndarray:
         order[start[cost[e]]] = e
         start[cost[e]] += 1
     root = np.arange(count + 1).astype(np.int32)  # int32 for every graph.union: one compile
-    carve = np.zeros(n, dtype=np.bool_)
+    carve = np.empty(n, dtype=np.bool_)
+    carve[:] = False
     joined = 0
     for k in range(meetings):
         if joined == count - 1:

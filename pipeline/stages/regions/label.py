@@ -145,7 +145,8 @@ def _find_runs(
     from y0 times the most a row can hold, so bands never share a number; returns the number
     after its last run. Rows are packed while still in cache."""
     reach = np.uint32(1 if eight else 0)
-    row = np.zeros(words * 64, dtype=np.uint8)
+    row = np.empty(words * 64, dtype=np.uint8)
+    row[:] = 0
     lanes = row.view(np.uint64)
     m = _2 * np.uint64(y0 * ((w + 1) // 2))
     for y in range(y0, y1):
@@ -266,8 +267,12 @@ def _root(parent: np.ndarray, a: np.uint64) -> np.uint64:
 def _number(edges: np.ndarray, row_first: np.ndarray, parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Point every run straight at its root: the roots (runs, in order) and each one's tiles."""
     n = row_first[-1]
-    area = np.zeros(n + _1, dtype=np.int64)  # tiles under each root
-    roots = np.empty(n, dtype=np.uint64)
+    # Sizes as int64, as every other kernel allocates: each (size type, dtype) pair of np.empty
+    # is a compile of its own.
+    runs = np.int64(n)
+    area = np.empty(runs + 1, dtype=np.int64)  # tiles under each root
+    area[:] = 0
+    roots = np.empty(runs, dtype=np.uint64)
     count = _0
     # Consecutive runs mostly share a root: summing them in a register, not through memory,
     # spares a store-to-load chain per run.
@@ -284,7 +289,7 @@ def _number(edges: np.ndarray, row_first: np.ndarray, parent: np.ndarray) -> tup
             last, tiles = root, np.int64(0)
         tiles += edges[_2 * i + _1] - edges[_2 * i]
     area[last] += tiles
-    sizes = np.empty(count, dtype=np.int64)
+    sizes = np.empty(np.int64(count), dtype=np.int64)
     for c in range(count):
         sizes[c] = area[roots[c]]
     return roots[:count], sizes
@@ -302,7 +307,8 @@ def _rank_by_size(sizes: np.ndarray, big: np.ndarray) -> tuple[np.ndarray, np.nd
     than the labeling), are ranked here by a counting sort."""
     limit = RANK_BY_COUNT
     count = sizes.size
-    per_size = np.zeros(limit, dtype=np.int64)
+    per_size = np.empty(limit, dtype=np.int64)
+    per_size[:] = 0
     for c in range(count):
         if sizes[c] < limit:
             per_size[sizes[c]] += 1
