@@ -63,8 +63,8 @@ def braid(grid: np.ndarray, fraction: float, rng: np.random.Generator) -> np.nda
         y = c // w
         if _sides(out, x, y) != 1:
             continue  # a braid from a neighbouring dead end already opened this one
-        p = 0
-        q = 0
+        p = np.int64(0)  # not literals: numba would compile `below` once more for 0
+        q = np.int64(0)
         for d in range(4):
             nx = x + DX[d]
             ny = y + DY[d]
