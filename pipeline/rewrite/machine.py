@@ -63,35 +63,29 @@ def rule_bits(nrules: int) -> int:
 
 
 @compiled
-def anchor(waves: np.ndarray, off: int, size: int, count: np.ndarray) -> int:
-    """The input cell of a rule that the fewest grid cells could fill, or -1 when some input
-    cell accepts no value the grid has (the rule cannot match). A full scan tests only the
-    windows whose anchor cell fits: each window once, and few when the anchor's values are rare
-    (a lone origin cell, the head of a maze walker)."""
-    best = -1
+def scan_rule(
+    state: np.ndarray, mx: int, my: int, xb: int, waves: np.ndarray, off: int, w: int, h: int, count: np.ndarray, found: np.ndarray
+) -> int:
+    """Every window of the whole grid where the rule at `off` matches, written into `found` as
+    cells (y << xb) + x in reading order; returns how many.
+
+    Only windows whose anchor cell fits are tested: the anchor is the rule's input cell that the
+    fewest grid cells could fill, so each window is tested once, and few when the anchor's
+    values are rare (a lone origin cell, the head of a maze walker)."""
+    # The anchor, found inline: a helper of its own was one more compile on a first build.
+    a = -1
     best_total = 0
-    for k in range(size):
+    for k in range(w * h):
         wave = waves[off + k]
         total = 0
         for c in range(count.shape[0]):
             if (wave >> c) & 1:
                 total += count[c]
         if total == 0:
-            return -1
-        if best < 0 or total < best_total:
-            best = k
+            return 0  # an input cell accepts no value the grid has: the rule cannot match
+        if a < 0 or total < best_total:
+            a = k
             best_total = total
-    return best
-
-
-@compiled
-def scan_rule(
-    state: np.ndarray, mx: int, my: int, xb: int, waves: np.ndarray, off: int, w: int, h: int, count: np.ndarray, found: np.ndarray
-) -> int:
-    """Every window of the whole grid where the rule at `off` matches, written into `found` as
-    cells (y << xb) + x in reading order; returns how many. Only windows whose anchor cell fits
-    are tested."""
-    a = anchor(waves, off, w * h, count)
     if a < 0:
         return 0
     ax = a % w

@@ -38,9 +38,9 @@ def carve_aldous_broder(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
     bits = 0
     left = 0
     while remaining > 0:
-        # Two random bits per step from a 62-bit draw (as graph.random_direction does), kept in
-        # registers here: the walk takes ~n log^2 n steps, and a helper's memory round trip
-        # doubles its time. A step off the grid is simply redrawn.
+        # Two random bits per step from a 62-bit draw (graph.RANGE_62_BITS), kept in registers:
+        # the walk takes ~n log^2 n steps, and a helper's memory round trip doubles its time. A
+        # step off the grid is simply redrawn.
         if left == 0:
             bits = below(rng, RANGE_62_BITS)
             left = 31

@@ -44,8 +44,8 @@ def carve_wilson(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
         x = start % w
         y = start // w
         while not in_tree[y * w + x]:
-            # Two random bits per step, as graph.random_direction draws them, kept in registers:
-            # the walks take tens of millions of steps and a helper's memory round trip shows.
+            # Two random bits per step (graph.RANGE_62_BITS), kept in registers: the walks take
+            # tens of millions of steps and a helper's memory round trip shows.
             if left == 0:
                 bits = below(rng, RANGE_62_BITS)
                 left = 31
