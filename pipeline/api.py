@@ -237,10 +237,9 @@ def generate(kind: str, *, seed: int = 0, inputs: Sequence[Level] = (), **params
     from pipeline.recipe import _validate
     from pipeline.seeds import rng_for
 
-    kinds = registry.kinds()
-    cls = kinds.get(kind) if isinstance(kind, str) else None
+    cls = registry.lookup(kind) if isinstance(kind, str) else None
     if cls is None:
-        hint = did_you_mean(kind, kinds) if isinstance(kind, str) else ""
+        hint = did_you_mean(kind, registry.kinds()) if isinstance(kind, str) else ""
         raise PipelineError([f"kind: unknown stage kind {kind!r}{hint or ' (run `pcg stages` for the list)'}"])
     if registry.is_exporter(cls):
         raise PipelineError([f"{kind}: is an export stage: it writes files and makes no Level; build a recipe that uses it with pipeline.build()"])

@@ -9,7 +9,7 @@ from collections import Counter
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, cast
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from pipeline.cache import LevelCache
 from pipeline.executor import Executor, Outcome
@@ -24,6 +24,9 @@ from pipeline.recipe import Recipe
 from pipeline.registry import Exporter
 from pipeline.stamps import Stamps
 from pipeline.worker import Batch, MapResult, MapTask, clash
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 # Maps per task: enough to amortise the ~1 ms a task costs, small enough to balance the workers.
 MAX_BATCH = 32
@@ -98,6 +101,7 @@ class Builder:
         if planned:
             journal.begin(Record(record.planned | planned, record.wrote), self.cache.temp_dir)
         results: dict[int, MapResult] = {}
+        thumbnails: dict[str, Image.Image] = {}  # preview sha256 -> the contact sheet's thumbnail of it
         written: dict[str, str] = {}  # path -> sha256 of what this build wrote there
         error: OSError | None = None
         lost = False  # a batch came back as an exception: its worker may still write (files mode)
@@ -121,6 +125,10 @@ class Builder:
                         break
                     if result.failure is None:
                         results[result.index] = result
+                        if result.thumbnail is not None:
+                            preview, picture = result.thumbnail
+                            thumbnails[result.digests[preview]] = picture
+                            result.thumbnail = None
             if progress:
                 progress(len(batch.tasks))
             if error is not None:
@@ -137,7 +145,7 @@ class Builder:
                     write_manifest(plan.pack_dir / MANIFEST, manifest, temp)
                 if error is None:
                     update_levels_index(plan.pack_dir, recipe.pack.name, recipe.pack.order_by, manifest, temp)
-                    update_contact_sheet(plan.pack_dir, recipe, manifest, temp)
+                    update_contact_sheet(plan.pack_dir, recipe, manifest, temp, thumbnails)
             # The manifest on disk is now this one: what it does not claim of what this build
             # (or an unfinished one before it) wrote is nobody's.
             report.files_removed += _sweep(plan, manifest, journal.record if planned else record)
@@ -285,8 +293,10 @@ class Builder:
             if entry["index"] not in current and entry["index"] < plan.recipe.pack.maps:
                 continue  # a map of the pack whose rebuild failed: its files wait for the next build
             for rel, digest in entry.get("files", {}).items():
+                if rel in keep:
+                    continue
                 target = plan.pack_dir / rel
-                if rel not in keep and self._stamps(plan).digest(target, rel) == digest:
+                if self._stamps(plan).digest(target, rel) == digest:
                     target.unlink()
                     removed += 1
                     keep.add(rel)  # shared files appear in many entries: remove once

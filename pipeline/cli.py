@@ -311,7 +311,8 @@ def explain(
         raise PipelineError([f"{recipe}: is a folder; name one recipe file (pcg list shows them all)"])
     loaded = load_recipe(recipe)
     _check_maps([loaded], maps)
-    plan = Builder(exports_root=out, cache=LevelCache(cache), only=sorted(set(maps)) if maps else None).plan(loaded)
+    levels = LevelCache(cache)
+    plan = Builder(exports_root=out, cache=levels, only=sorted(set(maps)) if maps else None).plan(loaded)
     table = Table(title=f"{loaded.pack.name} ({loaded.path}): {_count(len(plan.maps), 'map')}", title_justify="left")
     for col in ("stage", "kind", "status", "why"):
         table.add_column(col)
@@ -321,7 +322,7 @@ def explain(
         reasons = Counter(r for s in stale for r in s.reasons)
         why = "; ".join(r if len(plan.maps) == 1 else f"{r} ({_count(n, 'map')})" for r, n in reasons.most_common(3))
         if not spec.is_exporter:
-            cached = sum(s.cached for s in states)
+            cached = sum(levels.has(s.key) for s in states)  # the plan checks only maps with work
             why = "; ".join(x for x in (why, f"cached for {cached}/{len(states)} maps") if x)
         status = "[green]fresh[/green]" if not stale else f"[yellow]stale[/yellow] {len(stale)}/{len(states)}"
         table.add_row(spec.name, spec.kind, status, Text(why))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ class StagePlan:
     seed: tuple[int, ...]
     stale: bool
     reasons: tuple[str, ...]
-    cached: bool = False  # intermediate stages only: the Level is in the cache
+    cached: bool = False  # intermediate stages of maps with work only: the Level is in the cache
 
 
 @dataclass
@@ -154,8 +154,12 @@ def plan_pack(
                 reasons = _why_stale(spec.name, key, prev, before, recipe, keys)
                 if not reasons and spec.is_exporter and prev is not None:
                     reasons = _outputs_changed(pack_dir, prev, spec.name, digests, plan.stamps)
-            cached = not spec.is_exporter and not force and cache.has(key)
-            stages[spec.name] = StagePlan(spec.name, key, seed, bool(reasons), tuple(reasons), cached)
+            stages[spec.name] = StagePlan(spec.name, key, seed, bool(reasons), tuple(reasons))
+        if not force and any(s.stale for s in stages.values()):
+            # Which Levels the cache holds matters only to a map with work (a stat per stage).
+            for spec in recipe.stages:
+                if not spec.is_exporter:
+                    stages[spec.name] = replace(stages[spec.name], cached=cache.has(stages[spec.name].key))
         mp = MapPlan(index=index, stem=recipe.pack.stem(index), stages=stages, attempt=attempt)
         mp.exports = tuple(s.name for s in recipe.exporters if stages[s.name].stale)
         mp.run = _stages_to_run(recipe, stages, mp.exports)

@@ -10,6 +10,7 @@ import hashlib
 import json
 import re
 import string
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -137,9 +138,9 @@ class Recipe:
     def by_name(self) -> dict[str, StageSpec]:
         return {s.name: s for s in self.stages}
 
-    @property
-    def exporters(self) -> list[StageSpec]:
-        return [s for s in self.stages if s.is_exporter]
+    @cached_property
+    def exporters(self) -> tuple[StageSpec, ...]:
+        return tuple(s for s in self.stages if s.is_exporter)
 
     def upstream(self, name: str) -> list[StageSpec]:
         """`name` and every stage it depends on, inputs first."""
@@ -192,7 +193,7 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
 
     pack = _load_pack(data.get("pack"), problems)
     before = len(problems)
-    kinds = {**registry.kinds(), **_plugin_kinds(_plugin_names(data, pack), Path(path).parent, problems)}
+    kinds = registry.KindTable(_plugin_kinds(_plugin_names(data, pack), Path(path).parent, problems))
     # A plugin that did not load is the one problem to report, not each stage of its kinds.
     plugins_ok = len(problems) == before
     specs, wiring = _load_stages(data.get("stage"), problems, Path(path).parent, kinds, plugins_ok)
@@ -282,7 +283,7 @@ def _validate(cls: type[M], data: dict[str, Any], key: str, problems: list[str],
 
 
 def _load_stages(
-    table: Any, problems: list[str], recipe_dir: Path, all_kinds: dict[str, type[StageParams]], plugins_ok: bool = True
+    table: Any, problems: list[str], recipe_dir: Path, all_kinds: Mapping[str, type[StageParams]], plugins_ok: bool = True
 ) -> tuple[list[StageSpec], dict[str, tuple[str, ...]]]:
     """The valid stages, and the inputs of every stage whose `input`/`inputs` parsed (valid or not,
     so that a wrong input name is reported together with a wrong parameter). Stages that ask for

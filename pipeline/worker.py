@@ -14,7 +14,7 @@ from __future__ import annotations
 import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, Callable, cast
 
 from pipeline.cache import LevelCache
 from pipeline.errors import PipelineError, Rejected
@@ -24,6 +24,9 @@ from pipeline.plan import KeyMaker, export_provenance
 from pipeline.recipe import Recipe
 from pipeline.registry import ExportContext, Exporter
 from pipeline.seeds import rng_for
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,9 @@ class MapResult:
     stats: dict[str, dict[str, PropertyValue]] = field(default_factory=dict)  # stage -> its Level's properties
     ran: list[str] = field(default_factory=list)
     failure: tuple[str, str] | None = None  # (stage, message)
+    # (preview file, its contact-sheet thumbnail): a PIL image, sent as its raw pixels (75 KB at
+    # most; encoding and decoding a PNG would cost the sheet's maps more than the pipe does)
+    thumbnail: tuple[str, Image.Image] | None = None
     written: int = 0  # files the worker wrote itself (they differed from those on disk)
     # Set when a filter made the map again: the attempt that passed, and its keys and seeds.
     attempt: int = 0
@@ -165,9 +171,30 @@ def _run_attempt(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
                 if path in result.files and result.files[path] != data:
                     raise StageFailed(name, clash(path, "another stage of this map"))
                 result.files[path] = data
+        result.thumbnail = _thumbnail(recipe, task, level_of)
     except StageFailed as failed:
         return MapResult(task.index, failure=(failed.stage, failed.message))
     return result
+
+
+def _thumbnail(recipe: Recipe, task: MapTask, level_of: Callable[[str], Level]) -> tuple[str, Image.Image] | None:
+    """The contact-sheet thumbnail of the preview the sheet shows for this map (that of the
+    first exporter that draws one, as `sheet_entry` picks), drawn small while the map's Levels
+    are at hand; None when the sheet cannot show this map or the exporter cannot draw it so."""
+    from pipeline.contact_sheet import MAX_MAPS
+
+    if not recipe.pack.contact_sheet or (task.index >= MAX_MAPS and not recipe.pack.order_by):
+        return None  # past the maps a sheet shows in index order
+    for spec in recipe.exporters:
+        exporter = cast(Exporter, spec.params)
+        preview = exporter.preview_file(task.stem)
+        if preview is None:
+            continue
+        if spec.name not in task.exports:
+            return None  # its files are up to date: the sheet reads the preview it has
+        image = _call(spec.name, lambda: exporter.thumbnail(level_of(spec.inputs[0])))
+        return None if image is None else (preview, image)
+    return None
 
 
 def _call(stage: str, fn):  # type: ignore[no-untyped-def]

@@ -57,7 +57,8 @@ def diameter_ends(walk: np.ndarray, start: int, budget: int) -> tuple[int, int, 
     is returned as not proven (it is never shorter than the double sweep's).
     """
     n = walk.size
-    dist = np.full(n, -1, dtype=np.int64)
+    dist = np.empty(n, dtype=np.int64)
+    dist[:] = -1
     queue = np.empty(n, dtype=np.int64)
     a, count = bfs(walk, np.array([start]), dist, queue)
     for k in range(count):

@@ -18,6 +18,11 @@ bounded_lemire_uint64 = numba_function("numba.np.random.random_methods", "bounde
 buffered_bounded_lemire_uint32 = numba_function("numba.np.random.random_methods", "buffered_bounded_lemire_uint32")
 random_interval = numba_function("numba.np.random.random_methods", "random_interval")
 
+# The range of a 62-bit draw, as an int64 (a literal argument would have numba compile `below`
+# once more, for that value alone). The random walks take a direction from two bits of it, 31
+# per draw, kept in registers: they take tens of millions of steps.
+RANGE_62_BITS = np.int64(1 << 62)
+
 # Neighbour offsets in the order every kernel uses: north, east, south, west.
 DX = np.array([0, 1, 0, -1], dtype=np.int64)
 DY = np.array([-1, 0, 1, 0], dtype=np.int64)
@@ -50,19 +55,6 @@ def below(rng: np.random.Generator, n: int) -> int:
     if r == 0xFFFFFFFF:
         return np.int64(next_uint32(rng.bit_generator))
     return np.int64(bounded_lemire_uint64(rng.bit_generator, r))
-
-
-@compiled
-def random_direction(rng: np.random.Generator, pool: np.ndarray) -> int:
-    """A uniform direction 0..3 from two random bits; `pool` ([bits, count]) keeps the rest of
-    each 62-bit draw for the next 30 calls, since random walks take hundreds of millions of steps."""
-    if pool[1] == 0:
-        pool[0] = below(rng, 1 << 62)
-        pool[1] = 31
-    d = pool[0] & 3
-    pool[0] >>= 2
-    pool[1] -= 1
-    return d
 
 
 @compiled

@@ -20,8 +20,11 @@ reset state on its next turn, exactly as the reference does).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from pipeline.grid.graph import below
 from pipeline.jit import compiled
 
 ONE, ALL, PRL, MARKOV, SEQUENCE, PATH = 0, 1, 2, 3, 4, 5
@@ -32,6 +35,10 @@ FINISHED, STEP_LIMIT, MISMATCH = 0, 1, 2
 
 # Path node flags.
 INERTIA, LONGEST, EDGES = 1, 2, 4
+
+# Steps of a path node: the four edge neighbours, then the four diagonal ones.
+NDX = np.array([-1, 1, 0, 0, -1, -1, 1, 1], dtype=np.int64)
+NDY = np.array([0, 0, -1, 1, -1, 1, -1, 1], dtype=np.int64)
 
 
 @compiled
@@ -56,35 +63,29 @@ def rule_bits(nrules: int) -> int:
 
 
 @compiled
-def anchor(waves: np.ndarray, off: int, size: int, count: np.ndarray) -> int:
-    """The input cell of a rule that the fewest grid cells could fill, or -1 when some input
-    cell accepts no value the grid has (the rule cannot match). A full scan tests only the
-    windows whose anchor cell fits: each window once, and few when the anchor's values are rare
-    (a lone origin cell, the head of a maze walker)."""
-    best = -1
+def scan_rule(
+    state: np.ndarray, mx: int, my: int, xb: int, waves: np.ndarray, off: int, w: int, h: int, count: np.ndarray, found: np.ndarray
+) -> int:
+    """Every window of the whole grid where the rule at `off` matches, written into `found` as
+    cells (y << xb) + x in reading order; returns how many.
+
+    Only windows whose anchor cell fits are tested: the anchor is the rule's input cell that the
+    fewest grid cells could fill, so each window is tested once, and few when the anchor's
+    values are rare (a lone origin cell, the head of a maze walker)."""
+    # The anchor, found inline: a helper of its own was one more compile on a first build.
+    a = -1
     best_total = 0
-    for k in range(size):
+    for k in range(w * h):
         wave = waves[off + k]
         total = 0
         for c in range(count.shape[0]):
             if (wave >> c) & 1:
                 total += count[c]
         if total == 0:
-            return -1
-        if best < 0 or total < best_total:
-            best = k
+            return 0  # an input cell accepts no value the grid has: the rule cannot match
+        if a < 0 or total < best_total:
+            a = k
             best_total = total
-    return best
-
-
-@compiled
-def scan_rule(
-    state: np.ndarray, mx: int, my: int, xb: int, waves: np.ndarray, off: int, w: int, h: int, count: np.ndarray, found: np.ndarray
-) -> int:
-    """Every window of the whole grid where the rule at `off` matches, written into `found` as
-    cells (y << xb) + x in reading order; returns how many. Only windows whose anchor cell fits
-    are tested."""
-    a = anchor(waves, off, w * h, count)
     if a < 0:
         return 0
     ax = a % w
@@ -102,13 +103,17 @@ def scan_rule(
 
 @compiled
 def grow(a: np.ndarray, needed: int) -> np.ndarray:
+    """`a` (int64) with room for `needed` items."""
     if needed <= a.shape[0]:
         return a
     size = a.shape[0] * 2
     while size < needed:
         size *= 2
-    b = np.empty(size, dtype=a.dtype)
-    b[: a.shape[0]] = a
+    b = np.empty(size, dtype=np.int64)
+    # A loop, not `b[:n] = a`: array-to-slice assignment brings numba's shape-mismatch error
+    # message (str() of tuples), which took over a second to compile on a first run.
+    for i in range(a.shape[0]):
+        b[i] = a[i]
     return b
 
 
@@ -163,11 +168,16 @@ def run_program(
     nnodes = kind.shape[0]
 
     # Per-node run state.
-    branch_at = np.zeros(nnodes, dtype=np.int64)  # a branch's current child
-    counter = np.zeros(nnodes, dtype=np.int64)  # successful applications (for `steps`)
-    last_turn = np.full(nnodes, -1, dtype=np.int64)  # turn of the last match scan; -1: rescan all
-    match_count = np.zeros(nnodes, dtype=np.int64)
-    match_off = np.zeros(nnodes, dtype=np.int64)
+    branch_at = np.empty(nnodes, dtype=np.int64)  # a branch's current child
+    branch_at[:] = 0
+    counter = np.empty(nnodes, dtype=np.int64)  # successful applications (for `steps`)
+    counter[:] = 0
+    last_turn = np.empty(nnodes, dtype=np.int64)  # turn of the last match scan; -1: rescan all
+    last_turn[:] = -1
+    match_count = np.empty(nnodes, dtype=np.int64)
+    match_count[:] = 0
+    match_off = np.empty(nnodes, dtype=np.int64)
+    match_off[:] = 0
     pool = 0
     for k in range(nnodes):
         if kind[k] == ONE or kind[k] == ALL:
@@ -175,13 +185,16 @@ def run_program(
             pool += (rule_hi[k] - rule_lo[k]) * mx * my
     # `listed[m]` says whether match m is in its node's list (a cell's rules are adjacent).
     matches = np.empty(max(pool, 1), dtype=np.int64)
-    listed = np.zeros(n << rb, dtype=np.bool_)
-    written = np.zeros(n, dtype=np.bool_)  # cells an `all` step has written
+    listed = np.empty(n << rb, dtype=np.bool_)
+    listed[:] = False
+    written = np.empty(n, dtype=np.bool_)  # cells an `all` step has written
+    written[:] = False
     windows = np.empty(mx * my, dtype=np.int64)  # a full scan's matches of one rule
     pending = np.empty(n, dtype=np.uint8)  # a `prl` step's new values
 
     # Cells per value, for choosing each full scan's anchor.
-    count = np.zeros(ncolors, dtype=np.int64)
+    count = np.empty(ncolors, dtype=np.int64)
+    count[:] = 0
     for y in range(my):
         for x in range(mx):
             count[state[(y << xb) + x]] += 1
@@ -189,7 +202,9 @@ def run_program(
     # Room for a typical run up front (pages are only touched as used): growing by doubling
     # copies these arrays, which for a million-cell maze costs more than a percent of the run.
     changes = np.empty(max(1024, 4 * mx * my), dtype=np.int64)
-    nchanges = 0
+    # int64 from the start: a literal 0 would have numba compile go_path once for the literal
+    # too, while it types the loop (a second compile of a big function, never called).
+    nchanges = np.int64(0)
     first = np.empty(max(1024, min(max_steps + 1, mx * my)), dtype=np.int64)
     first[0] = 0
 
@@ -198,8 +213,6 @@ def run_program(
     queue = np.empty(n, dtype=np.int64)
     starts = np.empty(n, dtype=np.int64)
     cand = np.empty(8, dtype=np.int64)
-    ndx = np.array([-1, 1, 0, 0, -1, -1, 1, 1], dtype=np.int64)
-    ndy = np.array([0, 0, -1, 1, -1, 1, -1, 1], dtype=np.int64)
 
     nframes = 0
     every = frame_every
@@ -208,12 +221,15 @@ def run_program(
     while current >= 0 and turn < max_steps:
         if every > 0 and turn % every == 0:
             if nframes == frames.shape[0]:
+                # Loops, not row assignment: see grow.
                 for f in range(nframes // 2):
-                    frames[f] = frames[2 * f]
+                    for i in range(n):
+                        frames[f, i] = frames[2 * f, i]
                 nframes //= 2
                 every *= 2
             if turn % every == 0:
-                frames[nframes] = state
+                for i in range(n):
+                    frames[nframes, i] = state[i]
                 nframes += 1
 
         # One turn: run `current`, descending into branch children as MarkovJunior's Branch.Go:
@@ -253,7 +269,7 @@ def run_program(
             if kc == PATH:
                 changes = grow(changes, nchanges + n)
                 nchanges, applied = go_path(
-                    state, mx, my, xb, path_params[c], changes, nchanges, generation, queue, starts, cand, ndx, ndy, rng, count
+                    state, mx, my, xb, path_params[c], changes, nchanges, generation, queue, starts, cand, NDX, NDY, rng, count
                 )
             elif not (steps[c] > 0 and counter[c] >= steps[c]):
                 # Bring the match list up to date (`prl` always scans the whole grid and
@@ -326,7 +342,7 @@ def run_program(
                         # Draw uniformly among the listed matches; a stale one is dropped and
                         # the draw repeats, which is uniform over the matches still valid.
                         while mc > 0:
-                            k = rng.integers(0, mc)
+                            k = below(rng, mc)
                             m = matches[off + k]
                             listed[m] = False
                             mc -= 1
@@ -356,7 +372,7 @@ def run_program(
                         # `all`: every match was valid at the start of the step; apply them in
                         # random order, skipping any that would write a cell already written.
                         for k in range(mc - 1, 0, -1):
-                            j = rng.integers(0, k + 1)
+                            j = below(rng, k + 1)
                             t = matches[off + k]
                             matches[off + k] = matches[off + j]
                             matches[off + j] = t
@@ -528,7 +544,7 @@ def go_path(
         x = pen & xmask
         y = pen >> xb
         g = generation[pen]
-        m = 0
+        m = np.int64(0)  # not a literal: numba would compile `below` once more for 0
         for d in range(ndirs):
             nx = x + ndx[d]
             ny = y + ndy[d]
@@ -548,12 +564,12 @@ def go_path(
                 for k in range(m):
                     cx = ndx[cand[k]]
                     cy = ndy[cand[k]]
-                    score = (cx * dx + cy * dy) / np.sqrt((cx * cx + cy * cy) * (dx * dx + dy * dy)) + 0.1 * rng.random()
+                    score = (cx * dx + cy * dy) / math.sqrt((cx * cx + cy * cy) * (dx * dx + dy * dy)) + 0.1 * rng.random()
                     if score > best_score:
                         best_score = score
                         d = cand[k]
         if d < 0:
-            d = cand[rng.integers(0, m)]
+            d = cand[below(rng, m)]
         dx = ndx[d]
         dy = ndy[d]
         chosen = ((y + dy) << xb) + x + dx

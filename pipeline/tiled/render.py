@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import zlib
 
 import numpy as np
 from PIL import Image
@@ -42,8 +43,14 @@ def _gather(atlas: np.ndarray, gids: np.ndarray) -> np.ndarray:
     th, tw = atlas.shape[1:3]
     step = max(1, -(-max(h * th, w * tw) // MAX_SIDE))
     if step == 1:
-        tiles = atlas[gids]  # (h, w, th, tw, ...)
-        return tiles.swapaxes(1, 2).reshape(h * th, w * tw, *atlas.shape[3:])
+        # A tile's pixel row moved as a few machine words rather than byte by byte: gathering
+        # and reordering a 16-pixel palette row is 2 eight-byte moves instead of 16.
+        row = atlas[0, 0].nbytes
+        word = next(size for size in (8, 4, 2, 1) if row % size == 0)
+        words = np.ascontiguousarray(atlas).reshape(len(atlas), th, row).view(f"u{word}")
+        tiles = words[gids]  # (h, w, th, row / word)
+        rows = np.ascontiguousarray(tiles.swapaxes(1, 2)).reshape(h * th, -1)  # a copy, bar one-tile-wide maps
+        return rows.view(np.uint8).reshape(h * th, w * tw, *atlas.shape[3:])
     ys = np.arange(0, h * th, step)
     xs = np.arange(0, w * tw, step)
     return atlas[gids[ys // th][:, xs // tw], (ys % th)[:, None], (xs % tw)[None, :]]
@@ -62,9 +69,11 @@ def _over(top: np.ndarray, under: np.ndarray) -> np.ndarray:
 
 
 def png_bytes(image: Image.Image) -> bytes:
+    """PNG with deflate's run-length strategy: maps are rows of repeated tiles, which PNG's row
+    filters turn into long runs. Measured on a 1328 x 1328 maze preview, it encodes twice as fast
+    as the default (level 6) for 5 % more bytes, and the RGBA one 1.5x as fast at the same size;
+    the level hardly matters with it (bench/scale.py times the preview)."""
     out = io.BytesIO()
-    if image.mode == "P":
-        image.save(out, format="PNG", transparency=image.info["transparency"])
-    else:
-        image.save(out, format="PNG")
+    extra = {"transparency": image.info["transparency"]} if image.mode == "P" else {}
+    image.save(out, format="PNG", compress_type=zlib.Z_RLE, **extra)
     return out.getvalue()

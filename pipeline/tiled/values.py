@@ -14,6 +14,7 @@ a palette, distances in 16 bands from 0 to the map's largest.
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import zlib
 
@@ -50,8 +51,10 @@ def values_paths(tileset_name: str, fmt: str) -> tuple[str, str]:
     return f"{stem}.{'tsx' if fmt == 'tmx' else 'tsj'}", f"{stem}.png"
 
 
+@functools.cache
 def values_tileset(tile_width: int, tile_height: int, image: str) -> tuple[Tileset, bytes]:
-    """The values tileset (palette tiles 0-15, heat tiles 16-31) and its tilesheet PNG."""
+    """The values tileset (palette tiles 0-15, heat tiles 16-31) and its tilesheet PNG; made
+    once per process, as every map of a pack writes the same one."""
     colors = [_rgb(c) for c in PALETTE + HEAT]
     sheet = np.zeros((2, tile_height, len(PALETTE), tile_width, 4), dtype=np.uint8)
     for k, rgb in enumerate(colors):

@@ -10,7 +10,7 @@ from pydantic import Field, PositiveInt
 from pipeline.jit import compiled
 from pipeline.level import Level, Symbol
 from pipeline.registry import StageParams, stage
-from pipeline.grid.graph import DX, DY
+from pipeline.grid.graph import DX, DY, below
 
 # Twelve colours that stay distinct side by side (and for most colour-blind players, in the
 # first six), named for the tileset.
@@ -55,16 +55,17 @@ class BlobMap(StageParams):
 def grow_blobs(w: int, h: int, cells: np.ndarray, colours: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Grow every seed into free tiles: each step a random (tile, direction) from the frontier."""
     n = w * h
-    board = np.full(n, 255, dtype=np.uint8)
+    board = np.empty(n, dtype=np.uint8)
+    board[:] = 255
     frontier = np.empty(4 * n + 4 * cells.shape[0], dtype=np.int64)
-    size = 0
+    size = np.int64(0)  # not a literal: numba would compile `below` once more for 0
     for k in range(cells.shape[0]):
         board[cells[k]] = colours[k]
         for d in range(4):
             frontier[size] = cells[k] * 4 + d
             size += 1
     while size > 0:
-        k = rng.integers(0, size)
+        k = below(rng, size)  # the draw of rng.integers(0, size), without compiling it
         e = frontier[k]
         size -= 1
         frontier[k] = frontier[size]

@@ -11,7 +11,7 @@ from pipeline.jit import compiled
 from pipeline.level import Level
 from pipeline.registry import StageParams, stage
 from pipeline.stages.dungeon.tiles import DUNGEON_ALPHABET, FLOOR, Side
-from pipeline.grid.graph import DX, DY, random_direction
+from pipeline.grid.graph import DX, DY, RANGE_62_BITS, below
 
 
 @stage("dungeon.drunkard_walk", version=1)
@@ -34,14 +34,23 @@ class DrunkardWalk(StageParams):
 
 @compiled
 def dig(w: int, h: int, wanted: int, rng: np.random.Generator) -> np.ndarray:
-    tiles = np.zeros((h, w), dtype=np.uint8)
+    tiles = np.empty((h, w), dtype=np.uint8)
+    tiles[:] = 0
     y = h // 2
     x = w // 2
     tiles[y, x] = 1
     dug = 1
-    pool = np.zeros(2, dtype=np.int64)
+    bits = np.int64(0)
+    left = 0
     while dug < wanted:
-        d = random_direction(rng, pool)
+        # Two random bits per step from a 62-bit draw (graph.RANGE_62_BITS), as the maze walks
+        # draw them.
+        if left == 0:
+            bits = below(rng, RANGE_62_BITS)
+            left = 31
+        d = bits & 3
+        bits >>= 2
+        left -= 1
         ny = y + DY[d]
         nx = x + DX[d]
         if ny < 1 or nx < 1 or ny >= h - 1 or nx >= w - 1:

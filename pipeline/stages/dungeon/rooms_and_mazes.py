@@ -67,9 +67,9 @@ class RoomsAndMazes(StageParams):
     def _maze(cls, value: str) -> str:
         if value == NO_MAZE:
             return value
-        kinds = registry.kinds()
-        if value not in kinds or not issubclass(kinds[value], MazeGenerator):
-            mazes = ", ".join(k for k, c in kinds.items() if issubclass(c, MazeGenerator))
+        found = registry.lookup(value)
+        if found is None or not issubclass(found, MazeGenerator):
+            mazes = ", ".join(k for k, c in registry.kinds().items() if issubclass(c, MazeGenerator))
             raise ValueError(f"{value!r} is not a maze generator ({mazes}, or \"none\")")
         return value
 
@@ -159,7 +159,7 @@ def open_doors(tiles: np.ndarray, rng: np.random.Generator, extra: float) -> Non
 
 @compiled
 def _choose_doors(tiles: np.ndarray, labels: np.ndarray, ys: np.ndarray, xs: np.ndarray, chance: np.ndarray, extra: float, count: int) -> None:
-    root = np.arange(count + 1)
+    root = np.arange(count + 1).astype(np.int32)  # int32 for every graph.union: one compile
     for k in range(ys.shape[0]):
         y = ys[k]
         x = xs[k]
@@ -167,7 +167,7 @@ def _choose_doors(tiles: np.ndarray, labels: np.ndarray, ys: np.ndarray, xs: np.
             a, b = labels[y, x - 1], labels[y, x + 1]
         else:
             a, b = labels[y - 1, x], labels[y + 1, x]
-        if union(root, a, b):
+        if union(root, np.int64(a), np.int64(b)):  # int64, as every other caller: one compile
             tiles[y, x] = 2  # DOOR
         elif chance[k] < extra:
             # A second door between regions already joined: a loop, unless it would sit right
@@ -184,7 +184,8 @@ def _choose_doors(tiles: np.ndarray, labels: np.ndarray, ys: np.ndarray, xs: np.
 def fill_dead_ends(tiles: np.ndarray) -> None:
     """Wall up every open tile with at most one open neighbour, repeatedly, in linear time."""
     h, w = tiles.shape
-    degree = np.zeros((h, w), dtype=np.int64)
+    degree = np.empty((h, w), dtype=np.int64)
+    degree[:] = 0
     stack = np.empty(h * w, dtype=np.int64)
     top = 0
     for y in range(1, h - 1):

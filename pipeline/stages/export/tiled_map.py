@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, ClassVar, Literal, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from pydantic import Field, PositiveInt, PrivateAttr, ValidationInfo, field_validator, model_validator
 
@@ -18,11 +18,14 @@ from pipeline.tiled.drawing import LayerSpec, draw_layers, object_gid
 from pipeline.tiled.profiles import Format, ProfileName, resolve
 from pipeline.tiled.render import png_bytes, render
 from pipeline.tiled.spec import LoadedTileset, TilesetSpec, load_tileset
-from pipeline.tiled.tilesheet import build_tileset
+from pipeline.tiled.tilesheet import BuiltTileset, build_tileset
 from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TileLayer, TmxMap
 from pipeline.tiled.validate import check_map
 from pipeline.tiled.values import data_layer, values_paths, values_tileset
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 # Options that describe the generated tileset when the recipe names no tileset file.
 _GENERATED = ("tile_size", "margin", "spacing", "style")
@@ -160,14 +163,26 @@ class TiledMapExporter(Exporter):
     def write_tileset(self, tileset: Tileset) -> bytes:
         raise NotImplementedError
 
-    def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
+    def _draw(self, level: Level) -> tuple[BuiltTileset, list[tuple[str, Any]]]:
+        """The tileset for the map's alphabet and the map's tile layers drawn with it."""
         loaded = self._loaded
         built = build_tileset(self._spec, level.alphabet, loaded.image if loaded else b"")
+        return built, draw_layers(level, built, list(self.layers) or [LayerSpec(name=self.layer_name)])
+
+    def thumbnail(self, level: Level) -> Image.Image | None:
+        if not self.preview:
+            return None
+        from pipeline.thumbnail import drawn_small
+
+        built, drawn = self._draw(level)
+        return drawn_small([g for _, g in drawn], built)
+
+    def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
+        built, drawn = self._draw(level)
         description_path, sheet_path = self._tileset_paths()
         tileset = built.tileset
         # The image path is relative to the file that holds the tileset: the map, or the .tsx/.tsj.
         tileset = replace(tileset, image=relative_to(sheet_path, self.dir if self._embedded else "tilesets"))
-        drawn = draw_layers(level, built, list(self.layers) or [LayerSpec(name=self.layer_name)])
         object_gids = [object_gid(obj, built) if obj.tile else 0 for obj in level.objects]
         values = self._values_paths()
         data: list[TileLayer] = []

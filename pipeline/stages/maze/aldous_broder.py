@@ -6,7 +6,7 @@ import numpy as np
 
 from pipeline.jit import compiled
 from pipeline.registry import stage
-from pipeline.grid.graph import DX, DY, below
+from pipeline.grid.graph import DX, DY, RANGE_62_BITS, below
 from pipeline.stages.maze.generator import MazeGenerator
 
 
@@ -25,8 +25,10 @@ class AldousBroder(MazeGenerator):
 
 @compiled
 def carve_aldous_broder(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
-    tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
-    visited = np.zeros(w * h, dtype=np.bool_)
+    tiles = np.empty((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles[:] = 0
+    visited = np.empty(w * h, dtype=np.bool_)
+    visited[:] = False
     c = below(rng, w * h)
     visited[c] = True
     tiles[2 * (c // w) + 1, 2 * (c % w) + 1] = 1
@@ -36,11 +38,11 @@ def carve_aldous_broder(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
     bits = 0
     left = 0
     while remaining > 0:
-        # Two random bits per step from a 62-bit draw (as graph.random_direction does), kept in
-        # registers here: the walk takes ~n log^2 n steps, and a helper's memory round trip
-        # doubles its time. A step off the grid is simply redrawn.
+        # Two random bits per step from a 62-bit draw (graph.RANGE_62_BITS), kept in registers:
+        # the walk takes ~n log^2 n steps, and a helper's memory round trip doubles its time. A
+        # step off the grid is simply redrawn.
         if left == 0:
-            bits = below(rng, 1 << 62)
+            bits = below(rng, RANGE_62_BITS)
             left = 31
         d = bits & 3
         bits >>= 2

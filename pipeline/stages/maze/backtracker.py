@@ -28,8 +28,10 @@ class Backtracker(MazeGenerator):
 
 @compiled
 def carve_backtracker(w: int, h: int, start: int, choices: np.ndarray) -> np.ndarray:
-    tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
-    visited = np.zeros(w * h, dtype=np.bool_)
+    tiles = np.empty((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles[:] = 0
+    visited = np.empty(w * h, dtype=np.bool_)
+    visited[:] = False
     stack = np.empty(w * h, dtype=np.int64)
     options = np.empty(4, dtype=np.int64)
     top = 0

@@ -26,13 +26,20 @@ class Eller(MazeGenerator):
 
 @compiled
 def carve_eller(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
-    tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles = np.empty((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles[:] = 0
     tiles[1::2, 1::2] = 1
-    parent = np.arange(w * h)  # union-find over cells: a row's sets, carried down by its passages
-    members = np.zeros(w * h, dtype=np.int64)
-    skip = np.zeros(w * h, dtype=np.int64)
-    has_down = np.zeros(w * h, dtype=np.bool_)
-    down = np.zeros(w, dtype=np.bool_)
+    # Union-find over cells: a row's sets, carried down by its passages. int32, as every caller
+    # of graph.union passes it: one compile of union serves them all.
+    parent = np.arange(w * h).astype(np.int32)
+    members = np.empty(w * h, dtype=np.int64)
+    members[:] = 0
+    skip = np.empty(w * h, dtype=np.int64)
+    skip[:] = 0
+    has_down = np.empty(w * h, dtype=np.bool_)
+    has_down[:] = False
+    down = np.empty(w, dtype=np.bool_)
+    down[:] = False
     for y in range(h):
         base = y * w
         last = y == h - 1

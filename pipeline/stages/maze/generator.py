@@ -65,7 +65,11 @@ class MazeGenerator(MazeStage):
         if inputs:
             allowed = carving_mask(inputs[0], self.carve_on, self.margin)
             h, w = allowed.shape
-            tiles = restrict(self.carve(w, h, rng), allowed, rng.permutation(2 * w * h))
+            carved = self.carve(w, h, rng)  # before the order is drawn, from the same stream
+            # A C-order mask and an int32 order, as rooms_and_mazes passes them: one compile of
+            # restrict serves both.
+            order = rng.permutation(2 * w * h).astype(np.int32)
+            tiles = restrict(carved, np.ascontiguousarray(allowed), order)
         else:
             w, h = self.cells
             tiles = self.carve(w, h, rng)
@@ -100,7 +104,7 @@ def restrict(tiles: np.ndarray, allowed: np.ndarray, order: np.ndarray) -> np.nd
     """
     h, w = allowed.shape
     out = tiles.copy()
-    parent = np.arange(w * h)
+    parent = np.arange(w * h).astype(np.int32)  # int32 for every graph.union: one compile
     for y in range(h):
         for x in range(w):
             if not allowed[y, x]:

@@ -79,8 +79,10 @@ def carve_growing_tree(w: int, h: int, weights: np.ndarray, rng: np.random.Gener
     # (newest = tail, oldest = head, removal in O(1)). When `random` or `middle` can be chosen,
     # a Fenwick tree over the slots also finds the k-th active one in O(log n).
     n = w * h
-    tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
-    visited = np.zeros(n, dtype=np.bool_)
+    tiles = np.empty((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles[:] = 0
+    visited = np.empty(n, dtype=np.bool_)
+    visited[:] = False
     slot_cell = np.empty(n, dtype=np.int32)
     prev = np.empty(n, dtype=np.int32)
     nxt = np.empty(n, dtype=np.int32)
@@ -91,7 +93,8 @@ def carve_growing_tree(w: int, h: int, weights: np.ndarray, rng: np.random.Gener
     for i in range(4):
         if weights[i] > 0:
             last = i
-    tree = np.zeros(n + 1 if by_rank else 1, dtype=np.int32)
+    tree = np.empty(n + 1 if by_rank else 1, dtype=np.int32)
+    tree[:] = 0
     top_bit = 1
     while top_bit * 2 <= n:
         top_bit *= 2
@@ -104,10 +107,13 @@ def carve_growing_tree(w: int, h: int, weights: np.ndarray, rng: np.random.Gener
     nxt[0] = -1
     head = 0
     tail = 0
+    # int64 arguments and counters, never literals: numba compiles a helper once per literal
+    # value it is passed (even one it only sees while typing the loop).
+    one = np.int64(1)
     if by_rank:
-        _fenwick_add(tree, 0, 1)
-    used = 1
-    active = 1
+        _fenwick_add(tree, np.int64(0), one)
+    used = one
+    active = one
     while active > 0:
         u = rng.random()
         method = last
@@ -128,10 +134,10 @@ def carve_growing_tree(w: int, h: int, weights: np.ndarray, rng: np.random.Gener
         c = slot_cell[slot]
         x = c % w
         y = c // w
-        m = neighbours_where(visited, False, x, y, w, h, options)
+        m = neighbours_where(visited, np.bool_(False), x, y, w, h, options)
         if m == 0:  # no way on: the cell leaves the active list
             if by_rank:
-                _fenwick_add(tree, slot, -1)
+                _fenwick_add(tree, slot, -one)
             p = prev[slot]
             q = nxt[slot]
             if p >= 0:
@@ -160,7 +166,7 @@ def carve_growing_tree(w: int, h: int, weights: np.ndarray, rng: np.random.Gener
             head = used
         tail = used
         if by_rank:
-            _fenwick_add(tree, used, 1)
+            _fenwick_add(tree, used, one)
         used += 1
         active += 1
     return tiles

@@ -26,9 +26,12 @@ class HuntAndKill(MazeGenerator):
 @compiled
 def carve_hunt_and_kill(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
     n = w * h
-    tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
-    visited = np.zeros(n, dtype=np.bool_)
-    unvisited_in_row = np.full(h, w, dtype=np.int64)
+    tiles = np.empty((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles[:] = 0
+    visited = np.empty(n, dtype=np.bool_)
+    visited[:] = False
+    unvisited_in_row = np.empty(h, dtype=np.int64)
+    unvisited_in_row[:] = w
     options = np.empty(4, dtype=np.int64)
     c = below(rng, n)
     visited[c] = True
@@ -39,7 +42,8 @@ def carve_hunt_and_kill(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
     while remaining > 0:
         x = c % w
         y = c // w
-        m = neighbours_where(visited, False, x, y, w, h, options)
+        # np.bool_, not literals: one compile of the helper serves both searches.
+        m = neighbours_where(visited, np.bool_(False), x, y, w, h, options)
         if m > 0:  # kill: walk on
             d = options[below(rng, m)]
         else:  # hunt: the first unvisited cell, in reading order, with a visited neighbour
@@ -52,7 +56,7 @@ def carve_hunt_and_kill(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
                 for xx in range(w):
                     if visited[yy * w + xx]:
                         continue
-                    m = neighbours_where(visited, True, xx, yy, w, h, options)
+                    m = neighbours_where(visited, np.bool_(True), xx, yy, w, h, options)
                     if m > 0:
                         # Join the found cell to a random visited neighbour; the walk goes on from it.
                         back = options[below(rng, m)]

@@ -25,11 +25,13 @@ class PrimModified(MazeGenerator):
 @compiled
 def carve_prim_modified(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
     n = w * h
-    tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
-    state = np.zeros(n, dtype=np.int8)  # 0 outside, 1 frontier, 2 in the maze
+    tiles = np.empty((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles[:] = 0
+    state = np.empty(n, dtype=np.int8)  # 0 outside, 1 frontier, 2 in the maze
+    state[:] = 0
     frontier = np.empty(n, dtype=np.int64)
     options = np.empty(4, dtype=np.int64)
-    size = 0
+    size = np.int64(0)  # not a literal: numba would compile `below` once more for 0 as it types the loop
     c = below(rng, n)
     while True:
         state[c] = 2

@@ -25,12 +25,14 @@ class PrimSimplified(MazeGenerator):
 @compiled
 def carve_prim_simplified(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
     n = w * h
-    tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
-    visited = np.zeros(n, dtype=np.bool_)
+    tiles = np.empty((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles[:] = 0
+    visited = np.empty(n, dtype=np.bool_)
+    visited[:] = False
     # A frontier wall is (cell << 2) | direction in one int32: half the memory of two int64
     # arrays, and each random pick touches one cache line instead of two.
     frontier = np.empty(4 * n, dtype=np.int32)
-    size = 0
+    size = np.int64(0)  # not a literal: numba would compile `below` once more for 0 as it types the loop
     c = below(rng, n)
     remaining = n
     while True:

@@ -38,9 +38,11 @@ def carve_prim_true(w: int, h: int, weights: np.ndarray, start: int) -> np.ndarr
     # filling up with walls made stale by later visits, which made it five times larger.
     n = w * h
     mask = (1 << CELL_BITS) - 1
-    tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles = np.empty((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles[:] = 0
     tiles[1::2, 1::2] = 1
-    state = np.zeros(n, dtype=np.int8)  # 0 unseen, 1 on the frontier, 2 in the tree
+    state = np.empty(n, dtype=np.int8)  # 0 unseen, 1 on the frontier, 2 in the tree
+    state[:] = 0
     pos = np.empty(n, dtype=np.int32)
     via = np.empty(n, dtype=np.int8)  # direction from a frontier cell to its lightest tree wall
     heap = np.empty(n + 1, dtype=np.int64)

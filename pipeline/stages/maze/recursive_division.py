@@ -26,7 +26,8 @@ class RecursiveDivision(MazeGenerator):
 
 @compiled
 def carve_recursive_division(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
-    tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles = np.empty((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles[:] = 0
     tiles[1:-1, 1:-1] = 1
     tiles[2:-1:2, 2:-1:2] = 0  # pillars stay wall
     stack = np.empty((2 * w * h + 1, 4), dtype=np.int32)  # regions (x, y, w, h) in cells
@@ -50,7 +51,7 @@ def carve_recursive_division(w: int, h: int, rng: np.random.Generator) -> np.nda
             horizontal = False
         if horizontal:
             k = below(rng, rh - 1)  # the wall lies below row ry + k
-            gap = rx + below(rng, rw)
+            gap = rx + below(rng, np.int64(rw))  # int64, as elsewhere: an int32 compiles `below` again
             row = 2 * (ry + k) + 2
             for x in range(rx, rx + rw):
                 if x != gap:
@@ -65,7 +66,7 @@ def carve_recursive_division(w: int, h: int, rng: np.random.Generator) -> np.nda
             stack[top + 1, 3] = rh - k - 1
         else:
             k = below(rng, rw - 1)  # the wall lies right of column rx + k
-            gap = ry + below(rng, rh)
+            gap = ry + below(rng, np.int64(rh))
             col = 2 * (rx + k) + 2
             for y in range(ry, ry + rh):
                 if y != gap:

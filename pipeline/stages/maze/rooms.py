@@ -16,7 +16,7 @@ def join_blocks(tiles: np.ndarray, size: int, rng: np.random.Generator) -> None:
     w = (tiles.shape[1] - 1) // 2
     bw = (w + size - 1) // size
     bh = (h + size - 1) // size
-    parent = np.arange(bw * bh)
+    parent = np.arange(bw * bh).astype(np.int32)  # int32 for every graph.union: one compile
     order = permutation(rng, 2 * bw * bh)
     for k in range(order.shape[0]):
         e = order[k]

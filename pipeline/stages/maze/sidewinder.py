@@ -25,7 +25,8 @@ class Sidewinder(MazeGenerator):
 
 @compiled
 def carve_sidewinder(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
-    tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles = np.empty((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles[:] = 0
     tiles[1::2, 1::2] = 1
     tiles[1, 1:-1] = 1  # the top row is one corridor
     for y in range(1, h):

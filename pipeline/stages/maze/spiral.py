@@ -29,14 +29,16 @@ class Spiral(NonPerfectGenerator):
 
 @compiled
 def carve_spirals(w: int, h: int, size: int, rng: np.random.Generator) -> np.ndarray:
-    tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles = np.empty((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles[:] = 0
     tiles[1::2, 1::2] = 1
-    visited = np.zeros(w * h, dtype=np.bool_)
+    visited = np.empty(w * h, dtype=np.bool_)
+    visited[:] = False
     for y0 in range(0, h, size):
         for x0 in range(0, w, size):
             x1 = min(x0 + size, w) - 1
             y1 = min(y0 + size, h) - 1
-            corner = below(rng, 4)
+            corner = below(rng, np.int64(4))  # a literal 4 would compile `below` once more
             clockwise = rng.random() < 0.5
             turn = 1 if clockwise else 3
             # Start at a corner heading along an edge, keeping the block's inside on the turn side.

@@ -51,7 +51,7 @@ def maze_stats(tiles: np.ndarray, solution: Solution = "corners") -> dict[str, P
 # did), whether the cell is open; bits FIRST and SECOND mark the cells each of a part's two
 # sweeps has reached.
 _OPEN = 16
-FIRST, SECOND = 5, 6
+FIRST, SECOND = np.int64(5), np.int64(6)  # not int literals: one compile of _sweep serves both
 
 
 @compiled
@@ -71,7 +71,8 @@ def _measure(tiles: np.ndarray, farthest: bool) -> tuple[int, int, int, int, int
     # Cell c's byte is ways[c + pad]: a row of zeros either side lets the sweeps read the north
     # and south neighbours of any cell without a bounds test.
     pad = w + 1
-    ways = np.zeros(n + 2 * pad, dtype=np.uint8)
+    ways = np.empty(n + 2 * pad, dtype=np.uint8)
+    ways[:] = 0
     cells = 0
     dead_ends = 0
     corridors = 0

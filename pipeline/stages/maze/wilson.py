@@ -6,7 +6,7 @@ import numpy as np
 
 from pipeline.jit import compiled
 from pipeline.registry import stage
-from pipeline.grid.graph import DX, DY, below
+from pipeline.grid.graph import DX, DY, RANGE_62_BITS, below
 from pipeline.stages.maze.generator import MazeGenerator
 
 
@@ -26,9 +26,12 @@ class Wilson(MazeGenerator):
 @compiled
 def carve_wilson(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
     n = w * h
-    tiles = np.zeros((2 * h + 1, 2 * w + 1), dtype=np.uint8)
-    in_tree = np.zeros(n, dtype=np.bool_)
-    step_dir = np.zeros(n, dtype=np.int8)  # the last direction the walk left each cell by
+    tiles = np.empty((2 * h + 1, 2 * w + 1), dtype=np.uint8)
+    tiles[:] = 0
+    in_tree = np.empty(n, dtype=np.bool_)
+    in_tree[:] = False
+    step_dir = np.empty(n, dtype=np.int8)  # the last direction the walk left each cell by
+    step_dir[:] = 0
     root = below(rng, n)
     in_tree[root] = True
     tiles[2 * (root // w) + 1, 2 * (root % w) + 1] = 1
@@ -41,10 +44,10 @@ def carve_wilson(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
         x = start % w
         y = start // w
         while not in_tree[y * w + x]:
-            # Two random bits per step, as graph.random_direction draws them, kept in registers:
-            # the walks take tens of millions of steps and a helper's memory round trip shows.
+            # Two random bits per step (graph.RANGE_62_BITS), kept in registers: the walks take
+            # tens of millions of steps and a helper's memory round trip shows.
             if left == 0:
-                bits = below(rng, 1 << 62)
+                bits = below(rng, RANGE_62_BITS)
                 left = 31
             d = bits & 3
             bits >>= 2

@@ -72,7 +72,8 @@ class Items(WalkableStage):
 def scatter(w: int, h: int, order: np.ndarray, existing: np.ndarray, count: int, spacing: float) -> np.ndarray:
     """The first `count` tiles of `order` that keep `spacing` from each other and `existing`:
     a blocked-tile grid makes each test O(1) and each placement O(spacing^2)."""
-    blocked = np.zeros(h * w, dtype=np.bool_)
+    blocked = np.empty(h * w, dtype=np.bool_)
+    blocked[:] = False
     r = int(np.ceil(spacing)) - 1 if spacing > 0 else -1
     limit = spacing * spacing
 

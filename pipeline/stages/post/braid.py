@@ -10,7 +10,7 @@ from pydantic import Field
 from pipeline.jit import compiled
 from pipeline.level import Level
 from pipeline.registry import stage
-from pipeline.grid.graph import DX, DY, permutation
+from pipeline.grid.graph import DX, DY, below, permutation
 from pipeline.stages.post.maze_input import MazeEdit
 
 
@@ -40,7 +40,7 @@ def braid(grid: np.ndarray, fraction: float, rng: np.random.Generator) -> np.nda
     h = (out.shape[0] - 1) // 2
     w = (out.shape[1] - 1) // 2
     ends = np.empty(w * h, dtype=np.int64)
-    m = 0
+    m = np.int64(0)  # not a literal: numba would compile `permutation` once more for 0
     for y in range(h):
         for x in range(w):
             if out[2 * y + 1, 2 * x + 1] and _sides(out, x, y) == 1:
@@ -48,7 +48,12 @@ def braid(grid: np.ndarray, fraction: float, rng: np.random.Generator) -> np.nda
                 m += 1
     if m == 0:
         return out
-    ends = ends[:m][permutation(rng, m)]
+    # Loops rather than `ends[:m][order]`: fancy indexing is slow to compile.
+    order = permutation(rng, m)
+    shuffled = np.empty(m, dtype=np.int64)
+    for k in range(m):
+        shuffled[k] = ends[order[k]]
+    ends = shuffled
     todo = int(round(fraction * m))
     preferred = np.empty(4, dtype=np.int64)
     other = np.empty(4, dtype=np.int64)
@@ -58,8 +63,8 @@ def braid(grid: np.ndarray, fraction: float, rng: np.random.Generator) -> np.nda
         y = c // w
         if _sides(out, x, y) != 1:
             continue  # a braid from a neighbouring dead end already opened this one
-        p = 0
-        q = 0
+        p = np.int64(0)  # not literals: numba would compile `below` once more for 0
+        q = np.int64(0)
         for d in range(4):
             nx = x + DX[d]
             ny = y + DY[d]
@@ -71,9 +76,9 @@ def braid(grid: np.ndarray, fraction: float, rng: np.random.Generator) -> np.nda
                     other[q] = d
                     q += 1
         if p > 0:
-            d = preferred[rng.integers(0, p)]
+            d = preferred[below(rng, p)]  # the draw of rng.integers(0, p), without compiling it
         elif q > 0:
-            d = other[rng.integers(0, q)]
+            d = other[below(rng, q)]
         else:
             continue  # boxed in by walls of the grid or closed cells
         out[2 * y + 1 + DY[d], 2 * x + 1 + DX[d]] = 1

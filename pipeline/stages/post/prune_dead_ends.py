@@ -42,7 +42,8 @@ def prune(grid: np.ndarray, keep: float, passes: int, rng: np.random.Generator) 
     w = (out.shape[1] - 1) // 2
     current = np.empty(w * h, dtype=np.int64)
     following = np.empty(w * h, dtype=np.int64)
-    kept = np.zeros(w * h, dtype=np.bool_)
+    kept = np.empty(w * h, dtype=np.bool_)
+    kept[:] = False
     m = 0
     open_cells = 0
     for y in range(h):

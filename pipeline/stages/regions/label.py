@@ -70,7 +70,10 @@ def label_symbols(tiles: np.ndarray, inside: np.ndarray, eight: bool) -> tuple[n
     on = np.flatnonzero(inside).astype(np.uint8)
     off = np.flatnonzero(~inside).astype(np.uint8)
     equal = len(on) <= len(off)
+    # Always read-only (a level's tiles are; a fresh mask is not): numba compiles a kernel once
+    # per argument type, and read-only is a type of its own.
     flat = np.ascontiguousarray(tiles).ravel()
+    flat.flags.writeable = False
     symbols = on if equal else off
     bits = np.empty(h * words, dtype=np.uint64)
     edges = np.empty(h * (w + 1) + 1, dtype=np.uint32)
@@ -81,10 +84,17 @@ def label_symbols(tiles: np.ndarray, inside: np.ndarray, eight: bool) -> tuple[n
     scan = partial(_find_runs, flat, symbols, equal, w, words, eight)
     ends = in_parallel([partial(scan, y0, y1, bits, edges, row_first, parent) for y0, y1 in spans])
     _join_bands(edges, row_first, parent, np.array(cuts, dtype=np.int64), np.array(ends, dtype=np.uint64), w, eight)
-    label, sizes = _number(edges, row_first, parent)
+    roots, sizes = _number(edges, row_first, parent)
+    # Components of RANK_BY_COUNT tiles or more are few: a stable argsort here in numpy, where a
+    # sort inside the kernel took numba 1.5 s to compile on a first run.
+    big = np.flatnonzero(sizes >= RANK_BY_COUNT)
+    big = big[np.argsort(-sizes[big], kind="stable")]
+    rank, ordered = _rank_by_size(sizes, big)
+    label = np.empty(int(row_first[-1]), dtype=np.int32)  # by run; only the roots' are read
+    label[roots] = rank
     # One thread paints: split in two, waking the second thread cost more than its half saved.
     out = _paint(bits, edges, row_first, parent, label, h, w, words)
-    return out.reshape(h, w), sizes
+    return out.reshape(h, w), ordered
 
 
 # Each band has at least this many tiles: waking a thread costs some 0.1 ms on a busy host,
@@ -135,7 +145,8 @@ def _find_runs(
     from y0 times the most a row can hold, so bands never share a number; returns the number
     after its last run. Rows are packed while still in cache."""
     reach = np.uint32(1 if eight else 0)
-    row = np.zeros(words * 64, dtype=np.uint8)
+    row = np.empty(words * 64, dtype=np.uint8)
+    row[:] = 0
     lanes = row.view(np.uint64)
     m = _2 * np.uint64(y0 * ((w + 1) // 2))
     for y in range(y0, y1):
@@ -254,12 +265,14 @@ def _root(parent: np.ndarray, a: np.uint64) -> np.uint64:
 
 @compiled
 def _number(edges: np.ndarray, row_first: np.ndarray, parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Point every run straight at its root, and number the components by size, largest
-    first, ties by first run: the label of each root (at the root's index), and the sizes in
-    label order."""
+    """Point every run straight at its root: the roots (runs, in order) and each one's tiles."""
     n = row_first[-1]
-    area = np.zeros(n + _1, dtype=np.int64)  # tiles under each root
-    roots = np.empty(n, dtype=np.uint64)
+    # Sizes as int64, as every other kernel allocates: each (size type, dtype) pair of np.empty
+    # is a compile of its own.
+    runs = np.int64(n)
+    area = np.empty(runs + 1, dtype=np.int64)  # tiles under each root
+    area[:] = 0
+    roots = np.empty(runs, dtype=np.uint64)
     count = _0
     # Consecutive runs mostly share a root: summing them in a register, not through memory,
     # spares a store-to-load chain per run.
@@ -276,35 +289,30 @@ def _number(edges: np.ndarray, row_first: np.ndarray, parent: np.ndarray) -> tup
             last, tiles = root, np.int64(0)
         tiles += edges[_2 * i + _1] - edges[_2 * i]
     area[last] += tiles
-    roots = roots[:count]
-    rank, ordered = _rank_by_size(area[roots])
-    label = np.empty(n, dtype=np.int32)
+    sizes = np.empty(np.int64(count), dtype=np.int64)
     for c in range(count):
-        label[roots[c]] = rank[c]
-    return label, ordered
+        sizes[c] = area[roots[c]]
+    return roots[:count], sizes
+
+
+# Sizes below this are ranked by a counting sort.
+RANK_BY_COUNT = 1024
 
 
 @compiled
-def _rank_by_size(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _rank_by_size(sizes: np.ndarray, big: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each component's 1-based rank by size, largest first, ties by index; and the sizes in
-    rank order. A counting sort for the small sizes, which busy maps have by the thousand (a
-    comparison sort of those cost more than the labeling), a stable sort for the few large."""
-    limit = 1024
+    rank order. `big` is the components of RANK_BY_COUNT tiles or more, already in rank order;
+    the small ones, which busy maps have by the thousand (a comparison sort of those cost more
+    than the labeling), are ranked here by a counting sort."""
+    limit = RANK_BY_COUNT
     count = sizes.size
-    per_size = np.zeros(limit, dtype=np.int64)
-    large = 0
+    per_size = np.empty(limit, dtype=np.int64)
+    per_size[:] = 0
     for c in range(count):
-        if sizes[c] >= limit:
-            large += 1
-        else:
+        if sizes[c] < limit:
             per_size[sizes[c]] += 1
-    big = np.empty(large, dtype=np.int64)
-    k = 0
-    for c in range(count):
-        if sizes[c] >= limit:
-            big[k] = c
-            k += 1
-    big = big[np.argsort(-sizes[big], kind="mergesort")]
+    large = big.shape[0]
     rank = np.empty(count, dtype=np.int32)
     ordered = np.empty(count, dtype=np.int64)
     for k in range(large):

@@ -1,0 +1,111 @@
+"""The contact sheet's thumbnails: drawn small by the worker, they are the pixels the sheet would
+make from the preview file, so a sheet is the same bytes whichever way each thumbnail came."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from conftest import RECIPES, TILESETS, pcg
+from pipeline.cache import LevelCache
+from pipeline.contact_sheet import CONTACT_SHEET
+from pipeline.plan import KeyMaker
+from pipeline.recipe import load_recipe
+from pipeline.thumbnail import THUMB, drawn_small, fit, from_preview
+from pipeline.tiled.render import render
+from pipeline.tiled.tilesheet import Atlas
+from pipeline.worker import MapTask, run_map
+
+
+def pixels(image: Image.Image) -> np.ndarray:
+    return np.asarray(image.convert("RGB"))
+
+
+def through_png(image: Image.Image) -> Image.Image:
+    """The preview as the sheet reads it back from the pack."""
+    out = io.BytesIO()
+    image.save(out, format="PNG", **({"transparency": image.info["transparency"]} if "transparency" in image.info else {}))
+    return Image.open(io.BytesIO(out.getvalue()))
+
+
+def atlas_of(rgba: np.ndarray, indexed: bool) -> Any:
+    """A stand-in for a built tileset: what `render` and `drawn_small` read of one."""
+    th, tw = rgba.shape[1:3]
+    if indexed:
+        from pipeline.tiled.tilesheet import _indexed
+
+        index, palette = _indexed(rgba)
+        atlas = Atlas(rgba, index, palette)
+    else:
+        atlas = Atlas(rgba, None, None)
+    return SimpleNamespace(atlas=atlas, tileset=SimpleNamespace(tile_width=tw, tile_height=th))
+
+
+@pytest.mark.parametrize("indexed", [True, False])
+@pytest.mark.parametrize("shape", [(41, 41), (9, 30), (3, 4), (60, 200), (1, 7), (7, 1)])
+def test_drawn_small_is_the_thumbnail_of_the_preview(indexed: bool, shape: tuple[int, int]) -> None:
+    rng = np.random.default_rng(sum(shape))
+    tiles = rng.integers(0, 256, size=(6, 16, 16, 4), dtype=np.uint8)
+    tiles[0] = 0  # gid 0: empty
+    if indexed:  # palette art: opaque or clear pixels, few colours
+        tiles[..., 3] = np.where(tiles[..., 3] < 60, 0, 255)
+        tiles[..., :3] //= 64
+    else:  # translucent pixels: layers blend
+        tiles[1:, :, :, 3] |= 1
+    built = atlas_of(tiles, indexed)
+    if indexed:
+        assert built.atlas.index is not None
+    layers = [rng.integers(0, 6, size=shape).astype(np.uint32) for _ in range(3)]
+    layers[0][layers[0] == 0] = 1  # a floor under everything, bar nothing
+    small = drawn_small(layers, built)
+    assert small is not None
+    expected = from_preview(through_png(render(layers, built)))
+    assert small.size == expected.size and max(small.size) <= max(THUMB, 16 * max(shape))
+    assert np.array_equal(pixels(small), pixels(expected))
+
+
+def test_the_fit_reduces_by_a_factor_of_the_tile_size_then_resizes() -> None:
+    assert fit(1328, 1328).reduce == 8 and fit(1328, 1328).size == (THUMB, THUMB)
+    assert fit(100, 50) == fit(100, 50).__class__(1, (100, 50), 1)  # small: grown by whole pixels only
+    assert fit(40, 30).grow == 4 and fit(40, 30).size == (160, 120)
+    assert fit(333, 1000).reduce == 1  # odd width: no box reduction, the resize alone
+
+
+def test_each_example_map_sends_the_thumbnail_of_its_preview(tmp_path: Path) -> None:
+    """Through the worker, for packs of one layer, several layers and wang sets, and own art."""
+    for name in ("labyrinths", "dungeons", "classic_dungeon", "caves"):
+        recipe = load_recipe(RECIPES / f"{name}.toml")
+        keys = KeyMaker(recipe).keys(0)
+        task = MapTask(
+            index=0, stem=recipe.pack.stem(0), keys={n: k for n, (k, _) in keys.items()},
+            seeds={n: s for n, (_, s) in keys.items()}, run=tuple(keys), exports=tuple(s.name for s in recipe.exporters),
+        )
+        result = run_map(recipe, LevelCache(tmp_path / name), task)
+        assert result.failure is None and result.thumbnail is not None, name
+        preview, drawn = result.thumbnail
+        expected = from_preview(Image.open(io.BytesIO(result.files[preview])))
+        assert np.array_equal(pixels(drawn), pixels(expected)), name
+
+
+def test_a_sheet_is_the_same_bytes_whether_thumbnails_were_drawn_or_read(tmp_path: Path) -> None:
+    """A full build sends every thumbnail; rebuilding one map makes the others from previews."""
+    project = tmp_path / "p"
+    (project / "recipes").mkdir(parents=True)
+    shutil.copy(RECIPES / "dungeons.toml", project / "recipes")
+    shutil.copytree(TILESETS, project / "tilesets")
+    pcg("build", "recipes", "-q", cwd=project)
+    sheet = project / "exports" / "dungeons" / CONTACT_SHEET
+    first = sheet.read_bytes()
+    sheet.unlink()
+    for tmx in (project / "exports" / "dungeons").glob("*.tmx"):
+        tmx.unlink()
+        break
+    pcg("build", "recipes", "-q", cwd=project)  # one map rebuilt: its thumbnail drawn, the rest read
+    assert sheet.read_bytes() == first
