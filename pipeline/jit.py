@@ -34,7 +34,7 @@ def _cache_dir() -> Path:
 def kernels_cached() -> bool:
     """Whether this version's kernels were compiled on this machine before: numba's cache folder
     for it holds some (besides their locks). A first build compiles every kernel it uses, about
-    half a minute on 2 cores."""
+    20 s on 2 cores."""
     folder = _cache_dir()
     return folder.is_dir() and any(entry.name != LOCKS for entry in folder.iterdir())
 
