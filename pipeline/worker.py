@@ -20,6 +20,7 @@ from pipeline.cache import LevelCache
 from pipeline.errors import PipelineError, Rejected
 from pipeline.fsio import atomic_write, sha256_bytes, sha256_file
 from pipeline.level import Level, PropertyValue
+from pipeline.memory import reuse_freed_memory
 from pipeline.plan import KeyMaker, export_provenance
 from pipeline.recipe import Recipe
 from pipeline.registry import ExportContext, Exporter
@@ -74,6 +75,7 @@ class StageFailed(Exception):
 
 
 def run_batch(batch: Batch) -> list[MapResult]:
+    reuse_freed_memory()
     cache = LevelCache(batch.cache_root)
     results = []
     for task in batch.tasks:
