@@ -127,7 +127,8 @@ class Builder:
                         results[result.index] = result
                         if result.thumbnail is not None:
                             preview, picture = result.thumbnail
-                            thumbnails[result.digests[preview]] = picture
+                            if preview in result.digests:  # an exporter's preview among its files
+                                thumbnails[result.digests[preview]] = picture
                             result.thumbnail = None
             if progress:
                 progress(len(batch.tasks))

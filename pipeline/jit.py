@@ -94,9 +94,17 @@ def _one_at_a_time(compile: Callable[[Any], Any], kernel: str) -> Callable[[Any]
     cycle, so two processes cannot each hold what the other waits for. Inside a process, numba's
     compiler lock comes first: a thread compiling a caller holds it while it takes the callee's
     file lock, so a thread holding a file lock must never wait for the compiler lock."""
+    from numba.core import sigutils
     from numba.core.compiler_lock import global_compiler_lock
 
+    overloads = compile.__self__.overloads  # type: ignore[attr-defined]
+
     def locked_compile(sig: Any) -> Any:
+        # numba asks again each time a caller types a call to this kernel: a version this
+        # process has needs no lock (nor a wait while another process compiles another one).
+        existing = overloads.get(tuple(sigutils.normalize_signature(sig)[0]))
+        if existing is not None:
+            return existing.entry_point
         with global_compiler_lock, _kernel_lock(kernel):
             return compile(sig)
 

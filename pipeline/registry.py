@@ -345,7 +345,9 @@ def get(kind: str) -> type[StageParams]:
 def lookup(kind: str) -> type[StageParams] | None:
     """The class of `kind`, importing only its module when it is built in; None if unknown."""
     module = BUILTIN_KINDS.get(kind)
-    if module is not None and not _loaded:
+    if module is not None:
+        # Never through kinds(): a broken installed plugin package fails the recipes that use
+        # installed kinds, not those using built-in ones (whichever loaded first).
         importlib.import_module(module)
         return _KINDS[kind]
     return kinds().get(kind)

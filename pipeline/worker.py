@@ -185,8 +185,12 @@ def _thumbnail(recipe: Recipe, task: MapTask, level_of: Callable[[str], Level]) 
     are at hand; None when the sheet cannot show this map or the exporter cannot draw it so."""
     from pipeline.contact_sheet import MAX_MAPS
 
-    if not recipe.pack.contact_sheet or (task.index >= MAX_MAPS and not recipe.pack.order_by):
-        return None  # past the maps a sheet shows in index order
+    if not recipe.pack.contact_sheet:
+        return None
+    # The sheet shows MAX_MAPS maps: in index order the first ones; in play order (order_by) any,
+    # so there only small packs send them (the client holds them until the pack is built).
+    if task.index >= MAX_MAPS and (not recipe.pack.order_by or recipe.pack.maps > MAX_MAPS):
+        return None
     for spec in recipe.exporters:
         exporter = cast(Exporter, spec.params)
         preview = exporter.preview_file(task.stem)
@@ -194,7 +198,10 @@ def _thumbnail(recipe: Recipe, task: MapTask, level_of: Callable[[str], Level]) 
             continue
         if spec.name not in task.exports:
             return None  # its files are up to date: the sheet reads the preview it has
-        image = _call(spec.name, lambda: exporter.thumbnail(level_of(spec.inputs[0])))
+        try:
+            image = exporter.thumbnail(level_of(spec.inputs[0]))
+        except Exception:  # a speed-up only: the sheet makes it from the preview file instead
+            return None
         return None if image is None else (preview, image)
     return None
 
