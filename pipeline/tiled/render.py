@@ -8,6 +8,7 @@ import zlib
 import numpy as np
 from PIL import Image
 
+from pipeline.tiled import palette_png
 from pipeline.tiled.tilesheet import BuiltTileset
 
 # A preview larger than this on a side is drawn at every k-th pixel, for the smallest whole k
@@ -35,6 +36,21 @@ def render(layers: list[np.ndarray], built: BuiltTileset) -> Image.Image:
         top = _gather(atlas.rgba, gids)
         rgba = top if rgba is None else _over(top, rgba)
     return Image.fromarray(rgba, "RGBA")
+
+
+def preview_png(layers: list[np.ndarray], built: BuiltTileset) -> bytes:
+    """The PNG of `render(layers, built)`. A single layer of a palette sheet drawn whole (the
+    common case) is gathered packed and written directly (pipeline.tiled.palette_png)."""
+    packed = built.atlas.packed
+    if packed is not None and len(layers) == 1:
+        bits, tiles = packed
+        gids = layers[0]
+        h, w = gids.shape
+        th, tw = built.atlas.rgba.shape[1:3]
+        if max(h * th, w * tw) <= MAX_SIDE:
+            assert built.atlas.palette is not None  # packed implies a palette
+            return palette_png.write(_gather(tiles, gids), w * tw, bits, built.atlas.palette)
+    return png_bytes(render(layers, built))
 
 
 def _gather(atlas: np.ndarray, gids: np.ndarray) -> np.ndarray:

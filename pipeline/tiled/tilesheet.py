@@ -15,6 +15,7 @@ from pipeline.errors import PipelineError
 from pipeline.level import PropertyValue, Symbol
 from pipeline.tiled.art import cut_tiles, lay_out, symbol_tile, wang_tiles
 from pipeline.tiled.autotile import WangKind, set_masks, wang_id
+from pipeline.tiled.palette_png import bits_for, pack
 from pipeline.tiled.spec import AutotileSpec, TilesetSpec
 from pipeline.tiled.tileset import Tileset, WangSet, sheet_grid
 
@@ -57,6 +58,17 @@ class Atlas:
     rgba: np.ndarray  # (gids, th, tw, 4)
     index: np.ndarray | None  # (gids, th, tw) uint8
     palette: np.ndarray | None  # (colours, 4) RGBA, entry 0 clear
+
+    @functools.cached_property
+    def packed(self) -> tuple[int, np.ndarray] | None:
+        """(bits, (gids, th, row bytes)): every tile's palette rows packed as a PNG stores them,
+        when it has a palette and a tile row fills whole bytes."""
+        if self.index is None or self.palette is None:
+            return None
+        bits = bits_for(len(self.palette))
+        if (self.index.shape[2] * bits) % 8:
+            return None
+        return bits, pack(self.index, bits)
 
 
 def _indexed(rgba: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:

@@ -16,7 +16,7 @@ from pipeline.registry import ExportContext, Exporter
 from pipeline.tiled.art import Style
 from pipeline.tiled.drawing import LayerSpec, draw_layers, object_gid
 from pipeline.tiled.profiles import Format, ProfileName, resolve
-from pipeline.tiled.render import png_bytes, render
+from pipeline.tiled.render import preview_png
 from pipeline.tiled.spec import LoadedTileset, TilesetSpec, load_tileset
 from pipeline.tiled.tilesheet import BuiltTileset, build_tileset
 from pipeline.tiled.tileset import Tileset
@@ -223,6 +223,6 @@ class TiledMapExporter(Exporter):
             check_map(level.width, level.height, [(d.name, d.gids) for d in data], values_set, 1 + tileset.tilecount, [], files, values[1])
         preview = self.preview_file(ctx.stem)
         if preview:
-            files[preview] = png_bytes(render([g for _, g in drawn], built))
+            files[preview] = preview_png([g for _, g in drawn], built)
         return files
 
