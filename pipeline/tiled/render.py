@@ -41,15 +41,14 @@ def render(layers: list[np.ndarray], built: BuiltTileset) -> Image.Image:
 def preview_png(layers: list[np.ndarray], built: BuiltTileset) -> bytes:
     """The PNG of `render(layers, built)`. A single layer of a palette sheet drawn whole (the
     common case) is gathered packed and written directly (pipeline.tiled.palette_png)."""
-    packed = built.atlas.packed
-    if packed is not None and len(layers) == 1:
+    packed, palette = built.atlas.packed, built.atlas.palette
+    if packed is not None and palette is not None and len(layers) == 1:
         bits, tiles = packed
         gids = layers[0]
         h, w = gids.shape
         th, tw = built.atlas.rgba.shape[1:3]
         if max(h * th, w * tw) <= MAX_SIDE:
-            assert built.atlas.palette is not None  # packed implies a palette
-            return palette_png.write(_gather(tiles, gids), w * tw, bits, built.atlas.palette)
+            return palette_png.write(_gather(tiles, gids), w * tw, bits, palette)
     return png_bytes(render(layers, built))
 
 
