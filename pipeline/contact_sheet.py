@@ -8,13 +8,14 @@ import io
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator, cast
 
 from PIL import Image, PngImagePlugin
 
 from pipeline.fsio import atomic_write
 from pipeline.levels_index import play_order
-from pipeline.recipe import Recipe
+from pipeline.recipe import Recipe, StageSpec
+from pipeline.registry import Exporter
 from pipeline.thumbnail import BACKGROUND, THUMB, from_preview
 
 CONTACT_SHEET = "contact_sheet.png"
@@ -69,12 +70,20 @@ def sheet_entry(recipe: Recipe, m: dict[str, Any]) -> dict[str, Any] | None:
 
     Not the map's own `stats`: those merge every exporter's input, the last one winning, so a
     recipe with two chains would caption one chain's picture with the other chain's numbers."""
-    for spec in recipe.exporters:
-        preview = spec.params.preview_file(m["stem"])  # type: ignore[attr-defined]
-        if preview is not None and preview in m["files"]:
+    for spec, preview in previews(recipe, m["stem"]):
+        if preview in m["files"]:
             stats = m["stages"].get(spec.inputs[0], {}).get("stats", {})
             return {"index": m["index"], "stem": m["stem"], "file": preview, "sha256": m["files"][preview], "stats": stats}
     return None
+
+
+def previews(recipe: Recipe, stem: str) -> Iterator[tuple[StageSpec, str]]:
+    """(export stage, its preview file) for each exporter of the map `stem` that draws one, in
+    recipe order: the sheet shows the first (`sheet_entry`, and the worker drawing thumbnails)."""
+    for spec in recipe.exporters:
+        preview = cast(Exporter, spec.params).preview_file(stem)
+        if preview is not None:
+            yield spec, preview
 
 
 def _stats_shown(recipe: Recipe, entries: list[dict[str, Any]]) -> list[str]:

@@ -11,9 +11,9 @@ import hashlib
 import importlib
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, TypeVar
 
 import numpy as np

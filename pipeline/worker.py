@@ -183,7 +183,7 @@ def _thumbnail(recipe: Recipe, task: MapTask, level_of: Callable[[str], Level]) 
     """The contact-sheet thumbnail of the preview the sheet shows for this map (that of the
     first exporter that draws one, as `sheet_entry` picks), drawn small while the map's Levels
     are at hand; None when the sheet cannot show this map or the exporter cannot draw it so."""
-    from pipeline.contact_sheet import MAX_MAPS
+    from pipeline.contact_sheet import MAX_MAPS, previews
 
     if not recipe.pack.contact_sheet:
         return None
@@ -191,19 +191,17 @@ def _thumbnail(recipe: Recipe, task: MapTask, level_of: Callable[[str], Level]) 
     # so there only small packs send them (the client holds them until the pack is built).
     if task.index >= MAX_MAPS and (not recipe.pack.order_by or recipe.pack.maps > MAX_MAPS):
         return None
-    for spec in recipe.exporters:
-        exporter = cast(Exporter, spec.params)
-        preview = exporter.preview_file(task.stem)
-        if preview is None:
-            continue
-        if spec.name not in task.exports:
-            return None  # its files are up to date: the sheet reads the preview it has
-        try:
-            image = exporter.thumbnail(level_of(spec.inputs[0]))
-        except Exception:  # a speed-up only: the sheet makes it from the preview file instead
-            return None
-        return None if image is None else (preview, image)
-    return None
+    shown = next(previews(recipe, task.stem), None)
+    if shown is None:
+        return None
+    spec, preview = shown
+    if spec.name not in task.exports:
+        return None  # its files are up to date: the sheet reads the preview it has
+    try:
+        image = cast(Exporter, spec.params).thumbnail(level_of(spec.inputs[0]))
+    except Exception:  # a speed-up only: the sheet makes it from the preview file instead
+        return None
+    return None if image is None else (preview, image)
 
 
 def _call(stage: str, fn):  # type: ignore[no-untyped-def]
