@@ -206,11 +206,11 @@ def test_the_rescan_check_can_fail() -> None:
     from pipeline.rewrite.program import flatten
 
     prog = program("AB", {"markov": [{"one": "AB=BA"}]})
-    flat = flatten(prog)._asdict()
-    flat["pair_ptr"] = np.zeros_like(flat["pair_ptr"])  # incremental scans now find nothing new
+    flat = flatten(prog)
+    flat = flat._replace(pair_ptr=np.zeros_like(flat.pair_ptr))  # incremental scans now find nothing new
     state = np.array([0, 1, 0, 1, 0, 1, 0, 0], dtype=np.uint8)  # 6 cells in a row of 8
     outcome, *_ = machine.run_program(
-        state, 6, 1, 3, 2, *flat.values(), np.random.default_rng(0), 100, 0, np.empty((0, 8), np.uint8), np.zeros(8 * 4, np.bool_)
+        state, 6, 1, 3, 2, flat, np.random.default_rng(0), 100, 0, np.empty((0, 8), np.uint8), np.zeros(8 * 4, np.bool_)
     )
     assert outcome == machine.MISMATCH
 

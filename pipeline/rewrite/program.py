@@ -19,13 +19,13 @@ from typing import Literal, NamedTuple, Union
 import numpy as np
 
 from pipeline.rewrite import machine
+from pipeline.rewrite.kinds import CODES, MATCHING
+from pipeline.rewrite.nodes import path_node
+from pipeline.rewrite.nodes.matching import rule_bits
 from pipeline.rewrite.rule import Alphabet, Rule
 
 RuleKind = Literal["one", "all", "prl"]
 BranchKind = Literal["markov", "sequence"]
-RULE_KINDS: tuple[str, ...] = ("one", "all", "prl")
-BRANCH_KINDS: tuple[str, ...] = ("markov", "sequence")
-_KIND_CODE = {"one": machine.ONE, "all": machine.ALL, "prl": machine.PRL, "markov": machine.MARKOV, "sequence": machine.SEQUENCE}
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,8 @@ class Program:
 
 
 class FlatProgram(NamedTuple):
-    """The arrays `machine.run_program` takes, in its argument order."""
+    """The program as arrays, which `machine.run_program` takes as one argument (a named tuple
+    of arrays is passed into compiled code as it is) and unpacks in this order."""
 
     kind: np.ndarray
     parent: np.ndarray
@@ -114,15 +115,19 @@ def flatten(program: Program) -> FlatProgram:
         paths.append([0, 0, 0, 0, 0])
         steps.append(0)
         if isinstance(node, RuleNode):
-            kinds.append(_KIND_CODE[node.kind])
+            kinds.append(CODES[node.kind])
             rules.extend(node.rules)
             steps[k] = node.steps
         elif isinstance(node, PathNode):
-            kinds.append(machine.PATH)
-            flags = (machine.INERTIA if node.inertia else 0) | (machine.LONGEST if node.longest else 0) | (machine.EDGES if node.edges else 0)
+            kinds.append(CODES["path"])
+            flags = (
+                (path_node.INERTIA if node.inertia else 0)
+                | (path_node.LONGEST if node.longest else 0)
+                | (path_node.EDGES if node.edges else 0)
+            )
             paths[k] = [node.start, node.finish, node.on, node.color, flags]
         else:
-            kinds.append(_KIND_CODE[node.kind])
+            kinds.append(CODES[node.kind])
             for child in node.children:
                 kids[k].append(visit(child, k))
         hi[k] = len(rules)
@@ -147,7 +152,7 @@ def flatten(program: Program) -> FlatProgram:
     py: list[int] = []
     for k in range(len(kinds)):
         for c in range(ncolors):
-            for r in range(lo[k], hi[k]) if kinds[k] in (machine.ONE, machine.ALL) else ():
+            for r in range(lo[k], hi[k]) if kinds[k] in MATCHING else ():
                 ys, xs = np.nonzero((rules[r].inp >> c) & 1)
                 pr.extend([r] * len(xs))
                 px.extend(int(x) for x in xs)
@@ -208,9 +213,9 @@ def run(
     cap = max(record_frames - 1, 0)
     frames = np.empty((cap, grid.size), dtype=np.uint8)
     flat = flatten(program)
-    scratch = np.zeros(grid.size << machine.rule_bits(len(flat.rw)), dtype=np.bool_) if verify else None
+    scratch = np.zeros(grid.size << rule_bits(len(flat.rw)), dtype=np.bool_) if verify else None
     outcome, turns, nframes, every = machine.run_program(
-        grid, w, h, xb, len(program.alphabet.values), *flat, rng, max_steps, 1 if cap else 0, frames, scratch
+        grid, w, h, xb, len(program.alphabet.values), flat, rng, max_steps, 1 if cap else 0, frames, scratch
     )
     if outcome == machine.MISMATCH:
         raise AssertionError(f"incremental matches disagree with a full rescan at turn {turns}")

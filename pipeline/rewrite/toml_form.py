@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.rewrite import symmetry
-from pipeline.rewrite.program import BRANCH_KINDS, RULE_KINDS, BranchNode, Node, PathNode, RuleNode
+from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS, RULE_KINDS
+from pipeline.rewrite.program import BranchNode, Node, PathNode, RuleNode
 from pipeline.rewrite.rule import Alphabet, Rule, parse_rule, split_rule
 
-NODE_KEYS = (*RULE_KINDS, *BRANCH_KINDS, "path")
 _RULE_NODE_OPTIONS = ("steps", "symmetry", "p")
 _PATH_OPTIONS = ("from", "to", "on", "color", "inertia", "longest", "edges")
 
@@ -33,10 +33,10 @@ class ProgramError(ValueError):
 def parse_node(data: Any, alphabet: Alphabet, group: str, where: str) -> Node:
     if not isinstance(data, dict):
         raise ProgramError(where, f"a node must be a table such as {{ one = \"RBB=GGR\" }} (got {data!r})")
-    kinds = [k for k in data if k in NODE_KEYS]
+    kinds = [k for k in data if k in NODE_KINDS]
     if len(kinds) != 1:
         found = ", ".join(kinds) if kinds else "none"
-        raise ProgramError(where, f"a node needs exactly one of {', '.join(NODE_KEYS)} (found {found})")
+        raise ProgramError(where, f"a node needs exactly one of {', '.join(NODE_KINDS)} (found {found})")
     kind = kinds[0]
     here = f"{where}.{kind}" if where else kind
     group = _symmetry(data, group, where)

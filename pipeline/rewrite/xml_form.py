@@ -11,7 +11,8 @@ import xml.parsers.expat
 from dataclasses import dataclass, field
 
 from pipeline.rewrite import symmetry
-from pipeline.rewrite.program import BRANCH_KINDS, RULE_KINDS, BranchNode, Node, Origin, PathNode, Program, RuleNode
+from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS, RULE_KINDS
+from pipeline.rewrite.program import BranchNode, Node, Origin, PathNode, Program, RuleNode
 from pipeline.rewrite.rule import Alphabet, Rule, parse_rule
 from pipeline.rewrite.toml_form import ProgramError
 
@@ -148,7 +149,7 @@ def _node(el: Element, alphabet: Alphabet, group: str, is_root: bool = False) ->
             rules.extend(_rule(rel, alphabet, _symmetry(rel, group) if rel is not el else group))
         steps = _int(el, "steps", 0)
         return RuleNode(el.tag, tuple(rules), steps)  # type: ignore[arg-type]
-    raise ProgramError(where, f"unknown node <{el.tag}> (supported: {', '.join((*RULE_KINDS, *BRANCH_KINDS, 'path'))})")
+    raise ProgramError(where, f"unknown node <{el.tag}> (supported: {', '.join(NODE_KINDS)})")
 
 
 def _rule(el: Element, alphabet: Alphabet, group: str) -> list[Rule]:
