@@ -24,6 +24,7 @@ import numpy as np
 from pipeline.grid.graph import below
 from pipeline.jit import compiled
 from pipeline.rewrite.kinds import ALL, MARKOV, ONE, PATH, PRL, SEQUENCE
+from pipeline.rewrite.nodes.fields import choose_one, go_all_fields, prepare_fields
 from pipeline.rewrite.nodes.matching import agrees_with_rescan, grow, rule_bits, scan_rule, window_matches
 from pipeline.rewrite.nodes.path_node import NDX, NDY, go_path
 from pipeline.rewrite.nodes.prl_node import go_prl
@@ -57,7 +58,8 @@ def run_program(
     # Cell i is (i & xmask, i >> xb) and match m is rule m & rmask at cell m >> rb (see
     # nodes/matching.py). Arrays are read out of `prog` once: each read counts a reference.
     (kind, parent, end, child_ptr, children, rule_lo, rule_hi, steps, path_params,
-     rw, rh, roff, waves, outs, prob, pair_ptr, pair_rule, pair_x, pair_y) = prog
+     rw, rh, roff, waves, outs, prob, pair_ptr, pair_rule, pair_x, pair_y,
+     field_lo, field_hi, fields, field_slot, inversed, temperature) = prog
     n = my << xb
     xmask = (1 << xb) - 1
     nrules = rw.shape[0]
@@ -106,9 +108,15 @@ def run_program(
     first = np.empty(max(1024, min(max_steps + 1, mx * my)), dtype=np.int64)
     first[0] = 0
 
-    # Path node scratch.
+    # Path node scratch (the queue also serves fields).
     generation = np.empty(n, dtype=np.int64)
     queue = np.empty(n, dtype=np.int64)
+    # Potentials of the nodes with fields: ncolors rows each (rows of values without a field
+    # stay 0, as the reference's do).
+    nslots = 0
+    for k in range(nnodes):
+        nslots = max(nslots, field_slot[k] + 1)
+    store = np.zeros((nslots * ncolors, n if nslots > 0 else 0), dtype=np.int32)
     starts = np.empty(n, dtype=np.int64)
     cand = np.empty(8, dtype=np.int64)
 
@@ -214,10 +222,23 @@ def run_program(
                         if not agrees_with_rescan(state, mx, my, xb, lo, hi, rw, rh, roff, waves, listed, matches, off, mc, rb, verify_scratch):
                             return MISMATCH, turn, nframes, every
 
-                    if kc == ONE:
+                    slot = field_slot[c]
+                    guided = slot >= 0
+                    potentials = store[max(slot, 0) * ncolors:(max(slot, 0) + 1) * ncolors]
+                    if guided and not prepare_fields(
+                        state, mx, my, xb, fields, field_lo[c], field_hi[c], counter[c] == 0, potentials, queue
+                    ):
+                        pass  # a field has nowhere to count from: the node fails
+                    elif kc == ONE:
+                        chosen = -1
+                        if guided:
+                            chosen, mc = choose_one(
+                                state, xb, rw, rh, roff, waves, outs, matches, off, mc, listed, rb,
+                                potentials, inversed[c], temperature[c], rng,
+                            )
                         # Draw uniformly among the listed matches; a stale one is dropped and
                         # the draw repeats, which is uniform over the matches still valid.
-                        while mc > 0:
+                        while not guided and mc > 0:
                             k = below(rng, mc)
                             m = matches[off + k]
                             listed[m] = False
@@ -225,25 +246,37 @@ def run_program(
                             matches[off + k] = matches[off + mc]
                             i = m >> rb
                             r = m & rmask
+                            if window_matches(state, xb, waves, roff[r], rw[r], rh[r], i & xmask, i >> xb):
+                                chosen = m
+                                break
+                        if chosen >= 0:
+                            i = chosen >> rb
+                            r = chosen & rmask
                             sx = i & xmask
                             sy = i >> xb
                             w = rw[r]
                             h = rh[r]
-                            if window_matches(state, xb, waves, roff[r], w, h, sx, sy):
-                                changes = grow(changes, nchanges + w * h)
-                                for dy in range(h):
-                                    for dx in range(w):
-                                        o = outs[roff[r] + dy * w + dx]
-                                        i = ((sy + dy) << xb) + sx + dx
-                                        if o != 255 and o != state[i]:
-                                            count[state[i]] -= 1
-                                            count[o] += 1
-                                            state[i] = o
-                                            changes[nchanges] = i
-                                            nchanges += 1
-                                counter[c] += 1
-                                applied = True
-                                break
+                            changes = grow(changes, nchanges + w * h)
+                            for dy in range(h):
+                                for dx in range(w):
+                                    o = outs[roff[r] + dy * w + dx]
+                                    i = ((sy + dy) << xb) + sx + dx
+                                    if o != 255 and o != state[i]:
+                                        count[state[i]] -= 1
+                                        count[o] += 1
+                                        state[i] = o
+                                        changes[nchanges] = i
+                                        nchanges += 1
+                            counter[c] += 1
+                            applied = True
+                    elif mc > 0 and guided:
+                        changes, nchanges = go_all_fields(
+                            state, xb, rw, rh, roff, waves, outs, matches, off, mc, listed, rb,
+                            potentials, inversed[c], temperature[c], rng, written, changes, nchanges, count,
+                        )
+                        mc = 0
+                        counter[c] += 1
+                        applied = True
                     elif mc > 0:
                         # `all`: every match was valid at the start of the step; apply them in
                         # random order, skipping any that would write a cell already written.

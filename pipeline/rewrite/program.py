@@ -20,7 +20,7 @@ import numpy as np
 
 from pipeline.rewrite import machine
 from pipeline.rewrite.kinds import CODES, MATCHING
-from pipeline.rewrite.nodes import path_node
+from pipeline.rewrite.nodes import fields, path_node
 from pipeline.rewrite.nodes.matching import rule_bits
 from pipeline.rewrite.rule import Alphabet, Rule
 
@@ -29,10 +29,41 @@ BranchKind = Literal["markov", "sequence"]
 
 
 @dataclass(frozen=True)
+class Field:
+    """A potential field guiding a rule node's choice (see nodes/fields.py): distances over `on`
+    cells from the `zero` cells, for the cells that get `value`."""
+
+    value: int  # value index
+    zero: int  # bit sets of values
+    on: int
+    inversed: bool = False  # `zero` are the `from` cells (else the `to` cells)
+    recompute: bool = False  # on every step (else on the first after a reset)
+    essential: bool = False  # no zero cell makes the node fail
+
+
+def make_field(alphabet: Alphabet, value: str, on: str, zero: str, inversed: bool, recompute: bool, essential: bool) -> Field:
+    """A Field from its symbols as a program writes them (`for`, `on`, `to` or `from`)."""
+    if len(value) != 1:
+        raise ValueError(f"for={value!r} must be one value")
+
+    def wave(chars: str) -> int:
+        if not chars:
+            raise ValueError("a field needs the symbols it counts from (to or from)")
+        total = 0
+        for ch in chars:
+            total |= alphabet.wave(ch)
+        return total
+
+    return Field(alphabet.value(value), wave(zero), wave(on), inversed, recompute, essential)
+
+
+@dataclass(frozen=True)
 class RuleNode:
     kind: RuleKind
     rules: tuple[Rule, ...]  # every orientation, already expanded by symmetry
     steps: int = 0
+    fields: tuple[Field, ...] = ()
+    temperature: float = 0.0  # only used with fields, as in the reference
 
 
 @dataclass(frozen=True)
@@ -86,6 +117,12 @@ class FlatProgram(NamedTuple):
     pair_rule: np.ndarray
     pair_x: np.ndarray
     pair_y: np.ndarray
+    field_lo: np.ndarray  # fields of node k: rows field_lo[k] .. field_hi[k] - 1 of `fields`
+    field_hi: np.ndarray
+    fields: np.ndarray  # int64[f, 4]: value, zero wave, on wave, flags
+    field_slot: np.ndarray  # node k's potentials: slot field_slot[k] of the run's store, or -1
+    inversed: np.ndarray  # per node: bit set of the values whose fields are inversed
+    temperature: np.ndarray
 
 
 @functools.lru_cache(maxsize=16)
@@ -104,6 +141,12 @@ def flatten(program: Program) -> FlatProgram:
     steps: list[int] = []
     paths: list[list[int]] = []
     rules: list[Rule] = []
+    field_rows: list[list[int]] = []
+    field_lo: list[int] = []
+    field_hi: list[int] = []
+    slots: list[int] = []
+    inversed: list[int] = []
+    temperature: list[float] = []
 
     def visit(node: Node, parent: int) -> int:
         k = len(kinds)
@@ -114,10 +157,32 @@ def flatten(program: Program) -> FlatProgram:
         hi.append(len(rules))
         paths.append([0, 0, 0, 0, 0])
         steps.append(0)
+        field_lo.append(len(field_rows))
+        field_hi.append(len(field_rows))
+        slots.append(-1)
+        inversed.append(0)
+        temperature.append(0.0)
         if isinstance(node, RuleNode):
             kinds.append(CODES[node.kind])
             rules.extend(node.rules)
             steps[k] = node.steps
+            if node.fields:
+                # One field per value, the last given winning, in value order: the reference
+                # keeps them in an array indexed by value.
+                by_value = {f.value: f for f in node.fields}
+                for value in sorted(by_value):
+                    f = by_value[value]
+                    flags = (
+                        (fields.RECOMPUTE if f.recompute else 0)
+                        | (fields.ESSENTIAL if f.essential else 0)
+                        | (fields.INVERSED if f.inversed else 0)
+                    )
+                    field_rows.append([f.value, f.zero, f.on, flags])
+                    if f.inversed:
+                        inversed[k] |= 1 << f.value
+                field_hi[k] = len(field_rows)
+                slots[k] = max(slots) + 1
+                temperature[k] = node.temperature
         elif isinstance(node, PathNode):
             kinds.append(CODES["path"])
             flags = (
@@ -178,6 +243,12 @@ def flatten(program: Program) -> FlatProgram:
         pair_rule=np.array(pr or [0], dtype=np.int64),
         pair_x=np.array(px or [0], dtype=np.int64),
         pair_y=np.array(py or [0], dtype=np.int64),
+        field_lo=np.array(field_lo, dtype=np.int64),
+        field_hi=np.array(field_hi, dtype=np.int64),
+        fields=np.array(field_rows or [[0, 0, 0, 0]], dtype=np.int64).reshape(-1, 4),
+        field_slot=np.array(slots, dtype=np.int64),
+        inversed=np.array(inversed, dtype=np.int64),
+        temperature=np.array(temperature, dtype=np.float64),
     )
 
 

@@ -3,7 +3,8 @@
     program = { markov = [ { one = "RBB=GGR" }, { one = "RGG=WWR" } ] }
 
 A rule node is a table with one of `one`, `all`, `prl` holding a rule or a list of rules, plus
-optional `steps`, `symmetry` and `p`; a rule is `"IN=OUT"` or a table `{ rule = "IN=OUT",
+optional `steps`, `symmetry`, `p`, and `fields` (with `temperature`) that guide which match is
+applied; a rule is `"IN=OUT"` or a table `{ rule = "IN=OUT",
 p = 0.5, symmetry = "()" }`. A branch is `{ markov = [...] }` or `{ sequence = [...] }` with an
 optional `symmetry`. `{ path = { from = "R", to = "W", on = "B", color = "D" } }` draws paths.
 """
@@ -14,10 +15,11 @@ from typing import Any
 
 from pipeline.rewrite import symmetry
 from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS, RULE_KINDS
-from pipeline.rewrite.program import BranchNode, Node, PathNode, RuleNode
+from pipeline.rewrite.program import Field, make_field, BranchNode, Node, PathNode, RuleNode
 from pipeline.rewrite.rule import Alphabet, Rule, parse_rule, split_rule
 
-_RULE_NODE_OPTIONS = ("steps", "symmetry", "p")
+_RULE_NODE_OPTIONS = ("steps", "symmetry", "p", "fields", "temperature")
+_FIELD_OPTIONS = ("for", "on", "to", "from", "recompute", "essential")
 _PATH_OPTIONS = ("from", "to", "on", "color", "inertia", "longest", "edges")
 
 
@@ -62,7 +64,43 @@ def parse_node(data: Any, alphabet: Alphabet, group: str, where: str) -> Node:
     for i, item in enumerate(items):
         spot = f"{here}[{i}]" if isinstance(body, list) else here
         rules.extend(_parse_rule(item, alphabet, group, p, spot))
-    return RuleNode(kind, tuple(rules), steps)  # type: ignore[arg-type]
+    fields = _parse_fields(data.get("fields", []), alphabet, f"{where}.fields" if where else "fields")
+    temperature = data.get("temperature", 0.0)
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature < float("inf"):
+        raise ProgramError(f"{where}.temperature" if where else "temperature", f"must be a number >= 0 (got {temperature!r})")
+    if temperature and not fields:
+        raise ProgramError(f"{where}.temperature" if where else "temperature", "only acts with fields (as in MarkovJunior): add fields, or remove it")
+    return RuleNode(kind, tuple(rules), steps, fields, float(temperature))  # type: ignore[arg-type]
+
+
+def _parse_fields(body: Any, alphabet: Alphabet, where: str) -> tuple[Field, ...]:
+    """`fields = [ { for = "R", on = "B", to = "W", recompute = true } ]`."""
+    if not isinstance(body, list):
+        raise ProgramError(where, 'must be a list of tables such as { for = "R", on = "B", to = "W" }')
+    out = []
+    for i, item in enumerate(body):
+        spot = f"{where}[{i}]"
+        if not isinstance(item, dict):
+            raise ProgramError(spot, 'a field is a table such as { for = "R", on = "B", to = "W" }')
+        _no_extra(item, _FIELD_OPTIONS, spot)
+        for key in ("for", "on"):
+            if not isinstance(item.get(key), str) or not item[key]:
+                raise ProgramError(f"{spot}.{key}", "is required: a string of values")
+        if ("to" in item) == ("from" in item):
+            raise ProgramError(spot, "needs exactly one of to (distances from those cells) and from (inversed)")
+        zero = item.get("to", item.get("from"))
+        if not isinstance(zero, str):
+            raise ProgramError(spot, "to / from must be a string of values")
+        flags = {}
+        for key in ("recompute", "essential"):
+            flags[key] = item.get(key, False)
+            if not isinstance(flags[key], bool):
+                raise ProgramError(f"{spot}.{key}", "must be true or false")
+        try:
+            out.append(make_field(alphabet, item["for"], item["on"], zero, inversed="from" in item, **flags))
+        except ValueError as exc:
+            raise ProgramError(spot, str(exc)) from None
+    return tuple(out)
 
 
 def _parse_rule(item: Any, alphabet: Alphabet, group: str, p: float, where: str) -> list[Rule]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from pipeline.rewrite import symmetry
 from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS, RULE_KINDS
-from pipeline.rewrite.program import BranchNode, Node, Origin, PathNode, Program, RuleNode
+from pipeline.rewrite.program import Field, make_field, BranchNode, Node, Origin, PathNode, Program, RuleNode
 from pipeline.rewrite.rule import Alphabet, Rule, parse_rule
 from pipeline.rewrite.toml_form import ProgramError
 
@@ -21,18 +21,17 @@ from pipeline.rewrite.toml_form import ProgramError
 _IGNORED = {"comment", "d", "vertices"}
 _ROOT = {"values", "origin", "symmetry"}
 _RULE_ATTRS = {"in", "out", "p", "symmetry"}
-_RULE_NODE_ATTRS = {"steps", "symmetry", "in", "out", "p"}
+_RULE_NODE_ATTRS = {"steps", "symmetry", "in", "out", "p", "temperature"}
+_FIELD_ATTRS = {"for", "on", "to", "from", "recompute", "essential"}
 _PATH_ATTRS = {"from", "to", "on", "color", "inertia", "longest", "edges"}
 _UNSUPPORTED_NODES = {
     "map": "map nodes (grids of another size)",
     "convolution": "convolution nodes",
     "convchain": "convchain nodes",
     "wfc": "wave function collapse nodes",
-    "field": "potential fields",
     "observe": "observations (constraint solving)",
 }
 _UNSUPPORTED_ATTRS = {
-    "temperature": "temperature (needs fields)",
     "search": "search (needs observations)",
     "limit": "limit (needs search)",
     "depthCoefficient": "depthCoefficient (needs search)",
@@ -135,7 +134,7 @@ def _node(el: Element, alphabet: Alphabet, group: str, is_root: bool = False) ->
         _check_attrs(el, _RULE_NODE_ATTRS | root_attrs)
         rule_elements = [c for c in el.children if c.tag == "rule"]
         for c in el.children:
-            if c.tag != "rule":
+            if c.tag not in ("rule", "field"):
                 if c.tag in _UNSUPPORTED_NODES:
                     raise ProgramError(f"line {c.line}", f"<{c.tag}>: {_UNSUPPORTED_NODES[c.tag]} are not supported")
                 raise ProgramError(f"line {c.line}", f"unexpected <{c.tag}> inside <{el.tag}> (rules are <rule in=... out=...>)")
@@ -148,7 +147,9 @@ def _node(el: Element, alphabet: Alphabet, group: str, is_root: bool = False) ->
                 _no_children(rel)
             rules.extend(_rule(rel, alphabet, _symmetry(rel, group) if rel is not el else group))
         steps = _int(el, "steps", 0)
-        return RuleNode(el.tag, tuple(rules), steps)  # type: ignore[arg-type]
+        fields = tuple(_field(c, alphabet) for c in el.children if c.tag == "field")
+        temperature = _float(el, "temperature", 0.0)
+        return RuleNode(el.tag, tuple(rules), steps, fields, temperature)  # type: ignore[arg-type]
     raise ProgramError(where, f"unknown node <{el.tag}> (supported: {', '.join(NODE_KINDS)})")
 
 
@@ -187,6 +188,38 @@ def _path(el: Element, alphabet: Alphabet) -> PathNode:
         )
     except ValueError as exc:
         raise ProgramError(where, str(exc)) from None
+
+
+def _field(el: Element, alphabet: Alphabet) -> Field:
+    """`<field for="R" on="B" to="W"/>` (or `from=` instead of `to=`, counting the other way)."""
+    _check_attrs(el, _FIELD_ATTRS)
+    _no_children(el)
+    where = f"line {el.line}"
+    for key in ("for", "on"):
+        if not el.attrs.get(key):
+            raise ProgramError(where, f"<field> needs {key}")
+    if ("from" in el.attrs) == ("to" in el.attrs):
+        raise ProgramError(where, "<field> needs exactly one of to (distances from those cells) and from (inversed)")
+    try:
+        return make_field(
+            alphabet, el.attrs["for"], el.attrs["on"], el.attrs.get("to", el.attrs.get("from", "")),
+            inversed="from" in el.attrs, recompute=_bool(el, "recompute"), essential=_bool(el, "essential"),
+        )
+    except ValueError as exc:
+        raise ProgramError(where, str(exc)) from None
+
+
+def _float(el: Element, name: str, default: float) -> float:
+    text = el.attrs.get(name)
+    if text is None:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise ProgramError(f"line {el.line}", f"{name}={text!r} is not a number") from None
+    if not value >= 0 or value == float("inf"):
+        raise ProgramError(f"line {el.line}", f"{name} must be a number >= 0")
+    return value
 
 
 def _symmetry(el: Element, inherited: str) -> str:
