@@ -20,7 +20,15 @@ from pipeline.rewrite.rule import Alphabet
 from pipeline.rewrite.toml_form import ProgramError, parse_node
 from pipeline.rewrite.xml_form import load_model
 
-SUITE = Path(__file__).resolve().parents[2] / "shared" / "markovjunior"
+import os
+
+# MarkovJunior's suite sits beside the project (../shared/markovjunior); a clone elsewhere (CI)
+# finds it through $MJ_SUITE or the team's shared folder.
+SUITE = next(
+    (p for p in (Path(os.environ.get("MJ_SUITE", "")), Path(__file__).resolve().parents[2] / "shared" / "markovjunior",
+                 Path("/work/shared/markovjunior")) if str(p) != "." and (p / "models.xml").is_file()),
+    Path("/work/shared/markovjunior"),
+)
 
 
 def program(values: str, node: dict[str, Any]) -> Program:
