@@ -3,8 +3,8 @@
 Everything per step happens in compiled code, because a depth-first maze on a 967 x 967 grid
 takes ~466,000 steps and a Python call per step would cost more than the work. Node kinds whose
 step does work in proportion to the grid (`prl`, `path`) are modules of their own under `nodes/`;
-the steps of `one` and `all` are here, in the turn loop, because theirs do work in proportion to
-what changed, often a handful of cells, and a call into another compiled function (its array
+the match upkeep and the `one` step are here, in the turn loop, because theirs do work in
+proportion to what changed, often a handful of cells, and a call into another compiled function (its array
 arguments passed as a hundred words and reference-counted) took as long: split out, they made
 the 967 x 967 depth-first maze 1.5-2x slower (118 ms against 170-236 ms, batched or inlined).
 The match lists they keep between turns use `nodes/matching.py`, whose header explains them.
@@ -24,6 +24,7 @@ import numpy as np
 from pipeline.grid.graph import below
 from pipeline.jit import compiled
 from pipeline.rewrite.kinds import ALL, MARKOV, ONE, PATH, PRL, SEQUENCE
+from pipeline.rewrite.nodes.all_node import fit_in_order
 from pipeline.rewrite.nodes.fields import choose_one, go_all_fields, prepare_fields
 from pipeline.rewrite.nodes.matching import agrees_with_rescan, grow, rule_bits, scan_rule, window_matches
 from pipeline.rewrite.nodes.path_node import NDX, NDY, go_path
@@ -222,11 +223,11 @@ def run_program(
                         if not agrees_with_rescan(state, mx, my, xb, lo, hi, rw, rh, roff, waves, listed, matches, off, mc, rb, verify_scratch):
                             return MISMATCH, turn, nframes, every
 
-                    slot = field_slot[c]
-                    guided = slot >= 0
-                    potentials = store[max(slot, 0) * ncolors:(max(slot, 0) + 1) * ncolors]
+                    # The node's potentials are rows row .. row + ncolors - 1 of `store`.
+                    guided = field_slot[c] >= 0
+                    row = field_slot[c] * ncolors
                     if guided and not prepare_fields(
-                        state, mx, my, xb, fields, field_lo[c], field_hi[c], counter[c] == 0, potentials, queue
+                        state, mx, my, xb, fields, field_lo[c], field_hi[c], counter[c] == 0, store, row, queue
                     ):
                         pass  # a field has nowhere to count from: the node fails
                     elif kc == ONE:
@@ -234,7 +235,7 @@ def run_program(
                         if guided:
                             chosen, mc = choose_one(
                                 state, xb, rw, rh, roff, waves, outs, matches, off, mc, listed, rb,
-                                potentials, inversed[c], temperature[c], rng,
+                                store, row, inversed[c], temperature[c], rng,
                             )
                         # Draw uniformly among the listed matches; a stale one is dropped and
                         # the draw repeats, which is uniform over the matches still valid.
@@ -272,7 +273,7 @@ def run_program(
                     elif mc > 0 and guided:
                         changes, nchanges = go_all_fields(
                             state, xb, rw, rh, roff, waves, outs, matches, off, mc, listed, rb,
-                            potentials, inversed[c], temperature[c], rng, written, changes, nchanges, count,
+                            store, row, inversed[c], temperature[c], rng, written, changes, nchanges, count,
                         )
                         mc = 0
                         counter[c] += 1
@@ -285,37 +286,9 @@ def run_program(
                             t = matches[off + k]
                             matches[off + k] = matches[off + j]
                             matches[off + j] = t
-                        start = nchanges
-                        for k in range(mc):
-                            m = matches[off + k]
-                            listed[m] = False
-                            i = m >> rb
-                            r = m & rmask
-                            sx = i & xmask
-                            sy = i >> xb
-                            w = rw[r]
-                            h = rh[r]
-                            free = True
-                            for dy in range(h):
-                                for dx in range(w):
-                                    if outs[roff[r] + dy * w + dx] != 255 and written[((sy + dy) << xb) + sx + dx]:
-                                        free = False
-                            if not free:
-                                continue
-                            changes = grow(changes, nchanges + w * h)
-                            for dy in range(h):
-                                for dx in range(w):
-                                    o = outs[roff[r] + dy * w + dx]
-                                    if o != 255:
-                                        i = ((sy + dy) << xb) + sx + dx
-                                        written[i] = True
-                                        count[state[i]] -= 1
-                                        count[o] += 1
-                                        state[i] = o
-                                        changes[nchanges] = i
-                                        nchanges += 1
-                        for j in range(start, nchanges):
-                            written[changes[j]] = False
+                        changes, nchanges = fit_in_order(
+                            state, xb, rw, rh, roff, outs, matches[off:off + mc], listed, rb, written, changes, nchanges, count
+                        )
                         mc = 0
                         counter[c] += 1
                         applied = True

@@ -45,16 +45,9 @@ def make_field(alphabet: Alphabet, value: str, on: str, zero: str, inversed: boo
     """A Field from its symbols as a program writes them (`for`, `on`, `to` or `from`)."""
     if len(value) != 1:
         raise ValueError(f"for={value!r} must be one value")
-
-    def wave(chars: str) -> int:
-        if not chars:
-            raise ValueError("a field needs the symbols it counts from (to or from)")
-        total = 0
-        for ch in chars:
-            total |= alphabet.wave(ch)
-        return total
-
-    return Field(alphabet.value(value), wave(zero), wave(on), inversed, recompute, essential)
+    if not zero:
+        raise ValueError("a field needs the symbols it counts from (to or from)")
+    return Field(alphabet.value(value), alphabet.waves(zero), alphabet.waves(on), inversed, recompute, essential)
 
 
 @dataclass(frozen=True)

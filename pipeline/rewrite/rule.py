@@ -54,6 +54,13 @@ class Alphabet:
                 return sum(1 << self.values.index(c) for c in vals)
         raise ValueError(f"unknown symbol {ch!r} (values are {self.values!r}{self._union_note()})")
 
+    def waves(self, chars: str) -> int:
+        """Bit set of the values that any of `chars` accepts (`from = "RG"` in a path or field)."""
+        total = 0
+        for ch in chars:
+            total |= self.wave(ch)
+        return total
+
     def value(self, ch: str) -> int:
         """Index of an output character; `*` is KEEP."""
         if ch == "*":

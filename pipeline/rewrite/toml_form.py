@@ -135,9 +135,9 @@ def _parse_path(body: Any, alphabet: Alphabet, where: str) -> PathNode:
     color = body.get("color", body["from"][0])
     try:
         return PathNode(
-            start=_wave(body["from"], alphabet),
-            finish=_wave(body["to"], alphabet),
-            on=_wave(body["on"], alphabet),
+            start=alphabet.waves(body["from"]),
+            finish=alphabet.waves(body["to"]),
+            on=alphabet.waves(body["on"]),
             color=alphabet.value(color) if isinstance(color, str) and len(color) == 1 else _bad_color(color),
             **flags,
         )
@@ -147,13 +147,6 @@ def _parse_path(body: Any, alphabet: Alphabet, where: str) -> PathNode:
 
 def _bad_color(color: Any) -> int:
     raise ValueError(f"color must be one value character (got {color!r})")
-
-
-def _wave(chars: str, alphabet: Alphabet) -> int:
-    wave = 0
-    for ch in chars:
-        wave |= alphabet.wave(ch)
-    return wave
 
 
 def _symmetry(data: dict[str, Any], inherited: str, where: str) -> str:

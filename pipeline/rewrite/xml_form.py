@@ -170,17 +170,10 @@ def _path(el: Element, alphabet: Alphabet) -> PathNode:
         if not el.attrs.get(key):
             raise ProgramError(where, f"<path> needs {key}")
     try:
-
-        def wave(chars: str) -> int:
-            total = 0
-            for ch in chars:
-                total |= alphabet.wave(ch)
-            return total
-
         return PathNode(
-            start=wave(el.attrs["from"]),
-            finish=wave(el.attrs["to"]),
-            on=wave(el.attrs["on"]),
+            start=alphabet.waves(el.attrs["from"]),
+            finish=alphabet.waves(el.attrs["to"]),
+            on=alphabet.waves(el.attrs["on"]),
             color=alphabet.value(el.attrs.get("color", el.attrs["from"][0])),
             inertia=_bool(el, "inertia"),
             longest=_bool(el, "longest"),

@@ -18,7 +18,8 @@ import math
 import numpy as np
 
 from pipeline.jit import compiled
-from pipeline.rewrite.nodes.matching import grow, window_matches
+from pipeline.rewrite.nodes.all_node import fit_in_order
+from pipeline.rewrite.nodes.matching import window_matches
 
 # Field flags.
 RECOMPUTE, ESSENTIAL, INVERSED = 1, 2, 4
@@ -84,7 +85,8 @@ def prepare_fields(
     lo: int,
     hi: int,
     first_step: bool,
-    potentials: np.ndarray,  # int32[values, cells] of this node
+    potentials: np.ndarray,  # int32[rows, cells]: this node's are row .. row + values - 1
+    row: int,
     queue: np.ndarray,
 ) -> bool:
     """Compute the node's fields that are due (all on its first step since a reset, then those
@@ -95,7 +97,7 @@ def prepare_fields(
     for f in range(lo, hi):
         flags = fields[f, 3]
         if first_step or flags & RECOMPUTE:
-            ok = compute_potential(state, mx, my, xb, fields[f, 1], fields[f, 2], potentials[fields[f, 0]], queue)
+            ok = compute_potential(state, mx, my, xb, fields[f, 1], fields[f, 2], potentials[row + fields[f, 0]], queue)
             if not ok and flags & ESSENTIAL:
                 return False
             computed = True
@@ -106,7 +108,7 @@ def prepare_fields(
 @compiled
 def score(
     state: np.ndarray, xb: int, w: int, h: int, waves: np.ndarray, outs: np.ndarray, base: int, sx: int, sy: int,
-    potentials: np.ndarray, inversed: int,
+    potentials: np.ndarray, row: int, inversed: int,
 ) -> tuple[bool, int]:
     """(allowed, score) of writing the rule at `base` at (sx, sy): the change in potential of every
     cell whose value the rule's input does not already allow; `inversed` is a bit set of the
@@ -119,11 +121,11 @@ def score(
             if new == 255 or (waves[k] >> new) & 1:
                 continue
             i = ((sy + dy) << xb) + sx + dx
-            new_p = potentials[new, i]
+            new_p = potentials[row + new, i]
             if new_p == -1:
                 return False, 0
             old = state[i]
-            old_p = potentials[old, i]
+            old_p = potentials[row + old, i]
             total += new_p - old_p
             if (inversed >> old) & 1:
                 total += 2 * old_p
@@ -156,6 +158,7 @@ def choose_one(
     listed: np.ndarray,
     rb: int,
     potentials: np.ndarray,
+    row: int,
     inversed: int,
     temperature: float,
     rng: np.random.Generator,
@@ -180,7 +183,7 @@ def choose_one(
             mc -= 1
             matches[off + k] = matches[off + mc]
             continue
-        ok, h = score(state, xb, rw[r], rh[r], waves, outs, roff[r], sx, sy, potentials, inversed)
+        ok, h = score(state, xb, rw[r], rh[r], waves, outs, roff[r], sx, sy, potentials, row, inversed)
         if ok:
             if not scored:
                 first = h
@@ -208,6 +211,7 @@ def go_all_fields(
     listed: np.ndarray,
     rb: int,
     potentials: np.ndarray,
+    row: int,
     inversed: int,
     temperature: float,
     rng: np.random.Generator,
@@ -229,43 +233,13 @@ def go_all_fields(
         m = matches[off + k]
         i = m >> rb
         r = m & rmask
-        ok, h = score(state, xb, rw[r], rh[r], waves, outs, roff[r], i & xmask, i >> xb, potentials, inversed)
+        ok, h = score(state, xb, rw[r], rh[r], waves, outs, roff[r], i & xmask, i >> xb, potentials, row, inversed)
         if ok:
             if nk == 0:
                 first = h
             keys[nk] = -key(h, first, temperature, rng.random())
             which[nk] = m
             nk += 1
-    start = nchanges
-    for q in np.argsort(keys[:nk], kind="mergesort"):  # stable: equal keys keep list order
-        m = which[q]
-        listed[m] = False
-        i = m >> rb
-        r = m & rmask
-        sx = i & xmask
-        sy = i >> xb
-        w = rw[r]
-        h = rh[r]
-        base = roff[r]
-        free = True
-        for dy in range(h):
-            for dx in range(w):
-                if outs[base + dy * w + dx] != 255 and written[((sy + dy) << xb) + sx + dx]:
-                    free = False
-        if not free:
-            continue
-        changes = grow(changes, nchanges + w * h)
-        for dy in range(h):
-            for dx in range(w):
-                o = outs[base + dy * w + dx]
-                if o != 255:
-                    i = ((sy + dy) << xb) + sx + dx
-                    written[i] = True
-                    count[state[i]] -= 1
-                    count[o] += 1
-                    state[i] = o
-                    changes[nchanges] = i
-                    nchanges += 1
-    for j in range(start, nchanges):
-        written[changes[j]] = False
-    return changes, nchanges
+    # Stable: equal keys keep the list's order.
+    order = which[:nk][np.argsort(keys[:nk], kind="mergesort")]
+    return fit_in_order(state, xb, rw, rh, roff, outs, order, listed, rb, written, changes, nchanges, count)
