@@ -317,10 +317,9 @@ def test_toml_program_errors_name_the_place() -> None:
     [
         ('<one values="BW" in="B" out="W"><observe value="W" to="B"/></one>', "line 1: <observe>: observations (constraint solving) are not supported"),
         ('<sequence values="BW">\n  <wfc sample="x"/>\n</sequence>', "line 2: <wfc>: wave function collapse nodes are not supported"),
-        ('<one values="BW" in="B" out="W" search="True"/>', "search (needs observations) is not supported"),
-        ('<markov values="BW"><one in="B" out="W" file="x"/></markov>', "rule patterns from image files"),
+        ('<markov values="BW">\n  <convolution neighborhood="Moore" periodic="True"/>\n</markov>', "line 2: <convolution>: convolution nodes are not supported"),
         ('<markov values="BW"><oops/></markov>', "unknown node <oops>"),
-        ('<one values="BW" in="B B" out="W W"/>', "only 2D patterns are supported"),
+        ('<one values="BW" in="B" out="W" search="True"/>', "search (needs observations) is not supported"),
         ('<one values="BW" in="B" out="W" colour="x"/>', "unknown attribute 'colour'"),
         ('<one in="B" out="W"/>', "needs a values attribute"),
         ('<one values="BW" in="B" out="W"', "not well-formed XML"),

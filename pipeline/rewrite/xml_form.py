@@ -1,8 +1,9 @@
 """MarkovJunior model files (`.xml`), so that published 2D models run unchanged.
 
-Everything the engine does not implement (3D, fields, observations, search, `map`, `wfc`, ...)
-is refused with its name and line, never skipped: a model that silently lost a node would run
-and produce something else.
+Everything the engine does not implement (fields, observations, search, `map`, `wfc`, ...) is
+refused with its name and line, never skipped: a model that silently lost a node would run and
+produce something else. Rules drawn as images (`file`, `fin`, `fout`) are read through a
+resource reader (see `resources`), from `rules/[<folder>/]<name>.png` as MarkovJunior finds them.
 """
 
 from __future__ import annotations
@@ -10,18 +11,27 @@ from __future__ import annotations
 import xml.parsers.expat
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from pipeline.rewrite import symmetry
 from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS, RULE_KINDS
-from pipeline.rewrite.program import Field, make_field, BranchNode, Node, Origin, PathNode, Program, RuleNode
-from pipeline.rewrite.rule import Alphabet, Rule, parse_rule
+from pipeline.rewrite.program import BranchNode, Field, Node, Origin, PathNode, Program, RuleNode, make_field
+from pipeline.rewrite.resources import ResourceError, ResourceReader
+from pipeline.rewrite.rule import KEEP, Alphabet, Rule, parse_pattern, parse_rule
+from pipeline.rewrite.rule_image import ImageError, LegendImage, input_waves, output_values, read_image
 from pipeline.rewrite.toml_form import ProgramError
 
-# Attributes the reference reads but that change nothing in 2D (`d` marks a node's dimension;
-# `comment` is documentation; `vertices` adds 3D diagonals to paths).
-_IGNORED = {"comment", "d", "vertices"}
-_ROOT = {"values", "origin", "symmetry"}
-_RULE_ATTRS = {"in", "out", "p", "symmetry"}
-_RULE_NODE_ATTRS = {"steps", "symmetry", "in", "out", "p", "temperature"}
+# Attributes that change nothing in a 2D run of the supported nodes: `d` marks a node's
+# dimension and `comment` is documentation (the reference never reads either on a node);
+# `vertices` adds 3D diagonals to paths; `periodic` is read only by convolution, convchain and
+# wfc nodes, which are refused whole, so anywhere else the reference ignores it.
+_IGNORED = {"comment", "d", "vertices", "periodic"}
+# `folder` is a grid's: the reference reads it on the root element only (and on `map`, which
+# makes a grid of its own), for every rule image of the model.
+_ROOT = {"values", "origin", "symmetry", "folder"}
+_PATTERN_ATTRS = {"in", "out", "fin", "fout", "file", "legend"}
+_RULE_ATTRS = {"p", "symmetry"} | _PATTERN_ATTRS
+_RULE_NODE_ATTRS = {"steps", "symmetry", "p", "temperature"} | _PATTERN_ATTRS
 _FIELD_ATTRS = {"for", "on", "to", "from", "recompute", "essential"}
 _PATH_ATTRS = {"from", "to", "on", "color", "inertia", "longest", "edges"}
 _UNSUPPORTED_NODES = {
@@ -35,13 +45,18 @@ _UNSUPPORTED_ATTRS = {
     "search": "search (needs observations)",
     "limit": "limit (needs search)",
     "depthCoefficient": "depthCoefficient (needs search)",
-    "fin": "rule patterns from image files",
-    "fout": "rule patterns from image files",
-    "file": "rule patterns from image files",
-    "legend": "rule patterns from image files",
-    "folder": "rule patterns from image files",
+    "folder": "folder below the root (MarkovJunior reads it only on the model's root element, for all its rule images)",
     "transparent": "transparent (a 3D rendering option)",
 }
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What every node of one model reads with: its alphabet and where its rule images are."""
+
+    alphabet: Alphabet
+    folder: str | None  # the root's `folder`: rule images are then rules/<folder>/<name>.png
+    read: ResourceReader | None
 
 
 @dataclass
@@ -75,8 +90,10 @@ def parse_xml(text: str) -> Element:
     return roots[0]
 
 
-def load_model(text: str) -> Program:
-    """A Program from a MarkovJunior model file's text."""
+def load_model(text: str, read_resource: ResourceReader | None = None) -> Program:
+    """A Program from a MarkovJunior model file's text. `read_resource` gives the bytes of a
+    resource file by its path in the resources folder (`rules/Chip.png`); without one, a model
+    with rule images is refused (inline models in tests need none)."""
     root = parse_xml(text)
     where = f"line {root.line}"
     values = root.attrs.get("values")
@@ -99,7 +116,8 @@ def load_model(text: str) -> Program:
         elif name != "false":
             raise ProgramError(where, f"unknown origin {root.attrs['origin']!r} (Center or Random)")
     group = _symmetry(root, symmetry.DEFAULT)
-    return Program(alphabet, _node(root, alphabet, group, is_root=True), origin)
+    reading = _Reading(alphabet, root.attrs.get("folder"), read_resource)
+    return Program(alphabet, _node(root, reading, group, is_root=True), origin)
 
 
 def _collect_unions(el: Element, out: list[tuple[str, str]]) -> None:
@@ -114,7 +132,7 @@ def _collect_unions(el: Element, out: list[tuple[str, str]]) -> None:
             _collect_unions(child, out)
 
 
-def _node(el: Element, alphabet: Alphabet, group: str, is_root: bool = False) -> Node:
+def _node(el: Element, reading: _Reading, group: str, is_root: bool = False) -> Node:
     where = f"line {el.line}"
     if el.tag in _UNSUPPORTED_NODES:
         raise ProgramError(where, f"<{el.tag}>: {_UNSUPPORTED_NODES[el.tag]} are not supported")
@@ -125,11 +143,11 @@ def _node(el: Element, alphabet: Alphabet, group: str, is_root: bool = False) ->
         kids = [c for c in el.children if c.tag != "union"]
         if not kids:
             raise ProgramError(where, f"<{el.tag}> has no child nodes")
-        return BranchNode(el.tag, tuple(_node(c, alphabet, group) for c in kids))  # type: ignore[arg-type]
+        return BranchNode(el.tag, tuple(_node(c, reading, group) for c in kids))  # type: ignore[arg-type]
     if el.tag == "path":
         _check_attrs(el, _PATH_ATTRS | root_attrs)
         _no_children(el)
-        return _path(el, alphabet)
+        return _path(el, reading.alphabet)
     if el.tag in RULE_KINDS:
         _check_attrs(el, _RULE_NODE_ATTRS | root_attrs)
         rule_elements = [c for c in el.children if c.tag == "rule"]
@@ -138,30 +156,130 @@ def _node(el: Element, alphabet: Alphabet, group: str, is_root: bool = False) ->
                 if c.tag in _UNSUPPORTED_NODES:
                     raise ProgramError(f"line {c.line}", f"<{c.tag}>: {_UNSUPPORTED_NODES[c.tag]} are not supported")
                 raise ProgramError(f"line {c.line}", f"unexpected <{c.tag}> inside <{el.tag}> (rules are <rule in=... out=...>)")
-        if rule_elements and ("in" in el.attrs or "out" in el.attrs):
-            raise ProgramError(where, f"<{el.tag}> has both in/out attributes and <rule> children")
+        on_node = sorted(_PATTERN_ATTRS & set(el.attrs))
+        if rule_elements and on_node:
+            # The reference reads patterns (and a legend) from the <rule> children only.
+            raise ProgramError(where, f"<{el.tag}> has both {on_node[0]}= and <rule> children (patterns go on the rules)")
         rules: list[Rule] = []
         for rel in rule_elements or [el]:
             if rel is not el:
                 _check_attrs(rel, _RULE_ATTRS)
                 _no_children(rel)
-            rules.extend(_rule(rel, alphabet, _symmetry(rel, group) if rel is not el else group))
+            rules.extend(_rule(rel, reading, _symmetry(rel, group) if rel is not el else group))
         steps = _int(el, "steps", 0)
-        fields = tuple(_field(c, alphabet) for c in el.children if c.tag == "field")
+        fields = tuple(_field(c, reading.alphabet) for c in el.children if c.tag == "field")
         temperature = _float(el, "temperature", 0.0)
         return RuleNode(el.tag, tuple(rules), steps, fields, temperature)  # type: ignore[arg-type]
     raise ProgramError(where, f"unknown node <{el.tag}> (supported: {', '.join(NODE_KINDS)})")
 
 
-def _rule(el: Element, alphabet: Alphabet, group: str) -> list[Rule]:
+def _rule(el: Element, reading: _Reading, group: str) -> list[Rule]:
     where = f"line {el.line}"
-    if "in" not in el.attrs or "out" not in el.attrs:
-        raise ProgramError(where, f"<{el.tag}> needs in and out patterns")
+    attrs = el.attrs
+    if "file" in attrs:
+        both = [k for k in ("in", "out", "fin", "fout") if k in attrs]
+        if both:
+            raise ProgramError(where, f"<{el.tag}> has both file and {both[0]} (a file image holds the input and the output)")
+    else:
+        for text, image, side in (("in", "fin", "input"), ("out", "fout", "output")):
+            if text in attrs and image in attrs:
+                raise ProgramError(where, f"<{el.tag}> has both {text} and {image} for its {side}")
+            if text not in attrs and image not in attrs:
+                raise ProgramError(where, f"<{el.tag}> needs in and out patterns (or fin/fout images, or a file image)")
     try:
-        p = float(el.attrs.get("p", "1"))
-        return parse_rule(el.attrs["in"], el.attrs["out"], alphabet, p).variants(group)
+        p = float(attrs.get("p", "1"))
+        if "in" in attrs and "out" in attrs:
+            return _written_rule(attrs["in"], attrs["out"], reading.alphabet, p, group)
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"p must be between 0 and 1 (got {p})")
+        inp, out = _image_patterns(el, reading)
+        if inp.shape != out.shape:
+            raise ValueError(f"input is {inp.shape[1]}x{inp.shape[0]} but output is {out.shape[1]}x{out.shape[0]}")
+        return Rule(inp, out, p).variants(group)
     except ValueError as exc:
         raise ProgramError(where, str(exc)) from None
+
+
+def _written_rule(inp: str, out: str, alphabet: Alphabet, p: float, group: str) -> list[Rule]:
+    """A rule from in/out text, which may be 3D: layers separated by spaces."""
+    layers_in, layers_out = inp.strip().split(" "), out.strip().split(" ")
+    if len(layers_in) == 1 and len(layers_out) == 1:
+        return parse_rule(inp, out, alphabet, p).variants(group)
+    if len(layers_in) != len(layers_out):
+        raise ValueError(f"input {inp!r} has {len(layers_in)} layers but output {out!r} has {len(layers_out)}")
+    # Each layer is checked as a 2D rule would be (symbols, rectangles, sizes), as the reference
+    # refuses a bad 3D pattern even in a 2D run.
+    layers = [parse_rule(i, o, alphabet, p) for i, o in zip(layers_in, layers_out)]
+    if any(r.inp.shape != layers[0].inp.shape for r in layers):
+        raise ValueError(f"pattern {inp!r} has layers of different sizes")
+    # A 3D rule is deeper than a 2D grid (one cell deep), so the reference finds no place for it:
+    # it loads and never matches. An input whose cells accept no value at all (every wave 0) is
+    # such a rule here: scan_rule gives up at its first cell, and the incremental table of
+    # (rule, cell) pairs by value lists none of its cells, so it is never listed as a match.
+    # Its orientations would be more rules that never match, so it is kept once.
+    shape = layers[0].inp.shape
+    return [Rule(np.zeros(shape, dtype=np.int64), np.full(shape, KEEP, dtype=np.uint8), p)]
+
+
+def _image_patterns(el: Element, reading: _Reading) -> tuple[np.ndarray, np.ndarray]:
+    """Input waves and output values of a rule with `file`, or `fin` and/or `fout` images."""
+    attrs, alphabet = el.attrs, reading.alphabet
+    legend = attrs.get("legend")
+    if legend is None:
+        key = next(k for k in ("file", "fin", "fout") if k in attrs)
+        raise ValueError(f"{key}={attrs[key]!r} needs a legend: the characters its colours stand for, in the order they first appear")
+    if "file" in attrs:
+        path, image = _read_image(attrs["file"], legend, reading)
+        if image.width % 2:
+            raise ValueError(
+                f"rule image {path} is {image.width} pixels wide: a file image is the input and the output side by side, "
+                "so its width must be even"
+            )
+        half = image.width // 2
+        # Both halves keep the numbering of the whole image: one colour, one character.
+        left, right = image.columns(0, half), image.columns(half, image.width)
+        return _side(path, left, legend, alphabet, output=False), _side(path, right, legend, alphabet, output=True)
+    if "fin" in attrs:
+        path, image = _read_image(attrs["fin"], legend, reading)
+        inp = _side(path, image, legend, alphabet, output=False)
+    else:
+        rows = _flat_pattern(attrs["in"])
+        inp = np.array([[alphabet.wave(c) for c in row] for row in rows], dtype=np.int64)
+    if "fout" in attrs:
+        path, image = _read_image(attrs["fout"], legend, reading)
+        out = _side(path, image, legend, alphabet, output=True)
+    else:
+        rows = _flat_pattern(attrs["out"])
+        out = np.array([[alphabet.value(c) for c in row] for row in rows], dtype=np.uint8)
+    return inp, out
+
+
+def _flat_pattern(text: str) -> list[str]:
+    if " " in text.strip():
+        # A 3D pattern against a 2D image: the reference refuses the sizes as not matching.
+        raise ValueError(f"pattern {text!r} has layers (3D) but the other side of the rule is a 2D image")
+    return parse_pattern(text)
+
+
+def _read_image(name: str, legend: str, reading: _Reading) -> tuple[str, LegendImage]:
+    path = f"rules/{reading.folder}/{name}.png" if reading.folder else f"rules/{name}.png"
+    if reading.read is None:
+        raise ValueError(f"rule image {path}: no resources folder to read it from (models with rule images load through the rewrite stage)")
+    try:
+        data = reading.read(path)
+    except ResourceError as exc:
+        raise ValueError(f"rule image {path}: {exc}") from None
+    try:
+        return path, read_image(data, legend)
+    except ImageError as exc:
+        raise ValueError(f"rule image {path} {exc}") from None
+
+
+def _side(path: str, image: LegendImage, legend: str, alphabet: Alphabet, output: bool) -> np.ndarray:
+    try:
+        return output_values(image, legend, alphabet) if output else input_waves(image, legend, alphabet)
+    except ImageError as exc:
+        raise ValueError(f"rule image {path}: {exc}") from None
 
 
 def _path(el: Element, alphabet: Alphabet) -> PathNode:

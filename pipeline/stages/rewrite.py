@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import posixpath
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -16,6 +17,7 @@ from pipeline.fsio import read_regular
 from pipeline.registry import StageParams, stage
 from pipeline.rewrite import palette, symmetry
 from pipeline.rewrite.program import Program, run
+from pipeline.rewrite.resources import ResourceFolder
 from pipeline.rewrite.rule import Alphabet
 from pipeline.rewrite.toml_form import ProgramError, parse_node
 from pipeline.rewrite.xml_form import load_model
@@ -34,7 +36,9 @@ class Rewrite(StageParams):
 
     `program` is the node tree inline, e.g. `{ markov = [ { one = "RBB=GGR" }, { one = "RGG=WWR" } ] }`,
     or the path of a MarkovJunior model file (`rules/MazeBacktracker.xml`, relative to the
-    recipe), which then sets values, origin, unions and symmetry itself.
+    recipe), which then sets values, origin, unions and symmetry itself. A model's rule images
+    (`file`, `fin`, `fout`) come from `resources` (default: `resources/` beside the model's
+    folder, where MarkovJunior finds them), and are part of the cache key like the model.
     """
 
     arity: ClassVar[tuple[int, int]] = (0, 1)
@@ -45,6 +49,12 @@ class Rewrite(StageParams):
     symmetry: str = Field(symmetry.DEFAULT, description="Default symmetry group of the rules: (), (x), (y), (x)(y), (xy+), (xy).")
     unions: dict[str, str] = Field(default_factory=dict, description='Input wildcards: { "?" = "BR" } matches B or R.')
     program: str | dict[str, Any] = Field(description="The node tree (a table), or a MarkovJunior .xml model file.")
+    resources: str | None = Field(
+        None,
+        min_length=1,
+        description="A model file's resources folder (its rule images are rules/*.png), relative to the recipe; "
+        "default: resources/ beside the model's folder, as MarkovJunior finds it.",
+    )
     size: tuple[PositiveInt, PositiveInt] | None = Field(None, description="Grid size [width, height] when there is no input.")
     legend: dict[str, str] = Field(default_factory=dict, description='Symbol names by value: { B = "wall", W = "floor" } (exporters map names to tiles).')
     colors: dict[str, str] = Field(default_factory=dict, description='Colours by value: { R = "#ff0000" } (default: the PICO-8 colours MarkovJunior uses).')
@@ -78,6 +88,8 @@ class Rewrite(StageParams):
         if isinstance(self.program, str):
             self._program = self._load_model_file(Path(context.get("recipe_dir", ".")))
         else:
+            if self.resources is not None:
+                raise KeyedError("resources", "is only for a MarkovJunior .xml program (an inline program has no rule images)")
             if self.values is None:
                 raise KeyedError("values", 'is required with an inline program: the grid\'s symbols, e.g. "BRGW"')
             try:
@@ -116,13 +128,18 @@ class Rewrite(StageParams):
             data = read_regular(path)  # a FIFO here would hang the recipe's loading
         except OSError as exc:
             raise KeyedError("program", f"cannot read {path} ({exc.strerror or exc})") from None
+        if self.resources is not None:
+            folder = ResourceFolder(recipe_dir, self.resources)
+        else:
+            # MarkovJunior runs beside its models/ and resources/ folders.
+            folder = ResourceFolder(recipe_dir, posixpath.join(posixpath.dirname(self.program), "..", "resources"))
         try:
-            program = load_model(data.decode("utf-8"))
+            program = load_model(data.decode("utf-8"), folder.read)
         except UnicodeDecodeError:
             raise KeyedError("program", f"{path} is not UTF-8 text") from None
         except ProgramError as exc:
             raise KeyedError("program", f"{path}: {exc}") from None
-        self._files = {self.program: hashlib.sha256(data).hexdigest()}
+        self._files = {self.program: hashlib.sha256(data).hexdigest(), **folder.digests}
         return program
 
     def files_read(self) -> dict[str, str]:
