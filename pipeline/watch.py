@@ -22,6 +22,9 @@ from pipeline.recipe import Recipe, find_recipes, load_recipe
 from pipeline.workspace import Workspace, borrowed, claim_packs
 
 # Files editors write beside the one being saved: swap, backup, lock and temporary files.
+# Longest the main thread sleeps between looks for a pending Ctrl+C (see Watcher.next_batch).
+SIGNAL_CHECK_S = 0.5
+
 _IGNORED_SUFFIXES = (".swp", ".swo", ".swx", ".swpx", "~", ".tmp", ".bak", ".orig", ".part", ".crdownload", ".kate-swp")
 
 
@@ -117,7 +120,10 @@ class Watcher:
                         return batch
                     self._wake.wait(self.debounce - quiet)
                 else:
-                    self._wake.wait()
+                    # Never an endless wait: Ctrl+C may be delivered to one of watchdog's threads,
+                    # and Python runs the handler (raising KeyboardInterrupt) only once the main
+                    # thread wakes, which a wait without timeout may never do.
+                    self._wake.wait(SIGNAL_CHECK_S)
 
     def build(self, path: Path) -> None:
         """Build one recipe's pack, as `pcg build` would; no error stops the watcher."""

@@ -214,3 +214,18 @@ def test_a_new_file_matching_a_glob_the_recipe_reads_triggers_a_rebuild(project:
         assert "prefabs/shop.tmx" in json.loads(manifest.read_text())["stages"]["vaults"]["files"]
     finally:
         watch.proc.kill()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="tgkill and /proc are Linux's")
+def test_ctrl_c_stops_the_watcher_whichever_thread_it_reaches(project: Path, watching: Watch) -> None:
+    # The kernel hands a process's SIGINT to any of its threads; sent to one of watchdog's, the
+    # main thread must still wake to raise KeyboardInterrupt (once it hung in an endless wait).
+    import ctypes
+
+    pid = watching.proc.pid
+    others = sorted(int(t) for t in os.listdir(f"/proc/{pid}/task") if int(t) != pid)
+    assert others, "the watcher runs watchdog's threads"
+    sys_tgkill = 234 if os.uname().machine == "x86_64" else 131  # x86_64; aarch64 otherwise
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.syscall(sys_tgkill, pid, others[-1], signal.SIGINT) == 0, os.strerror(ctypes.get_errno())
+    assert watching.proc.wait(timeout=10) == 0
