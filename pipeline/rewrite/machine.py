@@ -23,7 +23,7 @@ import numpy as np
 
 from pipeline.grid.graph import below
 from pipeline.jit import compiled
-from pipeline.rewrite.kinds import ALL, MARKOV, ONE, PATH, PRL, SEQUENCE
+from pipeline.rewrite.kinds import ALL, MAP, MARKOV, ONE, PATH, PRL, SEQUENCE
 from pipeline.rewrite.nodes.all_node import fit_in_order
 from pipeline.rewrite.nodes.fields import choose_one, go_all_fields, prepare_fields
 from pipeline.rewrite.nodes.matching import agrees_with_rescan, grow, rule_bits, scan_rule, window_matches
@@ -31,8 +31,9 @@ from pipeline.rewrite.nodes.path_node import NDX, NDY, go_path
 from pipeline.rewrite.nodes.prl_node import go_prl
 
 # Run outcomes. MISMATCH only comes from a `verify` run: an incremental match list disagreed
-# with a full rescan.
-FINISHED, STEP_LIMIT, MISMATCH = 0, 1, 2
+# with a full rescan. HANDOVER: the run reached a node that makes a new grid (`map`), which
+# program.run takes over from.
+FINISHED, STEP_LIMIT, MISMATCH, HANDOVER = 0, 1, 2, 3
 
 
 @compiled
@@ -50,11 +51,12 @@ def run_program(
     # Tests pass bool[(my << xb) * 2**rule_bits(len(rw))] here to compare every match update with a full
     # rescan; None (the normal case) compiles a version without the check at all.
     verify_scratch: np.ndarray | None,
-) -> tuple[int, int, int, int]:
-    """Run until the root branch fails or `max_steps` turns pass.
+) -> tuple[int, int, int, int, int]:
+    """Run until the root branch fails, `max_steps` turns pass, or a `map` node is reached.
 
-    Returns (outcome, turns, frames recorded, frame interval): when the frame buffer fills,
-    every other frame is dropped and the interval doubles, so any run fits the cap evenly.
+    Returns (outcome, turns, frames recorded, frame interval, the node handed over to or -1):
+    when the frame buffer fills, every other frame is dropped and the interval doubles, so any
+    run fits the cap evenly. Turns are those completed: a handover happens during the next one.
     """
     # Cell i is (i & xmask, i >> xb) and match m is rule m & rmask at cell m >> rb (see
     # nodes/matching.py). Arrays are read out of `prog` once: each read counts a reference.
@@ -165,6 +167,8 @@ def run_program(
                 continue
             c = children[child_ptr[b] + branch_at[b]]
             kc = kind[c]
+            if kc == MAP:
+                return HANDOVER, turn, nframes, every, c
             if kc == MARKOV or kc == SEQUENCE:
                 b = c
                 current = c
@@ -221,7 +225,7 @@ def run_program(
                     last_turn[c] = turn
                     if verify_scratch is not None:
                         if not agrees_with_rescan(state, mx, my, xb, lo, hi, rw, rh, roff, waves, listed, matches, off, mc, rb, verify_scratch):
-                            return MISMATCH, turn, nframes, every
+                            return MISMATCH, turn, nframes, every, -1
 
                     # The node's potentials are rows row .. row + ncolors - 1 of `store`.
                     guided = field_slot[c] >= 0
@@ -302,6 +306,6 @@ def run_program(
         first[turn] = nchanges
 
     outcome = FINISHED if current < 0 else STEP_LIMIT
-    return outcome, turn, nframes, every
+    return outcome, turn, nframes, every, -1
 
 

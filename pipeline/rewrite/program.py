@@ -6,7 +6,9 @@ Node kinds (MarkovJunior's):
 - `prl`: apply every match at once, each with its rule's probability `p`;
 - `markov`: each step, run the first child that applies; fail when none does;
 - `sequence`: run each child until it fails, then the next; fail after the last;
-- `path`: draw a shortest path from a `from` cell to a `to` cell over `on` cells.
+- `path`: draw a shortest path from a `from` cell to a `to` cell over `on` cells;
+- `map`: draw a new grid (another scale, other values) from the current one by rules, then run
+  its children on it as a sequence; the program ends when they do.
 A rule node's `steps` limits it to that many successful steps (0: no limit).
 """
 
@@ -20,7 +22,7 @@ import numpy as np
 
 from pipeline.rewrite import machine
 from pipeline.rewrite.kinds import CODES, MATCHING
-from pipeline.rewrite.nodes import fields, path_node
+from pipeline.rewrite.nodes import fields, map_node, path_node
 from pipeline.rewrite.nodes.matching import rule_bits
 from pipeline.rewrite.rule import Alphabet, Rule
 
@@ -76,7 +78,17 @@ class BranchNode:
     children: tuple[Node, ...]
 
 
-Node = Union[RuleNode, PathNode, BranchNode]
+@dataclass(frozen=True)
+class MapNode:
+    """A new grid drawn from the current one (see nodes/map_node.py), on which `children` run."""
+
+    alphabet: Alphabet  # the new grid's values
+    scale: tuple[tuple[int, int], tuple[int, int]]  # (numerator, denominator) along x, then y
+    rules: tuple[Rule, ...]  # inputs in the old grid's values, outputs in the new one's
+    children: tuple[Node, ...]
+
+
+Node = Union[RuleNode, PathNode, BranchNode, MapNode]
 Origin = Literal["none", "center", "random"]
 
 
@@ -176,6 +188,10 @@ def flatten(program: Program) -> FlatProgram:
                 field_hi[k] = len(field_rows)
                 slots[k] = max(slots) + 1
                 temperature[k] = node.temperature
+        elif isinstance(node, MapNode):
+            # A leaf here: the machine stops when it reaches a node that makes a new grid, and
+            # `run` goes on from there.
+            kinds.append(CODES["map"])
         elif isinstance(node, PathNode):
             kinds.append(CODES["path"])
             flags = (
@@ -245,12 +261,40 @@ def flatten(program: Program) -> FlatProgram:
     )
 
 
+def every_value(program: Program) -> str:
+    """The values of every grid the program draws: its own, then those of its `map` nodes."""
+    found = program.alphabet.values
+
+    def visit(node: Node) -> None:
+        nonlocal found
+        if isinstance(node, MapNode):
+            found += "".join(c for c in node.alphabet.values if c not in found)
+        for child in getattr(node, "children", ()):
+            visit(child)
+
+    visit(program.root)
+    return found
+
+
 class RunResult(NamedTuple):
-    state: np.ndarray  # (h, w) uint8 value indices
+    state: np.ndarray  # (h, w) uint8 indices of `values`
     turns: int
     finished: bool
     frames: np.ndarray  # (f, h, w): the grid every `frame_every` turns, then the final grid
     frame_every: int
+    values: str  # the final grid's values: a `map` node changes them (and the size)
+    frame_values: str  # what `frames` index: `values`, then the other values of earlier grids
+
+
+class _Leg(NamedTuple):
+    """A run on one grid, up to the end or to the node that makes the next grid."""
+
+    state: np.ndarray
+    turns: int
+    finished: bool
+    frames: np.ndarray
+    frame_every: int
+    handover: MapNode | None
 
 
 def run(
@@ -263,7 +307,48 @@ def run(
 ) -> RunResult:
     """Run `program` on `state` (h x w value indices, not modified). With `record_frames`, keep
     at most that many evenly spaced snapshots, the last one being the final grid. `verify`
-    checks every incremental match update against a full rescan (slow; for tests)."""
+    checks every incremental match update against a full rescan (slow; for tests).
+
+    A `map` node ends the run on its grid: the new grid is drawn (one turn, as in MarkovJunior)
+    and its children run on it as a sequence, and when they are done so is the program, since
+    the reference gives such a node no parent to return to."""
+    alphabet = program.alphabet
+    legs: list[tuple[str, np.ndarray]] = []
+    turns = 0
+    every = 0
+    while True:
+        leg = _run_leg(program, state, rng, max_steps - turns, record_frames, verify)
+        turns += leg.turns
+        every = max(every, leg.frame_every)
+        state = leg.state
+        if record_frames:
+            legs.append((alphabet.values, leg.frames))
+        node = leg.handover
+        if node is None:
+            finished = leg.finished
+            break
+        state = draw_map(node, state)
+        turns += 1
+        alphabet = node.alphabet
+        program = Program(alphabet, BranchNode("sequence", node.children))
+    frames, frame_values = _join_frames(legs, state.shape, alphabet.values, record_frames) if record_frames else (state[None], alphabet.values)
+    return RunResult(state, turns, finished, frames, every, alphabet.values, frame_values)
+
+
+def draw_map(node: MapNode, state: np.ndarray) -> np.ndarray:
+    """The new grid a `map` node draws from `state` (see nodes/map_node.py)."""
+    (nx, dx), (ny, dy) = node.scale
+    h, w = state.shape
+    size = (map_node.scaled(h, ny, dy), map_node.scaled(w, nx, dx))
+    if min(size) < 1:
+        raise ValueError(f"map: scale {nx}/{dx} x {ny}/{dy} makes the {w}x{h} grid {size[1]}x{size[0]} cells")
+    grid = np.zeros(size, dtype=np.uint8)
+    for rule in node.rules:
+        map_node.write_rule(state, grid, rule.inp, rule.out, nx, dx, ny, dy)
+    return grid
+
+
+def _run_leg(program: Program, state: np.ndarray, rng: np.random.Generator, max_steps: int, record_frames: int, verify: bool) -> _Leg:
     h, w = state.shape
     xb = max(w - 1, 1).bit_length()  # rows padded to 2**xb cells (see machine.run_program)
     padded = np.zeros((h, 1 << xb), dtype=np.uint8)
@@ -278,11 +363,51 @@ def run(
     frames = np.empty((cap, grid.size), dtype=np.uint8)
     flat = flatten(program)
     scratch = np.zeros(grid.size << rule_bits(len(flat.rw)), dtype=np.bool_) if verify else None
-    outcome, turns, nframes, every = machine.run_program(
+    outcome, turns, nframes, every, node = machine.run_program(
         grid, w, h, xb, len(program.alphabet.values), flat, rng, max_steps, 1 if cap else 0, frames, scratch
     )
     if outcome == machine.MISMATCH:
         raise AssertionError(f"incremental matches disagree with a full rescan at turn {turns}")
-    shots = np.concatenate([frames[:nframes], grid[None, :]]) if record_frames else grid[None, :]
-    shots = shots.reshape(-1, h, 1 << xb)[:, :, :w]
-    return RunResult(np.ascontiguousarray(shots[-1]), int(turns), outcome == machine.FINISHED, np.ascontiguousarray(shots), int(every))
+    handover = _preorder(program.root)[node] if outcome == machine.HANDOVER else None
+    # The grid as the run ended, unless the handover's turn began with a frame of it already.
+    last = [] if handover is not None and every and turns % every == 0 else [grid[None, :]]
+    shots = np.concatenate([frames[:nframes], *last]) if record_frames else grid[None, :]
+    shots = np.ascontiguousarray(shots.reshape(-1, h, 1 << xb)[:, :, :w])
+    return _Leg(np.ascontiguousarray(shots[-1]), int(turns), outcome == machine.FINISHED, shots, int(every), handover)  # type: ignore[arg-type]
+
+
+def _preorder(root: Node) -> list[Node]:
+    """The nodes in the order `flatten` numbers them."""
+    if not isinstance(root, BranchNode):
+        root = BranchNode("markov", (root,))
+    found: list[Node] = []
+
+    def visit(node: Node) -> None:
+        found.append(node)
+        if isinstance(node, BranchNode):
+            for child in node.children:
+                visit(child)
+
+    visit(root)
+    return found
+
+
+def _join_frames(legs: list[tuple[str, np.ndarray]], shape: tuple[int, ...], values: str, cap: int) -> tuple[np.ndarray, str]:
+    """The frames of every grid as one film at the final grid's size: earlier grids are scaled
+    to it (nearest cell), and their values that the final grid lacks are numbered after its own,
+    so a recording shows a `map` node's grid as well as the one it came from."""
+    names = values
+    for leg_values, _ in legs:
+        names += "".join(c for c in leg_values if c not in names)
+    h, w = shape
+    films = []
+    for leg_values, shots in legs:
+        lut = np.array([names.index(c) for c in leg_values], dtype=np.uint8)
+        ys = np.arange(h) * shots.shape[1] // h
+        xs = np.arange(w) * shots.shape[2] // w
+        films.append(lut[shots[:, ys[:, None], xs[None, :]]])
+    film = np.concatenate(films)
+    if len(film) > cap:
+        # Evenly spaced, the final grid last.
+        film = film[np.linspace(0, len(film) - 1, cap).round().astype(np.int64)]
+    return np.ascontiguousarray(film), names

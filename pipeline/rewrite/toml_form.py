@@ -7,20 +7,25 @@ optional `steps`, `symmetry`, `p`, and `fields` (with `temperature`) that guide 
 applied; a rule is `"IN=OUT"` or a table `{ rule = "IN=OUT",
 p = 0.5, symmetry = "()" }`. A branch is `{ markov = [...] }` or `{ sequence = [...] }` with an
 optional `symmetry`. `{ path = { from = "R", to = "W", on = "B", color = "D" } }` draws paths.
+`{ map = ["B=DD/DA"], scale = [2, 2], values = "DA", then = [...] }` draws a new grid, twice the
+size and in the values `DA`, and runs the `then` nodes on it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from pipeline.rewrite import symmetry
 from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS, RULE_KINDS
-from pipeline.rewrite.program import Field, make_field, BranchNode, Node, PathNode, RuleNode
-from pipeline.rewrite.rule import Alphabet, Rule, parse_rule, split_rule
+from pipeline.rewrite.program import BranchNode, Field, MapNode, Node, PathNode, RuleNode, make_field
+from pipeline.rewrite.rule import Alphabet, Rule, parse_pattern, parse_rule, split_rule
 
 _RULE_NODE_OPTIONS = ("steps", "symmetry", "p", "fields", "temperature")
 _FIELD_OPTIONS = ("for", "on", "to", "from", "recompute", "essential")
 _PATH_OPTIONS = ("from", "to", "on", "color", "inertia", "longest", "edges")
+_MAP_OPTIONS = ("map", "scale", "values", "then", "symmetry")
 
 
 class ProgramError(ValueError):
@@ -51,6 +56,9 @@ def parse_node(data: Any, alphabet: Alphabet, group: str, where: str) -> Node:
     if kind == "path":
         _no_extra(data, ("path",), where)
         return _parse_path(data["path"], alphabet, here)
+    if kind == "map":
+        _no_extra(data, _MAP_OPTIONS, where)
+        return _parse_map(data, alphabet, group, where)
     _no_extra(data, (kind, *_RULE_NODE_OPTIONS), where)
     steps = data.get("steps", 0)
     if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
@@ -118,6 +126,59 @@ def _parse_rule(item: Any, alphabet: Alphabet, group: str, p: float, where: str)
         return parse_rule(inp, out, alphabet, p).variants(group)
     except ValueError as exc:
         raise ProgramError(where, str(exc)) from None
+
+
+def _parse_map(data: dict[str, Any], alphabet: Alphabet, group: str, where: str) -> MapNode:
+    """`{ map = ["B=DD/DA"], scale = [2, 2], values = "DA", then = [...] }`: rules from this grid's
+    values to the new grid's (outputs of any size), its scale along x and y (a whole number, or
+    [numerator, denominator]), its values, and the nodes that run on it."""
+    def key(name: str) -> str:
+        return f"{where}.{name}" if where else name
+
+    values = data.get("values")
+    if not isinstance(values, str):
+        raise ProgramError(key("values"), 'is required: the new grid\'s symbols, e.g. "DA"')
+    try:
+        inner = Alphabet(values)
+    except ValueError as exc:
+        raise ProgramError(key("values"), str(exc)) from None
+    scale = data.get("scale")
+    if not isinstance(scale, list) or len(scale) != 2:
+        raise ProgramError(key("scale"), f"must be [x, y], each a whole number or [numerator, denominator] (got {scale!r})")
+    factors = tuple(_factor(s, f"{key('scale')}[{i}]") for i, s in enumerate(scale))
+    body = data["map"]
+    items = body if isinstance(body, list) else [body]
+    if not items:
+        raise ProgramError(key("map"), "needs at least one rule")
+    rules: list[Rule] = []
+    for i, item in enumerate(items):
+        spot = f"{key('map')}[{i}]" if isinstance(body, list) else key("map")
+        if not isinstance(item, str):
+            raise ProgramError(spot, f'a map rule is a string "IN=OUT" (got {item!r})')
+        try:
+            inp, out = (parse_pattern(side) for side in split_rule(item))
+            waves = np.array([[alphabet.wave(c) for c in row] for row in inp], dtype=np.int64)
+            outs = np.array([[inner.value(c) for c in row] for row in out], dtype=np.uint8)
+        except ValueError as exc:
+            raise ProgramError(spot, str(exc)) from None
+        rules.extend(Rule(waves, outs).variants(group))
+    then = data.get("then", [])
+    if not isinstance(then, list):
+        raise ProgramError(key("then"), "must be a list of nodes to run on the new grid")
+    children = tuple(parse_node(child, inner, group, f"{key('then')}[{i}]") for i, child in enumerate(then))
+    return MapNode(inner, factors, tuple(rules), children)  # type: ignore[arg-type]
+
+
+def _factor(value: Any, where: str) -> tuple[int, int]:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value, 1
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value)
+    ):
+        return value[0], value[1]
+    raise ProgramError(where, f"must be a whole number >= 1 or [numerator, denominator] (got {value!r})")
 
 
 def _parse_path(body: Any, alphabet: Alphabet, where: str) -> PathNode:

@@ -1,7 +1,6 @@
 """MarkovJunior model files (`.xml`), so that published 2D models run unchanged.
 
-Everything the engine does not implement (fields, observations, search, `map`, `wfc`, ...) is
-refused with its name and line, never skipped: a model that silently lost a node would run and
+Everything the engine does not implement is refused with its name and line, never skipped: a model that silently lost a node would run and
 produce something else. Rules drawn as images (`file`, `fin`, `fout`) are read through a
 resource reader (see `resources`), from `rules/[<folder>/]<name>.png` as MarkovJunior finds them.
 """
@@ -15,7 +14,7 @@ import numpy as np
 
 from pipeline.rewrite import symmetry
 from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS, RULE_KINDS
-from pipeline.rewrite.program import BranchNode, Field, Node, Origin, PathNode, Program, RuleNode, make_field
+from pipeline.rewrite.program import BranchNode, Field, MapNode, Node, Origin, PathNode, Program, RuleNode, make_field
 from pipeline.rewrite.resources import ResourceError, ResourceReader
 from pipeline.rewrite.rule import KEEP, Alphabet, Rule, parse_pattern, parse_rule
 from pipeline.rewrite.rule_image import ImageError, LegendImage, input_waves, output_values, read_image
@@ -34,8 +33,9 @@ _RULE_ATTRS = {"p", "symmetry"} | _PATTERN_ATTRS
 _RULE_NODE_ATTRS = {"steps", "symmetry", "p", "temperature"} | _PATTERN_ATTRS
 _FIELD_ATTRS = {"for", "on", "to", "from", "recompute", "essential"}
 _PATH_ATTRS = {"from", "to", "on", "color", "inertia", "longest", "edges"}
+_MAP_ATTRS = {"scale", "values", "symmetry", "folder"}
+_MAP_RULE_ATTRS = {"in", "out", "symmetry", "p"}  # p is read and unused, as in the reference
 _UNSUPPORTED_NODES = {
-    "map": "map nodes (grids of another size)",
     "convolution": "convolution nodes",
     "convchain": "convchain nodes",
     "wfc": "wave function collapse nodes",
@@ -45,7 +45,7 @@ _UNSUPPORTED_ATTRS = {
     "search": "search (needs observations)",
     "limit": "limit (needs search)",
     "depthCoefficient": "depthCoefficient (needs search)",
-    "folder": "folder below the root (MarkovJunior reads it only on the model's root element, for all its rule images)",
+    "folder": "folder below the root (MarkovJunior reads it only where a grid is made: on the model's root element and on map nodes)",
     "transparent": "transparent (a 3D rendering option)",
 }
 
@@ -144,6 +144,9 @@ def _node(el: Element, reading: _Reading, group: str, is_root: bool = False) -> 
         if not kids:
             raise ProgramError(where, f"<{el.tag}> has no child nodes")
         return BranchNode(el.tag, tuple(_node(c, reading, group) for c in kids))  # type: ignore[arg-type]
+    if el.tag == "map":
+        _check_attrs(el, _MAP_ATTRS | root_attrs)
+        return _map(el, reading, group)
     if el.tag == "path":
         _check_attrs(el, _PATH_ATTRS | root_attrs)
         _no_children(el)
@@ -280,6 +283,55 @@ def _side(path: str, image: LegendImage, legend: str, alphabet: Alphabet, output
         return output_values(image, legend, alphabet) if output else input_waves(image, legend, alphabet)
     except ImageError as exc:
         raise ValueError(f"rule image {path}: {exc}") from None
+
+
+def _map(el: Element, reading: _Reading, group: str) -> MapNode:
+    """`<map scale="2 2 1" values="DA">` with `<rule in=... out=...>` children (inputs in the
+    current grid's values, outputs in the new grid's, of any size) and the nodes to run after."""
+    where = f"line {el.line}"
+    scale = el.attrs.get("scale")
+    if scale is None:
+        raise ProgramError(where, '<map> needs scale, e.g. scale="2 2 1" (x, y and z; a part may be a fraction such as 1/3)')
+    parts = scale.split()
+    if len(parts) != 3:
+        raise ProgramError(where, f"scale={scale!r} needs three parts separated by spaces (x y z)")
+    try:
+        factors = [_fraction(part) for part in parts]
+    except ValueError:
+        raise ProgramError(where, f"scale={scale!r}: each part is a whole number or a fraction such as 1/3") from None
+    if "values" not in el.attrs:
+        raise ProgramError(where, "<map> needs values (the new grid's symbols)")
+    unions: list[tuple[str, str]] = []
+    _collect_unions(el, unions)
+    try:
+        alphabet = Alphabet(el.attrs["values"].replace(" ", ""), tuple(unions))
+    except ValueError as exc:
+        raise ProgramError(where, str(exc)) from None
+    rules: list[Rule] = []
+    for rel in (c for c in el.children if c.tag == "rule"):
+        _check_attrs(rel, _MAP_RULE_ATTRS)
+        _no_children(rel)
+        if "in" not in rel.attrs or "out" not in rel.attrs:
+            raise ProgramError(f"line {rel.line}", "a map's <rule> needs in (old grid's values) and out (new grid's values)")
+        try:
+            rows_in, rows_out = parse_pattern(rel.attrs["in"]), parse_pattern(rel.attrs["out"])
+            inp = np.array([[reading.alphabet.wave(c) for c in row] for row in rows_in], dtype=np.int64)
+            out = np.array([[alphabet.value(c) for c in row] for row in rows_out], dtype=np.uint8)
+        except ValueError as exc:
+            raise ProgramError(f"line {rel.line}", str(exc)) from None
+        rules.extend(Rule(inp, out).variants(_symmetry(rel, group)))
+    inner = _Reading(alphabet, el.attrs.get("folder", reading.folder), reading.read)
+    kids = [c for c in el.children if c.tag not in ("rule", "union")]
+    children = tuple(_node(c, inner, group) for c in kids)
+    return MapNode(alphabet, (factors[0], factors[1]), tuple(rules), children)
+
+
+def _fraction(text: str) -> tuple[int, int]:
+    num, _, den = text.partition("/")
+    n, d = int(num), int(den or "1")
+    if n < 1 or d < 1:
+        raise ValueError(text)
+    return n, d
 
 
 def _path(el: Element, alphabet: Alphabet) -> PathNode:

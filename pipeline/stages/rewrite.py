@@ -16,12 +16,12 @@ from pipeline.paths import check_relative_dir
 from pipeline.fsio import read_regular
 from pipeline.registry import StageParams, stage
 from pipeline.rewrite import palette, symmetry
-from pipeline.rewrite.program import Program, run
+from pipeline.rewrite.program import Program, RunResult, every_value, run
 from pipeline.rewrite.resources import ResourceFolder
 from pipeline.rewrite.rule import Alphabet
 from pipeline.rewrite.toml_form import ProgramError, parse_node
 from pipeline.rewrite.xml_form import load_model
-from pipeline.stages.export.gif import FRAMES
+from pipeline.stages.export.gif import FRAME_COLORS, FRAMES
 
 
 
@@ -30,9 +30,11 @@ class Rewrite(StageParams):
     """Run a program of pattern rewrite rules with MarkovJunior's semantics: `one` applies one
     random match, `all` a random maximal set of non-overlapping matches, `prl` every match with
     probability `p`; `markov` runs its first child that applies, `sequence` each child until it
-    fails. Without an input it starts from a `size` grid of the first value (plus the second in
-    the centre with `origin = true`); with one, from that map, matching its symbols by char
-    (its layers and objects pass through; its properties, which describe the old tiles, do not).
+    fails; `path` draws shortest paths; `fields` steer `one` and `all`; `map` draws a new grid
+    at another scale and in other values, which the map then has. Without an input it starts
+    from a `size` grid of the first value (plus the second in the centre with `origin = true`);
+    with one, from that map, matching its symbols by char (its layers and objects pass through;
+    its properties, which describe the old tiles, do not).
 
     `program` is the node tree inline, e.g. `{ markov = [ { one = "RBB=GGR" }, { one = "RGG=WWR" } ] }`,
     or the path of a MarkovJunior model file (`rules/MazeBacktracker.xml`, relative to the
@@ -104,7 +106,7 @@ class Rewrite(StageParams):
             except ValueError as exc:
                 raise KeyedError("symmetry", str(exc)) from None
             self._program = Program(alphabet, root, "center" if self.origin else "none")
-        values = self._program.alphabet.values
+        values = every_value(self._program)
         for key, table in (("legend", self.legend), ("colors", self.colors)):
             for ch in table:
                 if ch not in values:
@@ -175,14 +177,17 @@ class Rewrite(StageParams):
             if self.size is None:
                 raise PipelineError(["size: is required without an input: the grid's [width, height]"])
             start = np.zeros((self.size[1], self.size[0]), dtype=np.uint8)
-        result = run(program, start, rng, self.max_steps, self.record_frames if self.record else 0)
+        try:
+            result = run(program, start, rng, self.max_steps, self.record_frames if self.record else 0)
+        except ValueError as exc:  # a grid the program cannot draw (a map scaling it to nothing)
+            raise PipelineError([f"program: {exc}"]) from None
         if not result.finished and self.on_max_steps == "error":
             raise PipelineError(
                 [f"max_steps: the program was still running after {self.max_steps:,} steps (raise max_steps, "
                  'or set on_max_steps = "stop" to keep the grid as it is then)']
             )
         try:
-            alphabet = self._alphabet(values, source)
+            alphabet = self._alphabet(result.values, source)
             # The input's properties (maze statistics, say) described tiles this run has
             # rewritten, so they are not passed on; layers and objects are.
             props: dict[str, PropertyValue] = {"rewrite_steps": result.turns}
@@ -192,10 +197,17 @@ class Rewrite(StageParams):
                 layers=dict(source.layers) if source else {},
                 objects=list(source.objects) if source else [],
                 properties=props,
-                attachments={FRAMES: result.frames} if self.record else {},
+                attachments=self._film(result, source) if self.record else {},
             )
         except ValueError as exc:
             raise PipelineError([f"legend: {exc}"]) from None
+
+    def _film(self, result: RunResult, source: Level | None) -> dict[str, np.ndarray]:
+        film = {FRAMES: result.frames}
+        if result.frame_values != result.values:
+            # Earlier frames show a grid a `map` node replaced, with values of their own.
+            film[FRAME_COLORS] = np.array([s.rgb() for s in self._alphabet(result.frame_values, source)], dtype=np.uint8)
+        return film
 
     def _alphabet(self, values: str, source: Level | None) -> tuple[Symbol, ...]:
         known = {s.char: s for s in source.alphabet} if source else {}

@@ -47,6 +47,9 @@ class ExportGif(Exporter):
 # The attachment a recording stage leaves for its GIF: snapshots of the tiles while it ran,
 # (frames, height, width), oldest first.
 FRAMES = "frames"
+# Optional: the colours (n, 3) of the values the frames index, when earlier frames show a grid
+# with values the final one lacks (a rule program's `map` node); without it, the level's own.
+FRAME_COLORS = "frame_colors"
 
 
 def render_gif(level: Level, scale: int, frame_ms: int) -> bytes:
@@ -58,6 +61,9 @@ def render_gif(level: Level, scale: int, frame_ms: int) -> bytes:
     colors = np.zeros((256, 3), dtype=np.uint8)
     for i, symbol in enumerate(level.alphabet):
         colors[i] = symbol.rgb()
+    own = level.attachments.get(FRAME_COLORS)
+    if own is not None:
+        colors[: len(own)] = own
     flat_palette = colors.reshape(-1).tolist()
     images = []
     for frame in frames:
