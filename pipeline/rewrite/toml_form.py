@@ -7,6 +7,7 @@ optional `steps`, `symmetry`, `p`, and `fields` (with `temperature`) that guide 
 applied; a rule is `"IN=OUT"` or a table `{ rule = "IN=OUT",
 p = 0.5, symmetry = "()" }`. A branch is `{ markov = [...] }` or `{ sequence = [...] }` with an
 optional `symmetry`. `{ path = { from = "R", to = "W", on = "B", color = "D" } }` draws paths.
+`{ convolution = [...], neighborhood = "Moore" }` is a cellular automaton step (toml_convolution.py).
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ def parse_node(data: Any, alphabet: Alphabet, group: str, where: str) -> Node:
         if not isinstance(body, list) or not body:
             raise ProgramError(here, "must be a non-empty list of nodes")
         return BranchNode(kind, tuple(parse_node(child, alphabet, group, f"{here}[{i}]") for i, child in enumerate(body)))  # type: ignore[arg-type]
+    if kind == "convolution":
+        # Imported here: that module reads with this one's helpers.
+        from pipeline.rewrite.toml_convolution import parse_convolution
+
+        return parse_convolution(data, alphabet, where)
     if kind == "path":
         _no_extra(data, ("path",), where)
         return _parse_path(data["path"], alphabet, here)
