@@ -29,7 +29,7 @@ def parse_convolution(data: dict[str, Any], alphabet: Alphabet, where: str) -> C
     here = f"{where}." if where else ""
     neighborhood = data.get("neighborhood")
     if neighborhood not in NEIGHBORHOODS:
-        raise ProgramError(f"{here}neighborhood", f"is required: {' or '.join(map(repr, NEIGHBORHOODS))} (got {neighborhood!r})")
+        raise ProgramError(f"{here}neighborhood", f"must be {' or '.join(map(repr, NEIGHBORHOODS))} (got {neighborhood!r})")
     periodic = data.get("periodic", False)
     if not isinstance(periodic, bool):
         raise ProgramError(f"{here}periodic", f"must be true or false (got {periodic!r})")
