@@ -17,7 +17,7 @@ from pipeline.rewrite.resources import ResourceFolder
 from pipeline.rewrite.rule import Alphabet
 from pipeline.rewrite.toml_form import ProgramError, parse_node
 from pipeline.rewrite.xml_form import load_model
-from tests.test_rewrite_fields import SUITE, grid
+from test_rewrite_fields import SUITE, grid
 
 LIFE = """<sequence values="DA"><convolution neighborhood="Moore" periodic="{periodic}" steps="{steps}">
   <rule in="D" out="A" sum="3" values="A"/>
