@@ -19,7 +19,7 @@ from PIL import Image
 from pydantic import ValidationError
 
 from conftest import pcg, write_recipe
-from pipeline.rewrite.program import BranchNode, Program, RuleNode, flatten, run
+from pipeline.rewrite.program import BranchNode, ConvolutionNode, Program, RuleNode, flatten, run
 from pipeline.rewrite.resources import ResourceError, ResourceFolder
 from pipeline.rewrite.rule import KEEP, Alphabet
 from pipeline.rewrite.rule_image import ImageError, input_waves, output_values, read_image
@@ -86,11 +86,11 @@ def test_dungeon_growth_reads_the_rooms_of_its_root_folder() -> None:
     assert isinstance(rooms, RuleNode) and rooms.kind == "one" and len(rooms.rules) > 18
 
 
-def test_constrained_caves_reads_its_room_then_stops_at_the_convolution() -> None:
+def test_constrained_caves_reads_its_room_and_its_convolution() -> None:
     files = ResourceFolder(SUITE, "resources")
-    with pytest.raises(ProgramError, match=r"line 10: <convolution>: convolution nodes are not supported"):
-        load_model((SUITE / "models" / "ConstrainedCaves.xml").read_text(), files.read)
+    prog = load_model((SUITE / "models" / "ConstrainedCaves.xml").read_text(), files.read)
     assert list(files.digests) == ["resources/rules/ConstrainedRoom.png"]
+    assert isinstance(prog.root, BranchNode) and isinstance(prog.root.children[-2], ConvolutionNode)
 
 
 def test_every_2d_model_of_the_suite_loads_or_names_what_is_unsupported() -> None:

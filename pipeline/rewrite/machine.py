@@ -23,8 +23,9 @@ import numpy as np
 
 from pipeline.grid.graph import below
 from pipeline.jit import compiled
-from pipeline.rewrite.kinds import ALL, MAP, MARKOV, ONE, PATH, PRL, SEQUENCE
+from pipeline.rewrite.kinds import ALL, CONVOLUTION, MAP, MARKOV, ONE, PATH, PRL, SEQUENCE
 from pipeline.rewrite.nodes.all_node import fit_in_order
+from pipeline.rewrite.nodes.convolution_node import go_convolution
 from pipeline.rewrite.nodes.fields import choose_one, go_all_fields, prepare_fields
 from pipeline.rewrite.nodes.matching import agrees_with_rescan, grow, rule_bits, scan_rule, window_matches
 from pipeline.rewrite.nodes.path_node import NDX, NDY, go_path
@@ -62,7 +63,8 @@ def run_program(
     # nodes/matching.py). Arrays are read out of `prog` once: each read counts a reference.
     (kind, parent, end, child_ptr, children, rule_lo, rule_hi, steps, path_params,
      rw, rh, roff, waves, outs, prob, pair_ptr, pair_rule, pair_x, pair_y,
-     field_lo, field_hi, fields, field_slot, inversed, temperature) = prog
+     field_lo, field_hi, fields, field_slot, inversed, temperature,
+     conv_lo, conv_hi, conv_flags, conv_rules, conv_counts, conv_p) = prog
     n = my << xb
     xmask = (1 << xb) - 1
     nrules = rw.shape[0]
@@ -182,6 +184,13 @@ def run_program(
                 nchanges, applied = go_path(
                     state, mx, my, xb, path_params[c], changes, nchanges, generation, queue, starts, cand, NDX, NDY, rng, count
                 )
+            elif kc == CONVOLUTION:
+                if not (steps[c] > 0 and counter[c] >= steps[c]):
+                    applied, changes, nchanges = go_convolution(
+                        state, mx, my, xb, conv_flags[c], conv_lo[c], conv_hi[c], conv_rules, conv_counts, conv_p,
+                        changes, nchanges, count, rng, pending,
+                    )
+                    counter[c] += 1  # a step that changed nothing counts too, as the reference's
             elif not (steps[c] > 0 and counter[c] >= steps[c]):
                 # Bring the match list up to date (`prl` always scans the whole grid and
                 # applies as it goes, since it never keeps matches).

@@ -8,8 +8,11 @@ Node kinds (MarkovJunior's):
 - `sequence`: run each child until it fails, then the next; fail after the last;
 - `path`: draw a shortest path from a `from` cell to a `to` cell over `on` cells;
 - `map`: draw a new grid (another scale, other values) from the current one by rules, then run
-  its children on it as a sequence; the program ends when they do.
-A rule node's `steps` limits it to that many successful steps (0: no limit).
+  its children on it as a sequence; the program ends when they do;
+- `convolution`: a cellular automaton step, every cell rewritten at once by the counts of values
+  among its neighbours (see nodes/convolution_node.py).
+A rule node's `steps` limits it to that many successful steps (0: no limit); a convolution
+node's, to that many steps.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ from typing import Literal, NamedTuple, Union
 import numpy as np
 
 from pipeline.rewrite import machine
-from pipeline.rewrite.kinds import CODES, MATCHING
-from pipeline.rewrite.nodes import fields, map_node, path_node
+from pipeline.rewrite.kinds import CODES, CONVOLUTION, MATCHING
+from pipeline.rewrite.nodes import convolution_node, fields, map_node, path_node
 from pipeline.rewrite.nodes.matching import rule_bits
 from pipeline.rewrite.rule import Alphabet, Rule
 
@@ -88,7 +91,51 @@ class MapNode:
     children: tuple[Node, ...]
 
 
-Node = Union[RuleNode, PathNode, BranchNode, MapNode]
+@dataclass(frozen=True)
+class ConvolutionRule:
+    """Turn an `input` cell into `output`, with probability `p`, when the number of its neighbours
+    holding any of `values` is one of `sums` (always, when `values` is empty)."""
+
+    input: int  # value indices
+    output: int
+    values: tuple[int, ...] = ()  # a value listed twice counts twice, as in the reference
+    sums: tuple[int, ...] = ()
+    p: float = 1.0
+
+
+def make_convolution_rule(alphabet: Alphabet, inp: str, out: str, values: str | None, sums: str | None, p: float) -> ConvolutionRule:
+    """A ConvolutionRule from its symbols as a program writes them; `sums` as `"0,1,4..8"`."""
+    for name, text in (("in", inp), ("out", out)):
+        if len(text) != 1 or text not in alphabet.values:
+            raise ValueError(f"{name}={text!r} must be one value (values are {alphabet.values!r})")
+    if values is not None and sums is None:
+        raise ValueError(f"values={values!r} needs sum= (the neighbour counts that fire the rule)")
+    if sums is not None and values is None:
+        raise ValueError(f"sum={sums!r} needs values= (the values whose neighbours are counted)")
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be between 0 and 1 (got {p})")
+    counted: tuple[int, ...] = ()
+    allowed: tuple[int, ...] = ()
+    if values is not None and sums is not None:
+        if not values:
+            raise ValueError("values must name at least one value to count")
+        unknown = [c for c in values if c not in alphabet.values]
+        if unknown:
+            raise ValueError(f"values={values!r}: {unknown[0]!r} is not a value (values are {alphabet.values!r})")
+        counted = tuple(alphabet.values.index(c) for c in values)
+        allowed = convolution_node.parse_sums(sums)
+    return ConvolutionRule(alphabet.values.index(inp), alphabet.values.index(out), counted, allowed, p)
+
+
+@dataclass(frozen=True)
+class ConvolutionNode:
+    rules: tuple[ConvolutionRule, ...]  # the first that fires rewrites the cell
+    neighborhood: Literal["Moore", "VonNeumann"]
+    periodic: bool = False
+    steps: int = 0
+
+
+Node = Union[RuleNode, PathNode, BranchNode, ConvolutionNode, MapNode]
 Origin = Literal["none", "center", "random"]
 
 
@@ -128,6 +175,12 @@ class FlatProgram(NamedTuple):
     field_slot: np.ndarray  # node k's potentials: slot field_slot[k] of the run's store, or -1
     inversed: np.ndarray  # per node: bit set of the values whose fields are inversed
     temperature: np.ndarray
+    conv_lo: np.ndarray  # convolution rules of node k: rows conv_lo[k] .. conv_hi[k] - 1
+    conv_hi: np.ndarray
+    conv_flags: np.ndarray  # per node: convolution_node.MOORE | PERIODIC
+    conv_rules: np.ndarray  # int64[c, 4]: input, output, bit set of the sums that fire, conditional
+    conv_counts: np.ndarray  # int64[c, ncolors]: how much a neighbour of each value adds to the sum
+    conv_p: np.ndarray
 
 
 @functools.lru_cache(maxsize=16)
@@ -152,6 +205,10 @@ def flatten(program: Program) -> FlatProgram:
     slots: list[int] = []
     inversed: list[int] = []
     temperature: list[float] = []
+    conv_lo: list[int] = []
+    conv_hi: list[int] = []
+    conv_flags: list[int] = []
+    conv_rules: list[ConvolutionRule] = []
 
     def visit(node: Node, parent: int) -> int:
         k = len(kinds)
@@ -167,6 +224,9 @@ def flatten(program: Program) -> FlatProgram:
         slots.append(-1)
         inversed.append(0)
         temperature.append(0.0)
+        conv_lo.append(len(conv_rules))
+        conv_hi.append(len(conv_rules))
+        conv_flags.append(0)
         if isinstance(node, RuleNode):
             kinds.append(CODES[node.kind])
             rules.extend(node.rules)
@@ -200,11 +260,19 @@ def flatten(program: Program) -> FlatProgram:
                 | (path_node.EDGES if node.edges else 0)
             )
             paths[k] = [node.start, node.finish, node.on, node.color, flags]
+        elif isinstance(node, ConvolutionNode):
+            kinds.append(CONVOLUTION)
+            conv_rules.extend(node.rules)
+            steps[k] = node.steps
+            conv_flags[k] = (convolution_node.MOORE if node.neighborhood == "Moore" else 0) | (
+                convolution_node.PERIODIC if node.periodic else 0
+            )
         else:
             kinds.append(CODES[node.kind])
             for child in node.children:
                 kids[k].append(visit(child, k))
         hi[k] = len(rules)
+        conv_hi[k] = len(conv_rules)
         ends[k] = len(kinds)
         return k
 
@@ -258,6 +326,17 @@ def flatten(program: Program) -> FlatProgram:
         field_slot=np.array(slots, dtype=np.int64),
         inversed=np.array(inversed, dtype=np.int64),
         temperature=np.array(temperature, dtype=np.float64),
+        conv_lo=np.array(conv_lo, dtype=np.int64),
+        conv_hi=np.array(conv_hi, dtype=np.int64),
+        conv_flags=np.array(conv_flags, dtype=np.int64),
+        conv_rules=np.array(
+            [[r.input, r.output, convolution_node.sum_mask(r.sums), 1 if r.values else 0] for r in conv_rules] or [[0, 0, 0, 0]],
+            dtype=np.int64,
+        ),
+        conv_counts=np.array(
+            [[r.values.count(c) for c in range(ncolors)] for r in conv_rules] or [[0] * ncolors], dtype=np.int64
+        ).reshape(-1, ncolors),
+        conv_p=np.array([r.p for r in conv_rules] or [1.0], dtype=np.float64),
     )
 
 

@@ -9,6 +9,7 @@ p = 0.5, symmetry = "()" }`. A branch is `{ markov = [...] }` or `{ sequence = [
 optional `symmetry`. `{ path = { from = "R", to = "W", on = "B", color = "D" } }` draws paths.
 `{ map = ["B=DD/DA"], scale = [2, 2], values = "DA", then = [...] }` draws a new grid, twice the
 size and in the values `DA`, and runs the `then` nodes on it.
+`{ convolution = [...], neighborhood = "Moore" }` is a cellular automaton step (toml_convolution.py).
 """
 
 from __future__ import annotations
@@ -53,6 +54,11 @@ def parse_node(data: Any, alphabet: Alphabet, group: str, where: str) -> Node:
         if not isinstance(body, list) or not body:
             raise ProgramError(here, "must be a non-empty list of nodes")
         return BranchNode(kind, tuple(parse_node(child, alphabet, group, f"{here}[{i}]") for i, child in enumerate(body)))  # type: ignore[arg-type]
+    if kind == "convolution":
+        # Imported here: that module reads with this one's helpers.
+        from pipeline.rewrite.toml_convolution import parse_convolution
+
+        return parse_convolution(data, alphabet, where)
     if kind == "path":
         _no_extra(data, ("path",), where)
         return _parse_path(data["path"], alphabet, here)

@@ -23,7 +23,7 @@ from pipeline.rewrite.toml_form import ProgramError
 # Attributes that change nothing in a 2D run of the supported nodes: `d` marks a node's
 # dimension and `comment` is documentation (the reference never reads either on a node);
 # `vertices` adds 3D diagonals to paths; `periodic` is read only by convolution, convchain and
-# wfc nodes, which are refused whole, so anywhere else the reference ignores it.
+# wfc nodes, so anywhere else the reference ignores it.
 _IGNORED = {"comment", "d", "vertices", "periodic"}
 # `folder` is a grid's: the reference reads it on the root element only (and on `map`, which
 # makes a grid of its own), for every rule image of the model.
@@ -36,7 +36,6 @@ _PATH_ATTRS = {"from", "to", "on", "color", "inertia", "longest", "edges"}
 _MAP_ATTRS = {"scale", "values", "symmetry", "folder"}
 _MAP_RULE_ATTRS = {"in", "out", "symmetry", "p"}  # p is read and unused, as in the reference
 _UNSUPPORTED_NODES = {
-    "convolution": "convolution nodes",
     "convchain": "convchain nodes",
     "wfc": "wave function collapse nodes",
     "observe": "observations (constraint solving)",
@@ -151,6 +150,11 @@ def _node(el: Element, reading: _Reading, group: str, is_root: bool = False) -> 
         _check_attrs(el, _PATH_ATTRS | root_attrs)
         _no_children(el)
         return _path(el, reading.alphabet)
+    if el.tag == "convolution":
+        # Imported here: that module reads with this one's helpers.
+        from pipeline.rewrite.xml_convolution import read_convolution
+
+        return read_convolution(el, reading.alphabet, root_attrs)
     if el.tag in RULE_KINDS:
         _check_attrs(el, _RULE_NODE_ATTRS | root_attrs)
         rule_elements = [c for c in el.children if c.tag == "rule"]
