@@ -23,7 +23,8 @@ import numpy as np
 
 from pipeline.grid.graph import below
 from pipeline.jit import compiled
-from pipeline.rewrite.kinds import ALL, MARKOV, ONE, PATH, PRL, SEQUENCE
+from pipeline.rewrite.kinds import ALL, CONVCHAIN, MARKOV, ONE, PATH, PRL, SEQUENCE
+from pipeline.rewrite.nodes.convchain_node import SLOT, go_convchain, substrate_store
 from pipeline.rewrite.nodes.all_node import fit_in_order
 from pipeline.rewrite.nodes.fields import choose_one, go_all_fields, prepare_fields
 from pipeline.rewrite.nodes.matching import agrees_with_rescan, grow, rule_bits, scan_rule, window_matches
@@ -60,7 +61,8 @@ def run_program(
     # nodes/matching.py). Arrays are read out of `prog` once: each read counts a reference.
     (kind, parent, end, child_ptr, children, rule_lo, rule_hi, steps, path_params,
      rw, rh, roff, waves, outs, prob, pair_ptr, pair_rule, pair_x, pair_y,
-     field_lo, field_hi, fields, field_slot, inversed, temperature) = prog
+     field_lo, field_hi, fields, field_slot, inversed, temperature,
+     cc_params, cc_weights) = prog
     n = my << xb
     xmask = (1 << xb) - 1
     nrules = rw.shape[0]
@@ -120,6 +122,7 @@ def run_program(
     store = np.zeros((nslots * ncolors, n if nslots > 0 else 0), dtype=np.int32)
     starts = np.empty(n, dtype=np.int64)
     cand = np.empty(8, dtype=np.int64)
+    substrate = substrate_store(cc_params, n)  # convchain nodes' cells
 
     nframes = 0
     every = frame_every
@@ -178,6 +181,14 @@ def run_program(
                 nchanges, applied = go_path(
                     state, mx, my, xb, path_params[c], changes, nchanges, generation, queue, starts, cand, NDX, NDY, rng, count
                 )
+            elif kc == CONVCHAIN:
+                if not (steps[c] > 0 and counter[c] >= steps[c]):
+                    changes = grow(changes, nchanges + mx * my)
+                    nchanges, applied = go_convchain(
+                        state, mx, my, xb, cc_params[c], cc_weights, temperature[c], counter[c] == 0,
+                        substrate[cc_params[c, SLOT]], changes, nchanges, count, rng,
+                    )
+                    counter[c] += 1  # a first step that found no cell counts too
             elif not (steps[c] > 0 and counter[c] >= steps[c]):
                 # Bring the match list up to date (`prl` always scans the whole grid and
                 # applies as it goes, since it never keeps matches).

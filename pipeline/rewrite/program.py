@@ -6,7 +6,9 @@ Node kinds (MarkovJunior's):
 - `prl`: apply every match at once, each with its rule's probability `p`;
 - `markov`: each step, run the first child that applies; fail when none does;
 - `sequence`: run each child until it fails, then the next; fail after the last;
-- `path`: draw a shortest path from a `from` cell to a `to` cell over `on` cells.
+- `path`: draw a shortest path from a `from` cell to a `to` cell over `on` cells;
+- `convchain`: paint the `on` cells in two colours, then resample them towards a sample's
+  textures (nodes/convchain_node.py).
 A rule node's `steps` limits it to that many successful steps (0: no limit).
 """
 
@@ -20,7 +22,7 @@ import numpy as np
 
 from pipeline.rewrite import machine
 from pipeline.rewrite.kinds import CODES, MATCHING
-from pipeline.rewrite.nodes import fields, path_node
+from pipeline.rewrite.nodes import convchain_node, fields, path_node
 from pipeline.rewrite.nodes.matching import rule_bits
 from pipeline.rewrite.rule import Alphabet, Rule
 
@@ -76,7 +78,18 @@ class BranchNode:
     children: tuple[Node, ...]
 
 
-Node = Union[RuleNode, PathNode, BranchNode]
+@dataclass(frozen=True, eq=False)
+class ConvChainNode:
+    on: int  # value indices
+    black: int
+    white: int
+    n: int
+    weights: np.ndarray  # float64[2**(n*n)], see convchain_node.pattern_weights
+    temperature: float = 1.0
+    steps: int = 0  # 0: no limit; the first (painting) step counts
+
+
+Node = Union[RuleNode, PathNode, BranchNode, ConvChainNode]
 Origin = Literal["none", "center", "random"]
 
 
@@ -116,6 +129,8 @@ class FlatProgram(NamedTuple):
     field_slot: np.ndarray  # node k's potentials: slot field_slot[k] of the run's store, or -1
     inversed: np.ndarray  # per node: bit set of the values whose fields are inversed
     temperature: np.ndarray
+    cc_params: np.ndarray  # int64[nodes, convchain_node.NPARAMS]
+    cc_weights: np.ndarray  # float64: every convchain node's pattern weights, end to end
 
 
 @functools.lru_cache(maxsize=16)
@@ -140,6 +155,9 @@ def flatten(program: Program) -> FlatProgram:
     slots: list[int] = []
     inversed: list[int] = []
     temperature: list[float] = []
+    cc_params: list[list[int]] = []
+    cc_weights: list[np.ndarray] = []
+    cc_at = [0]
 
     def visit(node: Node, parent: int) -> int:
         k = len(kinds)
@@ -155,6 +173,7 @@ def flatten(program: Program) -> FlatProgram:
         slots.append(-1)
         inversed.append(0)
         temperature.append(0.0)
+        cc_params.append([0, 0, 0, 0, 0, -1])
         if isinstance(node, RuleNode):
             kinds.append(CODES[node.kind])
             rules.extend(node.rules)
@@ -184,6 +203,13 @@ def flatten(program: Program) -> FlatProgram:
                 | (path_node.EDGES if node.edges else 0)
             )
             paths[k] = [node.start, node.finish, node.on, node.color, flags]
+        elif isinstance(node, ConvChainNode):
+            kinds.append(CODES["convchain"])
+            steps[k] = node.steps
+            temperature[k] = node.temperature
+            cc_params[k] = [node.on, node.black, node.white, node.n, cc_at[0], len(cc_weights)]
+            cc_weights.append(node.weights)
+            cc_at[0] += node.weights.size
         else:
             kinds.append(CODES[node.kind])
             for child in node.children:
@@ -242,6 +268,8 @@ def flatten(program: Program) -> FlatProgram:
         field_slot=np.array(slots, dtype=np.int64),
         inversed=np.array(inversed, dtype=np.int64),
         temperature=np.array(temperature, dtype=np.float64),
+        cc_params=np.array(cc_params, dtype=np.int64).reshape(len(kinds), convchain_node.NPARAMS),
+        cc_weights=np.concatenate(cc_weights) if cc_weights else np.ones(1, dtype=np.float64),
     )
 
 
