@@ -23,8 +23,9 @@ import numpy as np
 
 from pipeline.grid.graph import below
 from pipeline.jit import compiled
-from pipeline.rewrite.kinds import ALL, CONVOLUTION, MAP, MARKOV, ONE, PATH, PRL, SEQUENCE
+from pipeline.rewrite.kinds import ALL, CONVCHAIN, CONVOLUTION, MAP, MARKOV, ONE, PATH, PRL, SEQUENCE
 from pipeline.rewrite.nodes.all_node import fit_in_order
+from pipeline.rewrite.nodes.convchain_node import SLOT, go_convchain, substrate_store
 from pipeline.rewrite.nodes.convolution_node import go_convolution
 from pipeline.rewrite.nodes.fields import choose_one, go_all_fields, prepare_fields
 from pipeline.rewrite.nodes.matching import agrees_with_rescan, grow, rule_bits, scan_rule, window_matches
@@ -64,7 +65,7 @@ def run_program(
     (kind, parent, end, child_ptr, children, rule_lo, rule_hi, steps, path_params,
      rw, rh, roff, waves, outs, prob, pair_ptr, pair_rule, pair_x, pair_y,
      field_lo, field_hi, fields, field_slot, inversed, temperature,
-     conv_lo, conv_hi, conv_flags, conv_rules, conv_counts, conv_p) = prog
+     conv_lo, conv_hi, conv_flags, conv_rules, conv_counts, conv_p, cc_params, cc_weights) = prog
     n = my << xb
     xmask = (1 << xb) - 1
     nrules = rw.shape[0]
@@ -124,6 +125,7 @@ def run_program(
     store = np.zeros((nslots * ncolors, n if nslots > 0 else 0), dtype=np.int32)
     starts = np.empty(n, dtype=np.int64)
     cand = np.empty(8, dtype=np.int64)
+    substrate = substrate_store(cc_params, n)  # convchain nodes' cells
 
     nframes = 0
     every = frame_every
@@ -191,6 +193,14 @@ def run_program(
                         changes, nchanges, count, rng, pending,
                     )
                     counter[c] += 1  # a step that changed nothing counts too, as the reference's
+            elif kc == CONVCHAIN:
+                if not (steps[c] > 0 and counter[c] >= steps[c]):
+                    changes = grow(changes, nchanges + mx * my)
+                    nchanges, applied = go_convchain(
+                        state, mx, my, xb, cc_params[c], cc_weights, temperature[c], counter[c] == 0,
+                        substrate[cc_params[c, SLOT]], changes, nchanges, count, rng,
+                    )
+                    counter[c] += 1  # a first step that found no cell counts too
             elif not (steps[c] > 0 and counter[c] >= steps[c]):
                 # Bring the match list up to date (`prl` always scans the whole grid and
                 # applies as it goes, since it never keeps matches).

@@ -10,9 +10,11 @@ Node kinds (MarkovJunior's):
 - `map`: draw a new grid (another scale, other values) from the current one by rules, then run
   its children on it as a sequence; the program ends when they do;
 - `convolution`: a cellular automaton step, every cell rewritten at once by the counts of values
-  among its neighbours (see nodes/convolution_node.py).
-A rule node's `steps` limits it to that many successful steps (0: no limit); a convolution
-node's, to that many steps.
+  among its neighbours (see nodes/convolution_node.py);
+- `convchain`: paint the `on` cells in two colours, then resample them towards a sample's
+  textures (nodes/convchain_node.py).
+A rule node's `steps` limits it to that many successful steps (0: no limit); a convolution or
+convchain node's, to that many steps.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from typing import Literal, NamedTuple, Union
 import numpy as np
 
 from pipeline.rewrite import machine
-from pipeline.rewrite.kinds import CODES, CONVOLUTION, MATCHING
-from pipeline.rewrite.nodes import convolution_node, fields, map_node, path_node
+from pipeline.rewrite.kinds import CODES, MATCHING
+from pipeline.rewrite.nodes import convchain_node, convolution_node, fields, map_node, path_node
 from pipeline.rewrite.nodes.matching import rule_bits
 from pipeline.rewrite.rule import Alphabet, Rule
 
@@ -135,7 +137,18 @@ class ConvolutionNode:
     steps: int = 0
 
 
-Node = Union[RuleNode, PathNode, BranchNode, ConvolutionNode, MapNode]
+@dataclass(frozen=True, eq=False)
+class ConvChainNode:
+    on: int  # value indices
+    black: int
+    white: int
+    n: int
+    weights: np.ndarray  # float64[2**(n*n)], see convchain_node.pattern_weights
+    temperature: float = 1.0
+    steps: int = 0  # 0: no limit; the first (painting) step counts
+
+
+Node = Union[RuleNode, PathNode, BranchNode, ConvolutionNode, ConvChainNode, MapNode]
 Origin = Literal["none", "center", "random"]
 
 
@@ -181,6 +194,8 @@ class FlatProgram(NamedTuple):
     conv_rules: np.ndarray  # int64[c, 4]: input, output, bit set of the sums that fire, conditional
     conv_counts: np.ndarray  # int64[c, ncolors]: how much a neighbour of each value adds to the sum
     conv_p: np.ndarray
+    cc_params: np.ndarray  # int64[nodes, convchain_node.NPARAMS]
+    cc_weights: np.ndarray  # float64: every convchain node's pattern weights, end to end
 
 
 @functools.lru_cache(maxsize=16)
@@ -209,6 +224,9 @@ def flatten(program: Program) -> FlatProgram:
     conv_hi: list[int] = []
     conv_flags: list[int] = []
     conv_rules: list[ConvolutionRule] = []
+    cc_params: list[list[int]] = []
+    cc_weights: list[np.ndarray] = []
+    cc_at = [0]
 
     def visit(node: Node, parent: int) -> int:
         k = len(kinds)
@@ -227,6 +245,7 @@ def flatten(program: Program) -> FlatProgram:
         conv_lo.append(len(conv_rules))
         conv_hi.append(len(conv_rules))
         conv_flags.append(0)
+        cc_params.append([0, 0, 0, 0, 0, -1])
         if isinstance(node, RuleNode):
             kinds.append(CODES[node.kind])
             rules.extend(node.rules)
@@ -261,12 +280,19 @@ def flatten(program: Program) -> FlatProgram:
             )
             paths[k] = [node.start, node.finish, node.on, node.color, flags]
         elif isinstance(node, ConvolutionNode):
-            kinds.append(CONVOLUTION)
+            kinds.append(CODES["convolution"])
             conv_rules.extend(node.rules)
             steps[k] = node.steps
             conv_flags[k] = (convolution_node.MOORE if node.neighborhood == "Moore" else 0) | (
                 convolution_node.PERIODIC if node.periodic else 0
             )
+        elif isinstance(node, ConvChainNode):
+            kinds.append(CODES["convchain"])
+            steps[k] = node.steps
+            temperature[k] = node.temperature
+            cc_params[k] = [node.on, node.black, node.white, node.n, cc_at[0], len(cc_weights)]
+            cc_weights.append(node.weights)
+            cc_at[0] += node.weights.size
         else:
             kinds.append(CODES[node.kind])
             for child in node.children:
@@ -337,6 +363,8 @@ def flatten(program: Program) -> FlatProgram:
             [[r.values.count(c) for c in range(ncolors)] for r in conv_rules] or [[0] * ncolors], dtype=np.int64
         ).reshape(-1, ncolors),
         conv_p=np.array([r.p for r in conv_rules] or [1.0], dtype=np.float64),
+        cc_params=np.array(cc_params, dtype=np.int64).reshape(len(kinds), convchain_node.NPARAMS),
+        cc_weights=np.concatenate(cc_weights) if cc_weights else np.ones(1, dtype=np.float64),
     )
 
 

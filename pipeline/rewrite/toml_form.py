@@ -10,6 +10,8 @@ optional `symmetry`. `{ path = { from = "R", to = "W", on = "B", color = "D" } }
 `{ map = ["B=DD/DA"], scale = [2, 2], values = "DA", then = [...] }` draws a new grid, twice the
 size and in the values `DA`, and runs the `then` nodes on it.
 `{ convolution = [...], neighborhood = "Moore" }` is a cellular automaton step (toml_convolution.py).
+`{ convchain = { sample = "Maze", on = "B", black = "D", white = "A", n = 2, steps = 10 } }`
+resamples the `on` cells after `samples/Maze.png`, read through the stage's resources folder.
 """
 
 from __future__ import annotations
@@ -20,13 +22,16 @@ import numpy as np
 
 from pipeline.rewrite import symmetry
 from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS, RULE_KINDS
+from pipeline.rewrite.convchain import make_convchain
 from pipeline.rewrite.program import BranchNode, Field, MapNode, Node, PathNode, RuleNode, make_field
+from pipeline.rewrite.resources import ResourceReader
 from pipeline.rewrite.rule import Alphabet, Rule, parse_pattern, parse_rule, split_rule
 
 _RULE_NODE_OPTIONS = ("steps", "symmetry", "p", "fields", "temperature")
 _FIELD_OPTIONS = ("for", "on", "to", "from", "recompute", "essential")
 _PATH_OPTIONS = ("from", "to", "on", "color", "inertia", "longest", "edges")
 _MAP_OPTIONS = ("map", "scale", "values", "then", "symmetry")
+_CONVCHAIN_OPTIONS = ("sample", "on", "black", "white", "n", "temperature", "steps", "symmetry")
 
 
 class ProgramError(ValueError):
@@ -38,7 +43,9 @@ class ProgramError(ValueError):
         super().__init__(f"{where}: {message}" if where else message)
 
 
-def parse_node(data: Any, alphabet: Alphabet, group: str, where: str) -> Node:
+def parse_node(data: Any, alphabet: Alphabet, group: str, where: str, read: ResourceReader | None = None) -> Node:
+    """A node from its TOML table; `read` gives resource files (a convchain's sample) by path in
+    the stage's resources folder."""
     if not isinstance(data, dict):
         raise ProgramError(where, f"a node must be a table such as {{ one = \"RBB=GGR\" }} (got {data!r})")
     kinds = [k for k in data if k in NODE_KINDS]
@@ -53,7 +60,7 @@ def parse_node(data: Any, alphabet: Alphabet, group: str, where: str) -> Node:
         body = data[kind]
         if not isinstance(body, list) or not body:
             raise ProgramError(here, "must be a non-empty list of nodes")
-        return BranchNode(kind, tuple(parse_node(child, alphabet, group, f"{here}[{i}]") for i, child in enumerate(body)))  # type: ignore[arg-type]
+        return BranchNode(kind, tuple(parse_node(child, alphabet, group, f"{here}[{i}]", read) for i, child in enumerate(body)))  # type: ignore[arg-type]
     if kind == "convolution":
         # Imported here: that module reads with this one's helpers.
         from pipeline.rewrite.toml_convolution import parse_convolution
@@ -64,7 +71,10 @@ def parse_node(data: Any, alphabet: Alphabet, group: str, where: str) -> Node:
         return _parse_path(data["path"], alphabet, here)
     if kind == "map":
         _no_extra(data, _MAP_OPTIONS, where)
-        return _parse_map(data, alphabet, group, where)
+        return _parse_map(data, alphabet, group, where, read)
+    if kind == "convchain":
+        _no_extra(data, ("convchain",), where)
+        return _parse_convchain(data["convchain"], alphabet, group, here, read)
     _no_extra(data, (kind, *_RULE_NODE_OPTIONS), where)
     steps = data.get("steps", 0)
     if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
@@ -134,7 +144,7 @@ def _parse_rule(item: Any, alphabet: Alphabet, group: str, p: float, where: str)
         raise ProgramError(where, str(exc)) from None
 
 
-def _parse_map(data: dict[str, Any], alphabet: Alphabet, group: str, where: str) -> MapNode:
+def _parse_map(data: dict[str, Any], alphabet: Alphabet, group: str, where: str, read: ResourceReader | None) -> MapNode:
     """`{ map = ["B=DD/DA"], scale = [2, 2], values = "DA", then = [...] }`: rules from this grid's
     values to the new grid's (outputs of any size), its scale along x and y (a whole number, or
     [numerator, denominator]), its values, and the nodes that run on it."""
@@ -171,7 +181,7 @@ def _parse_map(data: dict[str, Any], alphabet: Alphabet, group: str, where: str)
     then = data.get("then", [])
     if not isinstance(then, list):
         raise ProgramError(key("then"), "must be a list of nodes to run on the new grid")
-    children = tuple(parse_node(child, inner, group, f"{key('then')}[{i}]") for i, child in enumerate(then))
+    children = tuple(parse_node(child, inner, group, f"{key('then')}[{i}]", read) for i, child in enumerate(then))
     return MapNode(inner, factors, tuple(rules), children)  # type: ignore[arg-type]
 
 
@@ -207,6 +217,32 @@ def _parse_path(body: Any, alphabet: Alphabet, where: str) -> PathNode:
             on=alphabet.waves(body["on"]),
             color=alphabet.value(color) if isinstance(color, str) and len(color) == 1 else _bad_color(color),
             **flags,
+        )
+    except ValueError as exc:
+        raise ProgramError(where, str(exc)) from None
+
+
+def _parse_convchain(body: Any, alphabet: Alphabet, group: str, where: str, read: ResourceReader | None) -> Node:
+    if not isinstance(body, dict):
+        raise ProgramError(where, 'must be a table such as { sample = "Maze", on = "B", black = "D", white = "A" }')
+    _no_extra(body, _CONVCHAIN_OPTIONS, where)
+    for key in ("sample", "on", "black", "white"):
+        if not isinstance(body.get(key), str) or not body[key]:
+            raise ProgramError(f"{where}.{key}", "is required: a string" + (" (the sample's name)" if key == "sample" else " (one value)"))
+    numbers = {"n": 3, "steps": 0}
+    for key in numbers:
+        value = body.get(key, numbers[key])
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ProgramError(f"{where}.{key}", f"must be a whole number >= 0 (got {value!r})")
+        numbers[key] = value
+    temperature = body.get("temperature", 1.0)
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
+        raise ProgramError(f"{where}.temperature", f"must be a number >= 0 (got {temperature!r})")
+    group = _symmetry(body, group, where)
+    try:
+        return make_convchain(
+            alphabet, read, body["sample"], body["on"], body["black"], body["white"], numbers["n"], float(temperature),
+            numbers["steps"], group, 'an inline program reads samples from the stage\'s resources folder: set resources = "..."',
         )
     except ValueError as exc:
         raise ProgramError(where, str(exc)) from None

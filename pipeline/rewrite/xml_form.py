@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pipeline.rewrite import symmetry
+from pipeline.rewrite.convchain import make_convchain
 from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS, RULE_KINDS
 from pipeline.rewrite.program import BranchNode, Field, MapNode, Node, Origin, PathNode, Program, RuleNode, make_field
 from pipeline.rewrite.resources import ResourceError, ResourceReader
@@ -22,8 +23,8 @@ from pipeline.rewrite.toml_form import ProgramError
 
 # Attributes that change nothing in a 2D run of the supported nodes: `d` marks a node's
 # dimension and `comment` is documentation (the reference never reads either on a node);
-# `vertices` adds 3D diagonals to paths; `periodic` is read only by convolution, convchain and
-# wfc nodes, so anywhere else the reference ignores it.
+# `vertices` adds 3D diagonals to paths; `periodic` is read only by convolution and wfc nodes
+# (convchain always wraps), so anywhere else the reference ignores it.
 _IGNORED = {"comment", "d", "vertices", "periodic"}
 # `folder` is a grid's: the reference reads it on the root element only (and on `map`, which
 # makes a grid of its own), for every rule image of the model.
@@ -35,8 +36,8 @@ _FIELD_ATTRS = {"for", "on", "to", "from", "recompute", "essential"}
 _PATH_ATTRS = {"from", "to", "on", "color", "inertia", "longest", "edges"}
 _MAP_ATTRS = {"scale", "values", "symmetry", "folder"}
 _MAP_RULE_ATTRS = {"in", "out", "symmetry", "p"}  # p is read and unused, as in the reference
+_CONVCHAIN_ATTRS = {"sample", "on", "black", "white", "n", "temperature", "steps", "symmetry"}
 _UNSUPPORTED_NODES = {
-    "convchain": "convchain nodes",
     "wfc": "wave function collapse nodes",
     "observe": "observations (constraint solving)",
 }
@@ -155,6 +156,10 @@ def _node(el: Element, reading: _Reading, group: str, is_root: bool = False) -> 
         from pipeline.rewrite.xml_convolution import read_convolution
 
         return read_convolution(el, reading.alphabet, root_attrs)
+    if el.tag == "convchain":
+        _check_attrs(el, _CONVCHAIN_ATTRS | root_attrs)
+        _no_children(el)
+        return _convchain(el, reading, group)
     if el.tag in RULE_KINDS:
         _check_attrs(el, _RULE_NODE_ATTRS | root_attrs)
         rule_elements = [c for c in el.children if c.tag == "rule"]
@@ -352,6 +357,25 @@ def _path(el: Element, alphabet: Alphabet) -> PathNode:
             inertia=_bool(el, "inertia"),
             longest=_bool(el, "longest"),
             edges=_bool(el, "edges"),
+        )
+    except ValueError as exc:
+        raise ProgramError(where, str(exc)) from None
+
+
+def _convchain(el: Element, reading: _Reading, group: str) -> Node:
+    """`<convchain sample="Maze" on="B" black="D" white="A" n="2" steps="10"/>`. Its patterns take
+    every orientation of the node's symmetry (inherited unless it sets its own: the reference
+    always inherits, and ignores the attribute)."""
+    where = f"line {el.line}"
+    for key in ("sample", "on", "black", "white"):
+        if not el.attrs.get(key):
+            raise ProgramError(where, f"<convchain> needs {key}")
+    n, temperature, steps = _int(el, "n", 3), _float(el, "temperature", 1.0), _int(el, "steps", 0)
+    try:
+        return make_convchain(
+            reading.alphabet, reading.read, el.attrs["sample"], el.attrs["on"], el.attrs["black"], el.attrs["white"],
+            n, temperature, steps, group,
+            "no resources folder to read it from (models with samples load through the rewrite stage)",
         )
     except ValueError as exc:
         raise ProgramError(where, str(exc)) from None

@@ -39,8 +39,9 @@ class Rewrite(StageParams):
     `program` is the node tree inline, e.g. `{ markov = [ { one = "RBB=GGR" }, { one = "RGG=WWR" } ] }`,
     or the path of a MarkovJunior model file (`rules/MazeBacktracker.xml`, relative to the
     recipe), which then sets values, origin, unions and symmetry itself. A model's rule images
-    (`file`, `fin`, `fout`) come from `resources` (default: `resources/` beside the model's
-    folder, where MarkovJunior finds them), and are part of the cache key like the model.
+    (`file`, `fin`, `fout`) and convchain samples come from `resources` (default: `resources/`
+    beside the model's folder, where MarkovJunior finds them), and are part of the cache key like
+    the model; an inline program's convchain samples come from `resources` too.
     """
 
     arity: ClassVar[tuple[int, int]] = (0, 1)
@@ -54,8 +55,9 @@ class Rewrite(StageParams):
     resources: str | None = Field(
         None,
         min_length=1,
-        description="A model file's resources folder (its rule images are rules/*.png), relative to the recipe; "
-        "default: resources/ beside the model's folder, as MarkovJunior finds it.",
+        description="A model file's resources folder (its rule images are rules/*.png, convchain samples samples/*.png), "
+        "relative to the recipe; default: resources/ beside the model's folder, as MarkovJunior finds it. "
+        "An inline program with convchain nodes reads their samples from here.",
     )
     size: tuple[PositiveInt, PositiveInt] | None = Field(None, description="Grid size [width, height] when there is no input.")
     legend: dict[str, str] = Field(default_factory=dict, description='Symbol names by value: { B = "wall", W = "floor" } (exporters map names to tiles).')
@@ -90,8 +92,6 @@ class Rewrite(StageParams):
         if isinstance(self.program, str):
             self._program = self._load_model_file(Path(context.get("recipe_dir", ".")))
         else:
-            if self.resources is not None:
-                raise KeyedError("resources", "is only for a MarkovJunior .xml program (an inline program has no rule images)")
             if self.values is None:
                 raise KeyedError("values", 'is required with an inline program: the grid\'s symbols, e.g. "BRGW"')
             try:
@@ -100,11 +100,16 @@ class Rewrite(StageParams):
                 raise KeyedError("values", str(exc)) from None
             try:
                 symmetry.check(self.symmetry)
-                root = parse_node(self.program, alphabet, self.symmetry, "")
+                # An inline program reads files only for convchain samples.
+                folder = ResourceFolder(Path(context.get("recipe_dir", ".")), self.resources) if self.resources is not None else None
+                root = parse_node(self.program, alphabet, self.symmetry, "", folder.read if folder else None)
             except ProgramError as exc:
                 raise KeyedError(f"program.{exc.where}" if exc.where else "program", exc.message) from None
             except ValueError as exc:
                 raise KeyedError("symmetry", str(exc)) from None
+            if folder is not None and not folder.digests:
+                raise KeyedError("resources", "is only for a MarkovJunior .xml program, or an inline one with convchain samples (this one reads no file)")
+            self._files = dict(folder.digests) if folder else {}
             self._program = Program(alphabet, root, "center" if self.origin else "none")
         values = every_value(self._program)
         for key, table in (("legend", self.legend), ("colors", self.colors)):
