@@ -60,6 +60,24 @@ def propagate(
     reaches its output; backwards the reverse. Each window is applied once, when it first can."""
     ncells = pot.shape[1]
     done[:, :] = False
+    # For each value, the (rule, position) pairs it triggers from the side we come from: the
+    # same test inside the loop would be repeated for every cell reached.
+    npos = 0
+    for r in range(lo, hi):
+        npos += rw[r] * rh[r]
+    trig_ptr = np.zeros(ncolors + 1, dtype=np.int64)
+    trig_r = np.empty(max(npos * ncolors, 1), dtype=np.int64)
+    trig_p = np.empty(max(npos * ncolors, 1), dtype=np.int64)
+    m = 0
+    for v in range(ncolors):
+        for r in range(lo, hi):
+            for p in range(rw[r] * rh[r]):
+                o = outs[roff[r] + p]
+                if (o == 255 or o == v) if backwards else (waves[roff[r] + p] >> v) & 1 == 1:
+                    trig_r[m] = r
+                    trig_p[m] = p
+                    m += 1
+        trig_ptr[v + 1] = m
     tail = 0
     for c in range(ncolors):
         for y in range(my):
@@ -76,46 +94,40 @@ def propagate(
         x = i % stride
         y = i // stride
         t = pot[row + v, i]
-        for r in range(lo, hi):
+        for s in range(trig_ptr[v], trig_ptr[v + 1]):
+            r = trig_r[s]
+            p = trig_p[s]
             w = rw[r]
             h = rh[r]
             base = roff[r]
-            for p in range(w * h):
-                # Does this position of the rule touch value v on the side we come from?
-                if backwards:
-                    o = outs[base + p]
-                    if o != 255 and o != v:
-                        continue
-                elif (waves[base + p] >> v) & 1 == 0:
+            sx = x - p % w
+            sy = y - p // w
+            if sx < 0 or sy < 0 or sx + w > mx or sy + h > my:
+                continue
+            si = sx + sy * stride
+            if done[r - lo, si]:
+                continue
+            ready = True
+            for q in range(w * h):
+                need = outs[base + q] if backwards else lowest_value(waves[base + q], ncolors)
+                if need == 255 or need < 0:
                     continue
-                sx = x - p % w
-                sy = y - p // w
-                if sx < 0 or sy < 0 or sx + w > mx or sy + h > my:
+                cur = pot[row + need, si + (q // w) * stride + q % w]
+                if cur == -1 or cur > t:
+                    ready = False
+                    break
+            if not ready:
+                continue
+            done[r - lo, si] = True
+            for q in range(w * h):
+                got = lowest_value(waves[base + q], ncolors) if backwards else outs[base + q]
+                if got == 255 or got < 0:
                     continue
-                si = sx + sy * stride
-                if done[r - lo, si]:
-                    continue
-                ready = True
-                for q in range(w * h):
-                    need = outs[base + q] if backwards else lowest_value(waves[base + q], ncolors)
-                    if need == 255 or need < 0:
-                        continue
-                    cur = pot[row + need, si + (q // w) * stride + q % w]
-                    if cur == -1 or cur > t:
-                        ready = False
-                        break
-                if not ready:
-                    continue
-                done[r - lo, si] = True
-                for q in range(w * h):
-                    got = lowest_value(waves[base + q], ncolors) if backwards else outs[base + q]
-                    if got == 255 or got < 0:
-                        continue
-                    j = si + (q // w) * stride + q % w
-                    if pot[row + got, j] == -1:
-                        pot[row + got, j] = t + 1
-                        queue[tail] = got * ncells + j
-                        tail += 1
+                j = si + (q // w) * stride + q % w
+                if pot[row + got, j] == -1:
+                    pot[row + got, j] = t + 1
+                    queue[tail] = got * ncells + j
+                    tail += 1
 
 
 @compiled
