@@ -315,10 +315,10 @@ def test_toml_program_errors_name_the_place() -> None:
 @pytest.mark.parametrize(
     ("xml", "expected"),
     [
-        ('<one values="BW" in="B" out="W"><observe value="W" to="B"/></one>', "line 1: <observe>: observations (constraint solving) are not supported"),
+        ('<one values="BW" in="B" out="W" transparent="True"/>', "line 1: <one transparent=...>: transparent (a 3D rendering option) is not supported"),
         ('<sequence values="BW">\n  <wfc sample="x"/>\n</sequence>', "line 2: <wfc>: wave function collapse nodes are not supported"),
         ('<markov values="BW"><oops/></markov>', "unknown node <oops>"),
-        ('<one values="BW" in="B" out="W" search="True"/>', "search (needs observations) is not supported"),
+        ('<all values="BW" in="B" out="W" search="True"><observe value="W" to="B"/></all>', "search is supported on <one> nodes only"),
         ('<one values="BW" in="B" out="W" colour="x"/>', "unknown attribute 'colour'"),
         ('<one in="B" out="W"/>', "needs a values attribute"),
         ('<one values="BW" in="B" out="W"', "not well-formed XML"),
@@ -360,10 +360,10 @@ def test_the_stage_runs_model_files_and_keys_their_content(tmp_path: Path) -> No
     explained = pcg("explain", "recipes/fill.toml", cwd=tmp_path).stdout
     assert "file it reads changed (rules/fill.xml)" in explained
     pcg("build", "recipes/fill.toml", cwd=tmp_path)
-    model.write_text('<one values="BW" in="BB" out="WW"><observe value="W" to="B"/></one>')
+    model.write_text('<one values="BW" in="BB" out="WW" transparent="True"/>')
     bad = pcg("build", "recipes/fill.toml", cwd=tmp_path, check=False)
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
-    assert "stage.fill.program:" in bad.stderr and "observations (constraint solving) are not supported" in bad.stderr
+    assert "stage.fill.program:" in bad.stderr and "transparent (a 3D rendering option) is not supported" in bad.stderr
 
 
 def test_max_steps_error_names_the_stage(tmp_path: Path) -> None:

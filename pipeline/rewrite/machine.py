@@ -29,8 +29,10 @@ from pipeline.rewrite.nodes.convchain_node import SLOT, go_convchain, substrate_
 from pipeline.rewrite.nodes.convolution_node import go_convolution
 from pipeline.rewrite.nodes.fields import choose_one, go_all_fields, prepare_fields
 from pipeline.rewrite.nodes.matching import agrees_with_rescan, grow, rule_bits, scan_rule, window_matches
+from pipeline.rewrite.nodes.observation import goal_reached, replay, start_observation
 from pipeline.rewrite.nodes.path_node import NDX, NDY, go_path
 from pipeline.rewrite.nodes.prl_node import go_prl
+from pipeline.rewrite.nodes.search import plan
 
 # Run outcomes. MISMATCH only comes from a `verify` run: an incremental match list disagreed
 # with a full rescan. HANDOVER: the run reached a node that makes a new grid (`map`), which
@@ -65,7 +67,8 @@ def run_program(
     (kind, parent, end, child_ptr, children, rule_lo, rule_hi, steps, path_params,
      rw, rh, roff, waves, outs, prob, pair_ptr, pair_rule, pair_x, pair_y,
      field_lo, field_hi, fields, field_slot, inversed, temperature,
-     conv_lo, conv_hi, conv_flags, conv_rules, conv_counts, conv_p, cc_params, cc_weights) = prog
+     conv_lo, conv_hi, conv_flags, conv_rules, conv_counts, conv_p, cc_params, cc_weights,
+     observe_lo, observe_hi, observes, future_slot, search) = prog
     n = my << xb
     xmask = (1 << xb) - 1
     nrules = rw.shape[0]
@@ -124,6 +127,17 @@ def run_program(
         nslots = max(nslots, field_slot[k] + 1)
     store = np.zeros((nslots * ncolors, n if nslots > 0 else 0), dtype=np.int32)
     starts = np.empty(n, dtype=np.int64)
+    # Observing nodes: their futures (a row each), whether it is set since the last reset, and
+    # a searching node's planned trajectory (rows traj_at .. traj_at + traj_len - 1 of `traj`).
+    nfutures = 0
+    for k in range(nnodes):
+        nfutures = max(nfutures, future_slot[k] + 1)
+    futures = np.zeros((nfutures, n if nfutures > 0 else 0), dtype=np.int64)
+    future_set = np.zeros(nnodes, dtype=np.bool_)
+    traj = np.zeros((0, n), dtype=np.uint8)
+    traj_rows = 0
+    traj_at = np.zeros(nnodes, dtype=np.int64)
+    traj_len = np.full(nnodes, -1, dtype=np.int64)
     cand = np.empty(8, dtype=np.int64)
     substrate = substrate_store(cc_params, n)  # convchain nodes' cells
 
@@ -160,6 +174,7 @@ def run_program(
                     branch_at[k] = 0
                     counter[k] = 0
                     last_turn[k] = -1
+                    future_set[k] = False
                     for i in range(match_off[k], match_off[k] + match_count[k]):
                         listed[matches[i]] = False
                     match_count[k] = 0
@@ -214,6 +229,20 @@ def run_program(
                 else:
                     off = match_off[c]
                     mc = match_count[c]
+                    ready = True  # False: an observed value is missing, the node fails
+                    if future_slot[c] >= 0 and not future_set[c]:
+                        ready, changes, nchanges = start_observation(
+                            state, mx, my, xb, ncolors, observes, observe_lo[c], observe_hi[c], futures[future_slot[c]],
+                            search[c, 0] == 0, store, field_slot[c] * ncolors, lo, hi, rw, rh, roff, waves, outs, changes, nchanges, count,
+                        )
+                        future_set[c] = ready
+                        traj_len[c] = -1
+                        if ready and search[c, 0] > 0:
+                            traj, traj_at[c], traj_len[c] = plan(
+                                state, mx, my, xb, ncolors, futures[future_slot[c]], lo, hi, rw, rh, roff, waves, outs,
+                                np.int64(search[c, 1]), search[c, 2], rng, traj, traj_rows,
+                            )
+                            traj_rows = traj_at[c] + max(traj_len[c], 0)
                     if last_turn[c] >= 0:
                         for j in range(first[last_turn[c]], nchanges):
                             i = changes[j]
@@ -249,13 +278,21 @@ def run_program(
                     # The node's potentials are rows row .. row + ncolors - 1 of `store`.
                     guided = field_slot[c] >= 0
                     row = field_slot[c] * ncolors
-                    if guided and not prepare_fields(
+                    if not ready or (guided and not prepare_fields(
                         state, mx, my, xb, fields, field_lo[c], field_hi[c], counter[c] == 0, store, row, queue
-                    ):
-                        pass  # a field has nowhere to count from: the node fails
+                    )):
+                        pass  # an observed value or a field's zero is missing: the node fails
+                    elif traj_len[c] >= 0:
+                        # A searching node replays its plan, a state a step, and fails after it.
+                        if counter[c] < traj_len[c]:
+                            changes, nchanges = replay(state, traj[traj_at[c] + counter[c]], changes, nchanges, count)
+                            counter[c] += 1
+                            applied = True
                     elif kc == ONE:
                         chosen = -1
-                        if guided:
+                        if guided and future_slot[c] >= 0 and goal_reached(state, mx, my, xb, futures[future_slot[c]]):
+                            future_set[c] = False  # the future is reached: the node stops
+                        elif guided:
                             chosen, mc = choose_one(
                                 state, xb, rw, rh, roff, waves, outs, matches, off, mc, listed, rb,
                                 store, row, inversed[c], temperature[c], rng,

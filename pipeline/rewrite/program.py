@@ -58,12 +58,37 @@ def make_field(alphabet: Alphabet, value: str, on: str, zero: str, inversed: boo
 
 
 @dataclass(frozen=True)
+class Observe:
+    """What a rule node is told about the end (see nodes/observation.py): cells holding `value`
+    are really `start` now and must end in one of the values of `goal` (a bit set)."""
+
+    value: int  # value indices
+    start: int
+    goal: int
+
+
+def make_observe(alphabet: Alphabet, value: str, start: str | None, goal: str) -> Observe:
+    """An Observe from its symbols as a program writes them (`value`, `from`, `to`)."""
+    if len(value) != 1:
+        raise ValueError(f"value={value!r} must be one value")
+    if start is not None and len(start) != 1:
+        raise ValueError(f"from={start!r} must be one value")
+    if not goal:
+        raise ValueError("an observation needs to= (the values its cells may end in)")
+    return Observe(alphabet.value(value), alphabet.value(start if start is not None else value), alphabet.waves(goal))
+
+
+@dataclass(frozen=True)
 class RuleNode:
     kind: RuleKind
     rules: tuple[Rule, ...]  # every orientation, already expanded by symmetry
     steps: int = 0
     fields: tuple[Field, ...] = ()
-    temperature: float = 0.0  # only used with fields, as in the reference
+    temperature: float = 0.0  # used with fields or observations, as in the reference
+    observes: tuple[Observe, ...] = ()
+    search: bool = False  # plan the way to the observed future first (needs observes)
+    limit: int = -1  # states a search keeps per attempt; -1: no cap
+    depth_coefficient: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -196,6 +221,11 @@ class FlatProgram(NamedTuple):
     conv_p: np.ndarray
     cc_params: np.ndarray  # int64[nodes, convchain_node.NPARAMS]
     cc_weights: np.ndarray  # float64: every convchain node's pattern weights, end to end
+    observe_lo: np.ndarray  # observations of node k: rows observe_lo[k] .. observe_hi[k] - 1 of `observes`
+    observe_hi: np.ndarray
+    observes: np.ndarray  # int64[o, 3]: value, from value, to wave
+    future_slot: np.ndarray  # node k's future: row future_slot[k] of the run's futures, or -1
+    search: np.ndarray  # float64[k, 3]: searches (0/1), limit, depthCoefficient
 
 
 @functools.lru_cache(maxsize=16)
@@ -227,6 +257,11 @@ def flatten(program: Program) -> FlatProgram:
     cc_params: list[list[int]] = []
     cc_weights: list[np.ndarray] = []
     cc_at = [0]
+    observe_rows: list[list[int]] = []
+    observe_lo: list[int] = []
+    observe_hi: list[int] = []
+    future_slots: list[int] = []
+    searches: list[list[float]] = []
 
     def visit(node: Node, parent: int) -> int:
         k = len(kinds)
@@ -246,6 +281,10 @@ def flatten(program: Program) -> FlatProgram:
         conv_hi.append(len(conv_rules))
         conv_flags.append(0)
         cc_params.append([0, 0, 0, 0, 0, -1])
+        observe_lo.append(len(observe_rows))
+        observe_hi.append(len(observe_rows))
+        future_slots.append(-1)
+        searches.append([0.0, -1.0, 0.0])
         if isinstance(node, RuleNode):
             kinds.append(CODES[node.kind])
             rules.extend(node.rules)
@@ -266,6 +305,17 @@ def flatten(program: Program) -> FlatProgram:
                         inversed[k] |= 1 << f.value
                 field_hi[k] = len(field_rows)
                 slots[k] = max(slots) + 1
+                temperature[k] = node.temperature
+            if node.observes:
+                # One observation per value, the last given winning, as in the reference.
+                by_value = {o.value: o for o in node.observes}
+                observe_rows.extend([o.value, o.start, o.goal] for _, o in sorted(by_value.items()))
+                observe_hi[k] = len(observe_rows)
+                future_slots[k] = max(future_slots) + 1
+                if node.search:
+                    searches[k] = [1.0, float(node.limit), node.depth_coefficient]
+                elif slots[k] < 0:
+                    slots[k] = max(slots) + 1  # backward potentials live where fields' would
                 temperature[k] = node.temperature
         elif isinstance(node, MapNode):
             # A leaf here: the machine stops when it reaches a node that makes a new grid, and
@@ -365,6 +415,11 @@ def flatten(program: Program) -> FlatProgram:
         conv_p=np.array([r.p for r in conv_rules] or [1.0], dtype=np.float64),
         cc_params=np.array(cc_params, dtype=np.int64).reshape(len(kinds), convchain_node.NPARAMS),
         cc_weights=np.concatenate(cc_weights) if cc_weights else np.ones(1, dtype=np.float64),
+        observe_lo=np.array(observe_lo, dtype=np.int64),
+        observe_hi=np.array(observe_hi, dtype=np.int64),
+        observes=np.array(observe_rows or [[0, 0, 0]], dtype=np.int64).reshape(-1, 3),
+        future_slot=np.array(future_slots, dtype=np.int64),
+        search=np.array(searches, dtype=np.float64).reshape(-1, 3),
     )
 
 

@@ -3,8 +3,8 @@
     program = { markov = [ { one = "RBB=GGR" }, { one = "RGG=WWR" } ] }
 
 A rule node is a table with one of `one`, `all`, `prl` holding a rule or a list of rules, plus
-optional `steps`, `symmetry`, `p`, and `fields` (with `temperature`) that guide which match is
-applied; a rule is `"IN=OUT"` or a table `{ rule = "IN=OUT",
+optional `steps`, `symmetry`, `p`, and `fields` or `observe` (with `temperature`; `observe` also
+with `search`, `limit`, `depth_coefficient`) that guide which match is applied; a rule is `"IN=OUT"` or a table `{ rule = "IN=OUT",
 p = 0.5, symmetry = "()" }`. A branch is `{ markov = [...] }` or `{ sequence = [...] }` with an
 optional `symmetry`. `{ path = { from = "R", to = "W", on = "B", color = "D" } }` draws paths.
 `{ map = ["B=DD/DA"], scale = [2, 2], values = "DA", then = [...] }` draws a new grid, twice the
@@ -23,11 +23,11 @@ import numpy as np
 from pipeline.rewrite import symmetry
 from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS, RULE_KINDS
 from pipeline.rewrite.convchain import make_convchain
-from pipeline.rewrite.program import BranchNode, Field, MapNode, Node, PathNode, RuleNode, make_field
+from pipeline.rewrite.program import BranchNode, Field, MapNode, Node, Observe, PathNode, RuleNode, make_field, make_observe
 from pipeline.rewrite.resources import ResourceReader
 from pipeline.rewrite.rule import Alphabet, Rule, parse_pattern, parse_rule, split_rule
 
-_RULE_NODE_OPTIONS = ("steps", "symmetry", "p", "fields", "temperature")
+_RULE_NODE_OPTIONS = ("steps", "symmetry", "p", "fields", "temperature", "observe", "search", "limit", "depth_coefficient")
 _FIELD_OPTIONS = ("for", "on", "to", "from", "recompute", "essential")
 _PATH_OPTIONS = ("from", "to", "on", "color", "inertia", "longest", "edges")
 _MAP_OPTIONS = ("map", "scale", "values", "then", "symmetry")
@@ -92,9 +92,56 @@ def parse_node(data: Any, alphabet: Alphabet, group: str, where: str, read: Reso
     temperature = data.get("temperature", 0.0)
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature < float("inf"):
         raise ProgramError(f"{where}.temperature" if where else "temperature", f"must be a number >= 0 (got {temperature!r})")
-    if temperature and not fields:
-        raise ProgramError(f"{where}.temperature" if where else "temperature", "only acts with fields (as in MarkovJunior): add fields, or remove it")
-    return RuleNode(kind, tuple(rules), steps, fields, float(temperature))  # type: ignore[arg-type]
+    observes = _parse_observes(data.get("observe", []), alphabet, f"{where}.observe" if where else "observe")
+    if temperature and not fields and not observes:
+        raise ProgramError(f"{where}.temperature" if where else "temperature", "only acts with fields or observe (as in MarkovJunior): add them, or remove it")
+    search = _parse_search(data, kind, bool(observes), where)
+    return RuleNode(kind, tuple(rules), steps, fields, float(temperature), observes, *search)  # type: ignore[arg-type]
+
+
+def _parse_observes(body: Any, alphabet: Alphabet, where: str) -> tuple[Observe, ...]:
+    """`observe = [ { value = "G", from = "B", to = "R" } ]` (`from` defaults to `value`)."""
+    if not isinstance(body, list):
+        raise ProgramError(where, 'must be a list of tables such as { value = "G", from = "B", to = "R" }')
+    out = []
+    for i, item in enumerate(body):
+        spot = f"{where}[{i}]"
+        if not isinstance(item, dict):
+            raise ProgramError(spot, 'an observation is a table such as { value = "G", from = "B", to = "R" }')
+        _no_extra(item, ("value", "from", "to"), spot)
+        for key in ("value", "to"):
+            if not isinstance(item.get(key), str) or not item[key]:
+                raise ProgramError(f"{spot}.{key}", "is required: a string of values")
+        start = item.get("from")
+        if start is not None and not isinstance(start, str):
+            raise ProgramError(f"{spot}.from", "must be one value")
+        try:
+            out.append(make_observe(alphabet, item["value"], start, item["to"]))
+        except ValueError as exc:
+            raise ProgramError(spot, str(exc)) from None
+    return tuple(out)
+
+
+def _parse_search(data: dict[str, Any], kind: str, observes: bool, where: str) -> tuple[bool, int, float]:
+    """(search, limit, depth_coefficient): only with observations, and only on `one` nodes."""
+    spot = f"{where}." if where else ""
+    given = [k for k in ("search", "limit", "depth_coefficient") if k in data]
+    if given and not observes:
+        raise ProgramError(f"{spot}{given[0]}", "only acts with observe (as in MarkovJunior): add observations, or remove it")
+    search = data.get("search", False)
+    if not isinstance(search, bool):
+        raise ProgramError(f"{spot}search", "must be true or false")
+    if search and kind != "one":
+        raise ProgramError(f"{spot}search", "is supported on one nodes only")
+    if not search and ("limit" in data or "depth_coefficient" in data):
+        raise ProgramError(f"{spot}{given[0]}", "only acts with search = true")
+    limit = data.get("limit", -1)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < -1:
+        raise ProgramError(f"{spot}limit", f"must be a whole number, -1 for no cap (got {limit!r})")
+    dc = data.get("depth_coefficient", 0.5)
+    if isinstance(dc, bool) or not isinstance(dc, (int, float)) or not -float("inf") < dc < float("inf"):
+        raise ProgramError(f"{spot}depth_coefficient", f"must be a number (got {dc!r})")
+    return search, limit, float(dc)
 
 
 def _parse_fields(body: Any, alphabet: Alphabet, where: str) -> tuple[Field, ...]:

@@ -1,7 +1,7 @@
 """MarkovJunior model files (`.xml`), so that published 2D models run unchanged.
 
-Everything the engine does not implement is refused with its name and line, never skipped: a model that silently lost a node would run and
-produce something else. Rules drawn as images (`file`, `fin`, `fout`) are read through a
+Everything the engine does not implement is refused with its name and line, never skipped: a
+model that silently lost a node would run and produce something else. Rules drawn as images (`file`, `fin`, `fout`) are read through a
 resource reader (see `resources`), from `rules/[<folder>/]<name>.png` as MarkovJunior finds them.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 from pipeline.rewrite import symmetry
 from pipeline.rewrite.convchain import make_convchain
 from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS, RULE_KINDS
-from pipeline.rewrite.program import BranchNode, Field, MapNode, Node, Origin, PathNode, Program, RuleNode, make_field
+from pipeline.rewrite.program import BranchNode, Field, MapNode, Node, Observe, Origin, PathNode, Program, RuleNode, make_field, make_observe
 from pipeline.rewrite.resources import ResourceError, ResourceReader
 from pipeline.rewrite.rule import KEEP, Alphabet, Rule, parse_pattern, parse_rule
 from pipeline.rewrite.rule_image import ImageError, LegendImage, input_waves, output_values, read_image
@@ -31,20 +31,17 @@ _IGNORED = {"comment", "d", "vertices", "periodic"}
 _ROOT = {"values", "origin", "symmetry", "folder"}
 _PATTERN_ATTRS = {"in", "out", "fin", "fout", "file", "legend"}
 _RULE_ATTRS = {"p", "symmetry"} | _PATTERN_ATTRS
-_RULE_NODE_ATTRS = {"steps", "symmetry", "p", "temperature"} | _PATTERN_ATTRS
+_RULE_NODE_ATTRS = {"steps", "symmetry", "p", "temperature", "search", "limit", "depthCoefficient"} | _PATTERN_ATTRS
 _FIELD_ATTRS = {"for", "on", "to", "from", "recompute", "essential"}
+_OBSERVE_ATTRS = {"value", "from", "to"}
 _PATH_ATTRS = {"from", "to", "on", "color", "inertia", "longest", "edges"}
 _MAP_ATTRS = {"scale", "values", "symmetry", "folder"}
 _MAP_RULE_ATTRS = {"in", "out", "symmetry", "p"}  # p is read and unused, as in the reference
 _CONVCHAIN_ATTRS = {"sample", "on", "black", "white", "n", "temperature", "steps", "symmetry"}
 _UNSUPPORTED_NODES = {
     "wfc": "wave function collapse nodes",
-    "observe": "observations (constraint solving)",
 }
 _UNSUPPORTED_ATTRS = {
-    "search": "search (needs observations)",
-    "limit": "limit (needs search)",
-    "depthCoefficient": "depthCoefficient (needs search)",
     "folder": "folder below the root (MarkovJunior reads it only where a grid is made: on the model's root element and on map nodes)",
     "transparent": "transparent (a 3D rendering option)",
 }
@@ -164,7 +161,7 @@ def _node(el: Element, reading: _Reading, group: str, is_root: bool = False) -> 
         _check_attrs(el, _RULE_NODE_ATTRS | root_attrs)
         rule_elements = [c for c in el.children if c.tag == "rule"]
         for c in el.children:
-            if c.tag not in ("rule", "field"):
+            if c.tag not in ("rule", "field", "observe"):
                 if c.tag in _UNSUPPORTED_NODES:
                     raise ProgramError(f"line {c.line}", f"<{c.tag}>: {_UNSUPPORTED_NODES[c.tag]} are not supported")
                 raise ProgramError(f"line {c.line}", f"unexpected <{c.tag}> inside <{el.tag}> (rules are <rule in=... out=...>)")
@@ -181,7 +178,11 @@ def _node(el: Element, reading: _Reading, group: str, is_root: bool = False) -> 
         steps = _int(el, "steps", 0)
         fields = tuple(_field(c, reading.alphabet) for c in el.children if c.tag == "field")
         temperature = _float(el, "temperature", 0.0)
-        return RuleNode(el.tag, tuple(rules), steps, fields, temperature)  # type: ignore[arg-type]
+        observes = tuple(_observe(c, reading.alphabet) for c in el.children if c.tag == "observe")
+        if not observes:
+            # The reference reads search, limit and depthCoefficient only beside observations.
+            return RuleNode(el.tag, tuple(rules), steps, fields, temperature)  # type: ignore[arg-type]
+        return RuleNode(el.tag, tuple(rules), steps, fields, temperature, observes, *_search(el))  # type: ignore[arg-type]
     raise ProgramError(where, f"unknown node <{el.tag}> (supported: {', '.join(NODE_KINDS)})")
 
 
@@ -398,6 +399,42 @@ def _field(el: Element, alphabet: Alphabet) -> Field:
         )
     except ValueError as exc:
         raise ProgramError(where, str(exc)) from None
+
+
+def _observe(el: Element, alphabet: Alphabet) -> Observe:
+    """`<observe value="G" from="B" to="R"/>`: G cells are B now and must end R."""
+    _check_attrs(el, _OBSERVE_ATTRS)
+    _no_children(el)
+    where = f"line {el.line}"
+    for key in ("value", "to"):
+        if not el.attrs.get(key):
+            raise ProgramError(where, f"<observe> needs {key}")
+    try:
+        return make_observe(alphabet, el.attrs["value"], el.attrs.get("from"), el.attrs["to"])
+    except ValueError as exc:
+        raise ProgramError(where, str(exc)) from None
+
+
+def _search(el: Element) -> tuple[bool, int, float]:
+    """(search, limit, depthCoefficient) of an observing node; limit -1 is no cap, and a negative
+    depthCoefficient makes the search depth first."""
+    where = f"line {el.line}"
+    searching = _bool(el, "search")
+    if searching and el.tag != "one":
+        raise ProgramError(where, f"<{el.tag} search=True>: search is supported on <one> nodes only")
+    text = el.attrs.get("limit", "-1")
+    try:
+        limit = int(text)
+    except ValueError:
+        raise ProgramError(where, f"limit={text!r} is not a whole number") from None
+    text = el.attrs.get("depthCoefficient", "0.5")
+    try:
+        depth_coefficient = float(text)
+    except ValueError:
+        raise ProgramError(where, f"depthCoefficient={text!r} is not a number") from None
+    if depth_coefficient != depth_coefficient or abs(depth_coefficient) == float("inf"):
+        raise ProgramError(where, "depthCoefficient must be a finite number")
+    return searching, max(limit, -1), depth_coefficient
 
 
 def _float(el: Element, name: str, default: float) -> float:
