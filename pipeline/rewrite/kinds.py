@@ -4,14 +4,15 @@ the codes the compiled interpreter dispatches on (`nodes/`, one module per kind)
 from __future__ import annotations
 
 ONE, ALL, PRL, MARKOV, SEQUENCE, PATH = 0, 1, 2, 3, 4, 5
+WFC = 9
 
 # Nodes that rewrite with rules, nodes that run other nodes, and the rest.
 RULE_KINDS: tuple[str, ...] = ("one", "all", "prl")
 BRANCH_KINDS: tuple[str, ...] = ("markov", "sequence")
-OTHER_KINDS: tuple[str, ...] = ("path",)
+OTHER_KINDS: tuple[str, ...] = ("path", "wfc")
 NODE_KINDS: tuple[str, ...] = (*RULE_KINDS, *BRANCH_KINDS, *OTHER_KINDS)
 
-CODES: dict[str, int] = {"one": ONE, "all": ALL, "prl": PRL, "markov": MARKOV, "sequence": SEQUENCE, "path": PATH}
+CODES: dict[str, int] = {"one": ONE, "all": ALL, "prl": PRL, "markov": MARKOV, "sequence": SEQUENCE, "path": PATH, "wfc": WFC}
 
 # Kinds that keep a list of matches between turns (see nodes/matching.py).
 MATCHING = (ONE, ALL)

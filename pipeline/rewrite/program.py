@@ -6,7 +6,8 @@ Node kinds (MarkovJunior's):
 - `prl`: apply every match at once, each with its rule's probability `p`;
 - `markov`: each step, run the first child that applies; fail when none does;
 - `sequence`: run each child until it fails, then the next; fail after the last;
-- `path`: draw a shortest path from a `from` cell to a `to` cell over `on` cells.
+- `path`: draw a shortest path from a `from` cell to a `to` cell over `on` cells;
+- `wfc`: wave function collapse on a new grid of its own values, then its children on that grid.
 A rule node's `steps` limits it to that many successful steps (0: no limit).
 """
 
@@ -23,6 +24,8 @@ from pipeline.rewrite.kinds import CODES, MATCHING
 from pipeline.rewrite.nodes import fields, path_node
 from pipeline.rewrite.nodes.matching import rule_bits
 from pipeline.rewrite.rule import Alphabet, Rule
+from pipeline.rewrite.wfc.overlap import OverlapModel
+from pipeline.rewrite.wfc.tiles import Tileset
 
 RuleKind = Literal["one", "all", "prl"]
 BranchKind = Literal["markov", "sequence"]
@@ -76,7 +79,25 @@ class BranchNode:
     children: tuple[Node, ...]
 
 
-Node = Union[RuleNode, PathNode, BranchNode]
+@dataclass(frozen=True, eq=False)
+class WfcNode:
+    """`wfc` (see wfc/go.py): collapse a new grid of `alphabet`'s values from a sample's NxN
+    patterns (OverlapModel) or a tileset (Tileset, one tile per old cell), then run `children`
+    in sequence on it. `start[v, k]`: an old cell of value v may become choice k, a value of
+    the sample (overlapping: the value at a pattern's top-left corner) or a tile variant."""
+
+    alphabet: Alphabet
+    model: OverlapModel | Tileset
+    start: np.ndarray  # bool (old values, choices)
+    n: int  # pattern size (1 for tiles)
+    periodic: bool
+    shannon: bool
+    tries: int
+    children: tuple[Node, ...]
+    overlap: int = 0  # tiles: cells shared by neighbouring tiles
+
+
+Node = Union[RuleNode, PathNode, BranchNode, WfcNode]
 Origin = Literal["none", "center", "random"]
 
 
