@@ -316,7 +316,7 @@ def test_toml_program_errors_name_the_place() -> None:
     ("xml", "expected"),
     [
         ('<one values="BW" in="B" out="W"><observe value="W" to="B"/></one>', "line 1: <observe>: observations (constraint solving) are not supported"),
-        ('<sequence values="BW">\n  <wfc sample="x"/>\n</sequence>', "line 2: <wfc>: wave function collapse nodes are not supported"),
+        ('<sequence values="BW">\n  <wfc sample="x"/>\n</sequence>', "line 2: <wfc> needs a values attribute"),
         ('<markov values="BW">\n  <convolution neighborhood="Moore" periodic="True"/>\n</markov>', "line 2: <convolution>: convolution nodes are not supported"),
         ('<markov values="BW"><oops/></markov>', "unknown node <oops>"),
         ('<one values="BW" in="B" out="W" search="True"/>', "search (needs observations) is not supported"),
