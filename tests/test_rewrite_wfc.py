@@ -15,7 +15,7 @@ import pytest
 from PIL import Image
 
 from pipeline.rewrite.program import BranchNode, Node, Program, RuleNode, WfcNode
-from pipeline.rewrite.resources import ResourceError, ResourceFolder
+from pipeline.rewrite.resources import ResourceFolder
 from pipeline.rewrite.toml_form import ProgramError, parse_node
 from pipeline.rewrite.rule import Alphabet
 from pipeline.rewrite.wfc.go import go_wfc, new_size
@@ -58,7 +58,7 @@ def sample_windows(model: OverlapModel, group_images: int) -> set[bytes]:
         images = [win, win[:, ::-1]]
         for _ in range(3):
             images += [np.rot90(images[-2]), np.rot90(images[-2])[:, ::-1]]
-        out.update(np.ascontiguousarray(im).tobytes() for im in images[:group_images] if True)
+        out.update(np.ascontiguousarray(im).tobytes() for im in images[:group_images])
     return out
 
 
@@ -186,7 +186,7 @@ def test_contradictory_start_returns_none() -> None:
     node = wfc_of(load_model(free, reader({"samples/Checker.png": CHECKER})).root)
     result = go_wfc(node, np.zeros((4, 4), np.uint8), np.random.default_rng(0))
     assert result.state is not None and result.turns == 3  # one observation settles a checkerboard
-    assert windows(result.state, 2) <= {png_window for png_window in windows(np.array([[0, 1], [1, 0]], np.uint8), 2)}
+    assert windows(result.state, 2) <= windows(np.array([[0, 1], [1, 0]], np.uint8), 2)
 
 
 @pytest.mark.parametrize(

@@ -44,6 +44,7 @@ class Tileset:
 
     @property
     def size(self) -> int:
+        """The tiles' side in cells."""
         return int(self.tiles.shape[1])
 
 

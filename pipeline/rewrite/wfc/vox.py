@@ -38,7 +38,8 @@ def read_vox(data: bytes) -> Vox:
     palette: np.ndarray | None = None
     pos = 8
     while pos + 12 <= len(data):
-        chunk, content, _children = data[pos : pos + 4], *struct.unpack_from("<ii", data, pos + 4)
+        chunk = data[pos : pos + 4]
+        (content,) = struct.unpack_from("<i", data, pos + 4)
         body = data[pos + 12 : pos + 12 + content]
         if content < 0 or len(body) < content:
             raise VoxError(f"chunk {chunk!r} at byte {pos} runs past the end of the file")
