@@ -23,7 +23,7 @@ import numpy as np
 
 from pipeline.grid.graph import below
 from pipeline.jit import compiled
-from pipeline.rewrite.kinds import ALL, CONVCHAIN, CONVOLUTION, MAP, MARKOV, ONE, PATH, PRL, SEQUENCE
+from pipeline.rewrite.kinds import ALL, CONVCHAIN, CONVOLUTION, MAP, MARKOV, ONE, PATH, PRL, SEQUENCE, WFC
 from pipeline.rewrite.nodes.all_node import fit_in_order
 from pipeline.rewrite.nodes.convchain_node import SLOT, go_convchain, substrate_store
 from pipeline.rewrite.nodes.convolution_node import go_convolution
@@ -35,8 +35,8 @@ from pipeline.rewrite.nodes.prl_node import go_prl
 from pipeline.rewrite.nodes.search import plan
 
 # Run outcomes. MISMATCH only comes from a `verify` run: an incremental match list disagreed
-# with a full rescan. HANDOVER: the run reached a node that makes a new grid (`map`), which
-# program.run takes over from.
+# with a full rescan. HANDOVER: the run reached a node that makes a new grid (`map`, `wfc`),
+# which program.run takes over from.
 FINISHED, STEP_LIMIT, MISMATCH, HANDOVER = 0, 1, 2, 3
 
 
@@ -56,7 +56,7 @@ def run_program(
     # rescan; None (the normal case) compiles a version without the check at all.
     verify_scratch: np.ndarray | None,
 ) -> tuple[int, int, int, int, int]:
-    """Run until the root branch fails, `max_steps` turns pass, or a `map` node is reached.
+    """Run until the root branch fails, `max_steps` turns pass, or a `map` or `wfc` node is reached.
 
     Returns (outcome, turns, frames recorded, frame interval, the node handed over to or -1):
     when the frame buffer fills, every other frame is dropped and the interval doubles, so any
@@ -186,7 +186,7 @@ def run_program(
                 continue
             c = children[child_ptr[b] + branch_at[b]]
             kc = kind[c]
-            if kc == MAP:
+            if kc == MAP or kc == WFC:
                 return HANDOVER, turn, nframes, every, c
             if kc == MARKOV or kc == SEQUENCE:
                 b = c

@@ -12,7 +12,9 @@ Node kinds (MarkovJunior's):
 - `convolution`: a cellular automaton step, every cell rewritten at once by the counts of values
   among its neighbours (see nodes/convolution_node.py);
 - `convchain`: paint the `on` cells in two colours, then resample them towards a sample's
-  textures (nodes/convchain_node.py).
+  textures (nodes/convchain_node.py);
+- `wfc`: wave function collapse on a new grid of its own values, then its children on that grid,
+  like `map` (wfc/).
 A rule node's `steps` limits it to that many successful steps (0: no limit); a convolution or
 convchain node's, to that many steps.
 """
@@ -30,6 +32,8 @@ from pipeline.rewrite.kinds import CODES, MATCHING
 from pipeline.rewrite.nodes import convchain_node, convolution_node, fields, map_node, path_node
 from pipeline.rewrite.nodes.matching import rule_bits
 from pipeline.rewrite.rule import Alphabet, Rule
+from pipeline.rewrite.wfc.overlap import OverlapModel
+from pipeline.rewrite.wfc.tiles import Tileset
 
 RuleKind = Literal["one", "all", "prl"]
 BranchKind = Literal["markov", "sequence"]
@@ -173,7 +177,25 @@ class ConvChainNode:
     steps: int = 0  # 0: no limit; the first (painting) step counts
 
 
-Node = Union[RuleNode, PathNode, BranchNode, ConvolutionNode, ConvChainNode, MapNode]
+@dataclass(frozen=True, eq=False)
+class WfcNode:
+    """`wfc` (see wfc/go.py): collapse a new grid of `alphabet`'s values from a sample's NxN
+    patterns (OverlapModel) or a tileset (Tileset, one tile per old cell), then run `children`
+    in sequence on it. `start[v, k]`: an old cell of value v may become choice k, a value of
+    the sample (overlapping: the value at a pattern's top-left corner) or a tile variant."""
+
+    alphabet: Alphabet
+    model: OverlapModel | Tileset
+    start: np.ndarray  # bool (old values, choices)
+    n: int  # pattern size (1 for tiles)
+    periodic: bool
+    shannon: bool
+    tries: int
+    children: tuple[Node, ...]
+    overlap: int = 0  # tiles: cells shared by neighbouring tiles
+
+
+Node = Union[RuleNode, PathNode, BranchNode, ConvolutionNode, ConvChainNode, MapNode, WfcNode]
 Origin = Literal["none", "center", "random"]
 
 
@@ -317,10 +339,10 @@ def flatten(program: Program) -> FlatProgram:
                 elif slots[k] < 0:
                     slots[k] = max(slots) + 1  # backward potentials live where fields' would
                 temperature[k] = node.temperature
-        elif isinstance(node, MapNode):
+        elif isinstance(node, (MapNode, WfcNode)):
             # A leaf here: the machine stops when it reaches a node that makes a new grid, and
             # `run` goes on from there.
-            kinds.append(CODES["map"])
+            kinds.append(CODES["map" if isinstance(node, MapNode) else "wfc"])
         elif isinstance(node, PathNode):
             kinds.append(CODES["path"])
             flags = (
@@ -429,7 +451,7 @@ def every_value(program: Program) -> str:
 
     def visit(node: Node) -> None:
         nonlocal found
-        if isinstance(node, MapNode):
+        if isinstance(node, (MapNode, WfcNode)):
             found += "".join(c for c in node.alphabet.values if c not in found)
         for child in getattr(node, "children", ()):
             visit(child)
@@ -456,7 +478,7 @@ class _Leg(NamedTuple):
     finished: bool
     frames: np.ndarray
     frame_every: int
-    handover: MapNode | None
+    handover: MapNode | WfcNode | None
 
 
 def run(
@@ -471,9 +493,10 @@ def run(
     at most that many evenly spaced snapshots, the last one being the final grid. `verify`
     checks every incremental match update against a full rescan (slow; for tests).
 
-    A `map` node ends the run on its grid: the new grid is drawn (one turn, as in MarkovJunior)
-    and its children run on it as a sequence, and when they are done so is the program, since
-    the reference gives such a node no parent to return to."""
+    A `map` or `wfc` node ends the run on its grid: the new grid is drawn (one turn for a map,
+    as in MarkovJunior; for wfc, one to start, one per observation and one to finish) and its
+    children run on it as a sequence, and when they are done so is the program, since the
+    reference gives such a node no parent to return to."""
     alphabet = program.alphabet
     legs: list[tuple[str, np.ndarray]] = []
     turns = 0
@@ -489,8 +512,27 @@ def run(
         if node is None:
             finished = leg.finished
             break
-        state = draw_map(node, state)
-        turns += 1
+        if isinstance(node, MapNode):
+            state = draw_map(node, state)
+            turns += 1
+        else:
+            from pipeline.rewrite.wfc.go import go_wfc  # it imports WfcNode from here
+
+            collapsed = go_wfc(node, state, rng)
+            if collapsed.state is None:
+                # The node fails on its first turn and, having no parent, ends the run on the
+                # grid it was given, as in the reference.
+                turns += 1
+                finished = True
+                break
+            state = collapsed.state
+            turns += collapsed.turns
+            if turns > max_steps:
+                # The reference would stop partway through the collapse; the whole collapse
+                # is kept here, and the run reported as cut short.
+                turns, finished = max_steps, False
+                alphabet = node.alphabet
+                break
         alphabet = node.alphabet
         program = Program(alphabet, BranchNode("sequence", node.children))
     frames, frame_values = _join_frames(legs, state.shape, alphabet.values, record_frames) if record_frames else (state[None], alphabet.values)

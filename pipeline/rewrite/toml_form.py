@@ -54,6 +54,8 @@ def parse_node(data: Any, alphabet: Alphabet, group: str, where: str, read: Reso
         raise ProgramError(where, f"a node needs exactly one of {', '.join(NODE_KINDS)} (found {found})")
     kind = kinds[0]
     here = f"{where}.{kind}" if where else kind
+    if kind == "wfc":
+        raise ProgramError(here, "wfc nodes come from MarkovJunior .xml models only (they need a sample image or a tileset)")
     group = _symmetry(data, group, where)
     if kind in BRANCH_KINDS:
         _no_extra(data, (kind, "symmetry"), where)

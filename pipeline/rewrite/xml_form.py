@@ -1,8 +1,9 @@
 """MarkovJunior model files (`.xml`), so that published 2D models run unchanged.
 
-Everything the engine does not implement is refused with its name and line, never skipped: a
-model that silently lost a node would run and produce something else. Rules drawn as images (`file`, `fin`, `fout`) are read through a
-resource reader (see `resources`), from `rules/[<folder>/]<name>.png` as MarkovJunior finds them.
+Every node kind of MarkovJunior's 2D language is read. What the engine does not implement (3D
+options such as `transparent`, 3D tilesets) is refused with its name and line, never skipped: a
+model that silently lost a part would run and produce something else. Rules drawn as images
+(`file`, `fin`, `fout`) are read through a resource reader (see `resources`), from `rules/[<folder>/]<name>.png` as MarkovJunior finds them.
 """
 
 from __future__ import annotations
@@ -16,10 +17,14 @@ from pipeline.rewrite import symmetry
 from pipeline.rewrite.convchain import make_convchain
 from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS, RULE_KINDS
 from pipeline.rewrite.program import BranchNode, Field, MapNode, Node, Observe, Origin, PathNode, Program, RuleNode, make_field, make_observe
+from pipeline.rewrite.program import BranchNode, Field, Node, Origin, PathNode, Program, RuleNode, WfcNode, make_field
 from pipeline.rewrite.resources import ResourceError, ResourceReader
 from pipeline.rewrite.rule import KEEP, Alphabet, Rule, parse_pattern, parse_rule
 from pipeline.rewrite.rule_image import ImageError, LegendImage, input_waves, output_values, read_image
 from pipeline.rewrite.toml_form import ProgramError
+from pipeline.rewrite.wfc.overlap import OverlapModel, SampleError, read_sample
+from pipeline.rewrite.wfc.tiles import Tileset, TilesetError, load_tileset
+from pipeline.rewrite.wfc.vox import Vox, VoxError, read_vox
 
 # Attributes that change nothing in a 2D run of the supported nodes: `d` marks a node's
 # dimension and `comment` is documentation (the reference never reads either on a node);
@@ -38,9 +43,6 @@ _PATH_ATTRS = {"from", "to", "on", "color", "inertia", "longest", "edges"}
 _MAP_ATTRS = {"scale", "values", "symmetry", "folder"}
 _MAP_RULE_ATTRS = {"in", "out", "symmetry", "p"}  # p is read and unused, as in the reference
 _CONVCHAIN_ATTRS = {"sample", "on", "black", "white", "n", "temperature", "steps", "symmetry"}
-_UNSUPPORTED_NODES = {
-    "wfc": "wave function collapse nodes",
-}
 _UNSUPPORTED_ATTRS = {
     "folder": "folder below the root (MarkovJunior reads it only where a grid is made: on the model's root element and on map nodes)",
     "transparent": "transparent (a 3D rendering option)",
@@ -131,8 +133,6 @@ def _collect_unions(el: Element, out: list[tuple[str, str]]) -> None:
 
 def _node(el: Element, reading: _Reading, group: str, is_root: bool = False) -> Node:
     where = f"line {el.line}"
-    if el.tag in _UNSUPPORTED_NODES:
-        raise ProgramError(where, f"<{el.tag}>: {_UNSUPPORTED_NODES[el.tag]} are not supported")
     root_attrs = _ROOT if is_root else set()
     group = _symmetry(el, group)
     if el.tag in BRANCH_KINDS:
@@ -162,8 +162,6 @@ def _node(el: Element, reading: _Reading, group: str, is_root: bool = False) -> 
         rule_elements = [c for c in el.children if c.tag == "rule"]
         for c in el.children:
             if c.tag not in ("rule", "field", "observe"):
-                if c.tag in _UNSUPPORTED_NODES:
-                    raise ProgramError(f"line {c.line}", f"<{c.tag}>: {_UNSUPPORTED_NODES[c.tag]} are not supported")
                 raise ProgramError(f"line {c.line}", f"unexpected <{c.tag}> inside <{el.tag}> (rules are <rule in=... out=...>)")
         on_node = sorted(_PATTERN_ATTRS & set(el.attrs))
         if rule_elements and on_node:
@@ -183,7 +181,125 @@ def _node(el: Element, reading: _Reading, group: str, is_root: bool = False) -> 
             # The reference reads search, limit and depthCoefficient only beside observations.
             return RuleNode(el.tag, tuple(rules), steps, fields, temperature)  # type: ignore[arg-type]
         return RuleNode(el.tag, tuple(rules), steps, fields, temperature, observes, *_search(el))  # type: ignore[arg-type]
+        return RuleNode(el.tag, tuple(rules), steps, fields, temperature)  # type: ignore[arg-type]
+    if el.tag == "wfc":
+        if is_root:
+            raise ProgramError(where, "<wfc> makes a grid from the one before it, so it cannot be the model's root (put it in a <sequence>)")
+        return _wfc(el, reading, group)
     raise ProgramError(where, f"unknown node <{el.tag}> (supported: {', '.join(NODE_KINDS)})")
+
+
+_WFC_ATTRS = {"values", "sample", "tileset", "tiles", "n", "periodic", "periodicInput", "shannon", "tries", "symmetry", "overlap", "folder"}
+
+
+def _wfc(el: Element, reading: _Reading, group: str) -> WfcNode:
+    """`<wfc sample="Flowers" n="3" values="..."><rule in="B" out="N|g"/>...</wfc>` (overlapping),
+    or `<wfc tileset="Knots2D" [tiles="Knots2D/sub"] values="...">` (tiled; the rules' outputs
+    are tile names); the other children are nodes run on the new grid."""
+    where = f"line {el.line}"
+    _check_attrs(el, _WFC_ATTRS)
+    if ("sample" in el.attrs) == ("tileset" in el.attrs):
+        raise ProgramError(where, "<wfc> needs exactly one of sample (overlapping model) and tileset (tiled model)")
+    if "values" not in el.attrs:
+        raise ProgramError(where, "<wfc> needs a values attribute (the symbols of the grid it makes)")
+    unions: list[tuple[str, str]] = []
+    _collect_unions(el, unions)
+    try:
+        alphabet = Alphabet(el.attrs["values"].replace(" ", ""), tuple(unions))
+    except ValueError as exc:
+        raise ProgramError(where, f"values: {exc}") from None
+    group = _symmetry(el, group)
+    if reading.read is None:
+        raise ProgramError(where, "<wfc> reads a sample or tileset: no resources folder to read it from (load the model through the rewrite stage)")
+    model: OverlapModel | Tileset
+    if "sample" in el.attrs:
+        path = f"samples/{el.attrs['sample']}.png"
+        try:
+            sample = read_sample(reading.read(path))
+        except (ResourceError, SampleError) as exc:
+            raise ProgramError(where, f"<wfc sample=...>: {path} {exc}") from None
+        colours = int(sample.max()) + 1
+        if colours > len(alphabet.values):
+            raise ProgramError(where, f"<wfc sample=...>: {path} has {colours} colours but values={alphabet.values!r} names {len(alphabet.values)}")
+        n = _int(el, "n", 3)
+        if n < 1:
+            raise ProgramError(where, "n must be at least 1")
+        model = OverlapModel(sample, colours, n, group, _bool(el, "periodicInput", True))
+        choices = {c: k for k, c in enumerate(alphabet.values)}
+        periodic = True  # the reference's overlapping wave always wraps
+    else:
+        model = _tileset(el, reading, alphabet)
+        choices = {}
+        n, periodic = 1, _bool(el, "periodic")
+    width = len(model.weights) if isinstance(model, Tileset) else len(alphabet.values)
+    start = np.ones((len(reading.alphabet.values), width), dtype=np.bool_)
+    seen: set[str] = set()
+    for rel in el.children:
+        if rel.tag != "rule":
+            continue
+        _check_attrs(rel, {"in", "out"})
+        _no_children(rel)
+        spot = f"line {rel.line}"
+        old, out = rel.attrs.get("in", ""), rel.attrs.get("out", "")
+        if len(old) != 1 or old not in reading.alphabet.values:
+            raise ProgramError(spot, f"<rule in={old!r}> must be one value of the grid before the wfc ({reading.alphabet.values!r})")
+        if old in seen:
+            raise ProgramError(spot, f"<rule in={old!r}> is given twice in this wfc")
+        seen.add(old)
+        row = np.zeros(start.shape[1], dtype=np.bool_)
+        for name in out.split("|"):
+            if isinstance(model, Tileset):
+                if name not in model.names:
+                    raise ProgramError(spot, f"out: unknown tile {name!r} (tiles: {', '.join(model.names)})")
+                row |= model.names[name]
+            elif not name or name[0] not in choices:
+                # The reference reads the first character of each alternative.
+                raise ProgramError(spot, f"out: {name!r} is not a value of this wfc ({alphabet.values!r})")
+            else:
+                row[choices[name[0]]] = True
+        start[reading.alphabet.value(old)] = row
+    tries = _int(el, "tries", 1000)
+    if tries < 1:
+        raise ProgramError(where, "tries must be at least 1")
+    inner = _Reading(alphabet, el.attrs.get("folder"), reading.read)
+    kids = tuple(_node(c, inner, group) for c in el.children if c.tag not in ("rule", "union"))
+    overlap = _int(el, "overlap", 0) if isinstance(model, Tileset) else 0
+    if isinstance(model, Tileset) and overlap >= model.size:
+        raise ProgramError(where, f"overlap={overlap} must be less than the tiles' size {model.size}")
+    return WfcNode(alphabet, model, start, n, periodic, _bool(el, "shannon"), tries, kids, overlap)
+
+
+def _tileset(el: Element, reading: _Reading, alphabet: Alphabet) -> Tileset:
+    where = f"line {el.line}"
+    name = el.attrs["tileset"]
+    folder = el.attrs.get("tiles", name)
+    path = f"tilesets/{name}.xml"
+    read = reading.read
+    if read is None:  # checked by the caller; keeps the type checker informed
+        raise ProgramError(where, "no resources folder")
+    try:
+        text = read(path).decode("utf-8")
+        root = parse_xml(text)
+    except (ResourceError, UnicodeDecodeError) as exc:
+        raise ProgramError(where, f"<wfc tileset=...>: {path} {exc}") from None
+    except ProgramError as exc:
+        raise ProgramError(where, f"<wfc tileset=...>: {path}: {exc.message}") from None
+
+    def read_tile(tile: str) -> Vox:
+        tile_path = f"tilesets/{folder}/{tile}.vox"
+        try:
+            return read_vox(read(tile_path))
+        except (ResourceError, VoxError) as exc:
+            raise ProgramError(where, f"<wfc tiles=...>: {tile_path} {exc}") from None
+
+    try:
+        tileset = load_tileset(root, read_tile, path)
+    except TilesetError as exc:
+        at = f" line {exc.line}" if exc.line else ""
+        raise ProgramError(where, f"<wfc tileset=...>: {path}{at}: {exc}") from None
+    if tileset.colours > len(alphabet.values):
+        raise ProgramError(where, f"<wfc tileset=...>: the tiles of {path} have {tileset.colours} colours but values={alphabet.values!r} names {len(alphabet.values)}")
+    return tileset
 
 
 def _rule(el: Element, reading: _Reading, group: str) -> list[Rule]:
@@ -471,8 +587,6 @@ def _check_attrs(el: Element, allowed: set[str]) -> None:
 
 def _no_children(el: Element) -> None:
     for c in el.children:
-        if c.tag in _UNSUPPORTED_NODES:
-            raise ProgramError(f"line {c.line}", f"<{c.tag}>: {_UNSUPPORTED_NODES[c.tag]} are not supported")
         raise ProgramError(f"line {c.line}", f"unexpected <{c.tag}> inside <{el.tag}>")
 
 
@@ -489,8 +603,8 @@ def _int(el: Element, name: str, default: int) -> int:
     return value
 
 
-def _bool(el: Element, name: str) -> bool:
-    text = el.attrs.get(name, "false").lower()
+def _bool(el: Element, name: str, default: bool = False) -> bool:
+    text = el.attrs.get(name, "true" if default else "false").lower()
     if text not in ("true", "false"):
         raise ProgramError(f"line {el.line}", f"{name}={el.attrs[name]!r} must be True or False")
     return text == "true"
