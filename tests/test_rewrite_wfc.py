@@ -181,7 +181,8 @@ def test_contradictory_start_returns_none() -> None:
     # In a checkerboard no 2 x 2 pattern has B at two neighbouring corners.
     model = '<sequence values="A"><wfc sample="Checker" n="2" values="BW"><rule in="A" out="B"/></wfc></sequence>'
     node = wfc_of(load_model(model, reader({"samples/Checker.png": CHECKER})).root)
-    assert go_wfc(node, np.zeros((4, 4), np.uint8), np.random.default_rng(0)) == (None, 0)
+    failed = go_wfc(node, np.zeros((4, 4), np.uint8), np.random.default_rng(0))
+    assert failed.state is None and failed.turns == 0
     free = '<sequence values="A"><wfc sample="Checker" n="2" values="BW"/></sequence>'
     node = wfc_of(load_model(free, reader({"samples/Checker.png": CHECKER})).root)
     result = go_wfc(node, np.zeros((4, 4), np.uint8), np.random.default_rng(0))

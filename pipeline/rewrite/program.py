@@ -518,7 +518,9 @@ def run(
         else:
             from pipeline.rewrite.wfc.go import go_wfc  # it imports WfcNode from here
 
-            collapsed = go_wfc(node, state, rng)
+            collapsed = go_wfc(node, state, rng, record_frames)
+            if record_frames and len(collapsed.frames):
+                legs.append((node.alphabet.values, collapsed.frames))
             if collapsed.state is None:
                 # The node fails on its first turn and, having no parent, ends the run on the
                 # grid it was given, as in the reference.
@@ -532,6 +534,8 @@ def run(
                 # is kept here, and the run reported as cut short.
                 turns, finished = max_steps, False
                 alphabet = node.alphabet
+                if record_frames:
+                    legs.append((alphabet.values, state[None]))
                 break
         alphabet = node.alphabet
         program = Program(alphabet, BranchNode("sequence", node.children))

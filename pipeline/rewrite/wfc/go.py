@@ -20,6 +20,7 @@ from pipeline.rewrite.wfc.overlap import OverlapModel
 class WfcResult(NamedTuple):
     state: np.ndarray | None  # (H, W) uint8 values of node.alphabet; None when the node fails
     turns: int  # turns MarkovJunior spends on the node itself (0 when it fails)
+    frames: np.ndarray  # (f, H, W): the grid as the collapse went (with `record`), else empty
 
 
 def new_size(node: WfcNode, w: int, h: int) -> tuple[int, int]:
@@ -30,8 +31,9 @@ def new_size(node: WfcNode, w: int, h: int) -> tuple[int, int]:
     return step * w + node.overlap, step * h + node.overlap
 
 
-def go_wfc(node: WfcNode, state: np.ndarray, rng: np.random.Generator) -> WfcResult:
-    """Collapse the node's wave over `state` ((h, w) values of the old alphabet, not modified)."""
+def go_wfc(node: WfcNode, state: np.ndarray, rng: np.random.Generator, record: int = 0) -> WfcResult:
+    """Collapse the node's wave over `state` ((h, w) values of the old alphabet, not modified),
+    keeping up to `record` evenly spaced pictures of the collapse."""
     h, w = state.shape
     model = node.model
     if isinstance(model, OverlapModel):
@@ -42,27 +44,35 @@ def go_wfc(node: WfcNode, state: np.ndarray, rng: np.random.Generator) -> WfcRes
     else:
         choices, weights, ptr, data = model.tiles, model.weights, model.prop_ptr, model.prop_data
         table = node.start
+    nothing = np.zeros((0, 1, 1), dtype=np.uint8)
     if len(weights) == 0:
-        return WfcResult(None, 0)
+        return WfcResult(None, 0, nothing)
     allowed = np.ascontiguousarray(table[state.reshape(-1)])
     chosen = np.empty(w * h, dtype=np.int64)
-    status, observations = solver.solve(
-        w, h, node.n, node.periodic, ptr, data, weights, allowed, node.shannon, node.tries, rng, chosen
+    shots = np.empty((record, w * h), dtype=np.int64)
+    status, observations, nframes, _ = solver.solve(
+        w, h, node.n, node.periodic, ptr, data, weights, allowed, node.shannon, node.tries, rng, chosen, shots
     )
     if status != solver.OK:
-        return WfcResult(None, 0)
-    picks = chosen.reshape(h, w)
-    if isinstance(model, OverlapModel):
+        return WfcResult(None, 0, nothing)
+    out = _draw(node, choices, chosen.reshape(h, w))
+    frames = np.stack([_draw(node, choices, shots[f].reshape(h, w)) for f in range(nframes)]) if nframes else nothing
+    return WfcResult(out, observations + 2, frames)
+
+
+def _draw(node: WfcNode, choices: np.ndarray, picks: np.ndarray) -> np.ndarray:
+    """The new grid from each node's pattern or tile (-1, no choice, draws the first)."""
+    picks = np.maximum(picks, 0)
+    h, w = picks.shape
+    if isinstance(node.model, OverlapModel):
         # Every cell is the top-left corner of its own node's pattern (the wave is periodic).
-        out = choices[picks, 0, 0]
-    else:
-        s, ov = model.size, node.overlap
-        if ov == 0:
-            out = choices[picks].transpose(0, 2, 1, 3).reshape(h * s, w * s)
-        else:
-            big_w, big_h = new_size(node, w, h)
-            out = np.zeros((big_h, big_w), dtype=np.uint8)
-            for y in range(h):  # one row of tiles at a time; later tiles cover shared cells
-                for x in range(w):
-                    out[y * (s - ov) : y * (s - ov) + s, x * (s - ov) : x * (s - ov) + s] = choices[picks[y, x]]
-    return WfcResult(np.ascontiguousarray(out, dtype=np.uint8), observations + 2)
+        return np.ascontiguousarray(choices[picks, 0, 0], dtype=np.uint8)
+    s, ov = node.model.size, node.overlap
+    if ov == 0:
+        return np.ascontiguousarray(choices[picks].transpose(0, 2, 1, 3).reshape(h * s, w * s), dtype=np.uint8)
+    big_w, big_h = new_size(node, w, h)
+    out = np.zeros((big_h, big_w), dtype=np.uint8)
+    for y in range(h):  # one row of tiles at a time; later tiles cover shared cells
+        for x in range(w):
+            out[y * (s - ov) : y * (s - ov) + s, x * (s - ov) : x * (s - ov) + s] = choices[picks[y, x]]
+    return out

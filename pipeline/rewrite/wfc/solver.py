@@ -112,10 +112,26 @@ def _next_node(mx, my, n, periodic, count, ent, shannon, rng):
 
 
 @compiled
-def solve(mx, my, n, periodic, prop_ptr, prop_data, weights, allowed, shannon, tries, rng, chosen):
+def _snapshot(wave, count, weights, row):
+    """Each node's pattern as a recording shows it mid-collapse: the one left, or the heaviest
+    of those left (-1 where none is)."""
+    for i in range(wave.shape[0]):
+        best = -1
+        for t in range(wave.shape[1]):
+            if wave[i, t] and (best < 0 or weights[t] > weights[best]):
+                best = t
+                if count[i] == 1:
+                    break
+        row[i] = best
+
+
+@compiled
+def solve(mx, my, n, periodic, prop_ptr, prop_data, weights, allowed, shannon, tries, rng, chosen, frames):
     """Collapse a wave of mx x my nodes. `allowed[i, t]`: pattern t may start at node i.
     On OK, `chosen[i]` is node i's pattern (-1 outside the wave of a non-periodic grid).
-    Returns (status, observations of the successful run)."""
+    `frames` (int64[cap, mx * my], cap 0 for none) receives snapshots of the successful run,
+    one every `every` observations, the interval doubling whenever the buffer fills.
+    Returns (status, observations of the successful run, frames kept, every)."""
     length = mx * my
     p = weights.shape[0]
     wlw = weights * np.log(weights)
@@ -151,9 +167,10 @@ def solve(mx, my, n, periodic, prop_ptr, prop_data, weights, allowed, shannon, t
                     top = _ban(i, t, wave, compat, count, sw, swlw, ent, weights, wlw, shannon, stack, top)
     for i in range(length):
         if count[i] == 0:
-            return CONTRADICTORY_START, 0
+            return CONTRADICTORY_START, 0, 0, 1
     if not _propagate(mx, my, n, periodic, prop_ptr, prop_data, wave, compat, count, sw, swlw, ent, weights, wlw, shannon, stack, top):
-        return CONTRADICTORY_START, 0
+        return CONTRADICTORY_START, 0, 0, 1
+    cap = frames.shape[0]
     start = (wave.copy(), compat.copy(), count.copy(), sw.copy(), swlw.copy(), ent.copy())
     for _ in range(tries):
         wave[:] = start[0]
@@ -163,7 +180,18 @@ def solve(mx, my, n, periodic, prop_ptr, prop_data, weights, allowed, shannon, t
         swlw[:] = start[4]
         ent[:] = start[5]
         observations = 0
+        nframes = 0
+        every = 1
         while True:
+            if cap > 0 and observations % every == 0:
+                if nframes == cap:
+                    for f in range(cap // 2):
+                        frames[f, :] = frames[2 * f, :]
+                    nframes = cap // 2
+                    every *= 2
+                if observations % every == 0:
+                    _snapshot(wave, count, weights, frames[nframes])
+                    nframes += 1
             node = _next_node(mx, my, n, periodic, count, ent, shannon, rng)
             if node < 0:
                 for i in range(length):
@@ -172,7 +200,7 @@ def solve(mx, my, n, periodic, prop_ptr, prop_data, weights, allowed, shannon, t
                         for t in range(p):
                             if wave[i, t]:
                                 chosen[i] = t
-                return OK, observations
+                return OK, observations, nframes, every
             threshold = 0.0
             for t in range(p):
                 if wave[node, t]:
@@ -193,4 +221,4 @@ def solve(mx, my, n, periodic, prop_ptr, prop_data, weights, allowed, shannon, t
             observations += 1
             if not _propagate(mx, my, n, periodic, prop_ptr, prop_data, wave, compat, count, sw, swlw, ent, weights, wlw, shannon, stack, top):
                 break
-    return NO_GOOD_SEED, 0
+    return NO_GOOD_SEED, 0, 0, 1
