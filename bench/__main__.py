@@ -2,11 +2,11 @@ import time
 
 from rich.console import Console
 
-from bench import backtracker, catalogue, dungeons, first_run, rewrite, scale
+from bench import backtracker, catalogue, dungeons, first_run, rewrite, scale, suite
 
 start = time.perf_counter()
 took = []
-for bench in (backtracker, catalogue, rewrite, dungeons, scale, first_run):
+for bench in (backtracker, catalogue, rewrite, suite, dungeons, scale, first_run):
     t = time.perf_counter()
     bench.main()
     took.append(f"{bench.__name__.removeprefix('bench.')} {time.perf_counter() - t:.0f} s")
