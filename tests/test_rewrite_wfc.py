@@ -16,8 +16,7 @@ from PIL import Image
 
 from pipeline.rewrite.program import BranchNode, Node, Program, RuleNode, WfcNode
 from pipeline.rewrite.resources import ResourceFolder
-from pipeline.rewrite.toml_form import ProgramError, parse_node
-from pipeline.rewrite.rule import Alphabet
+from pipeline.rewrite.toml_form import ProgramError
 from pipeline.rewrite.wfc.go import go_wfc, new_size
 from pipeline.rewrite.wfc.overlap import OverlapModel
 from pipeline.rewrite.wfc.tiles import Tileset
@@ -217,7 +216,3 @@ def test_xml_errors_name_the_line_and_the_file(model: str, words: list[str]) -> 
     for word in words:
         assert word in str(info.value)
 
-
-def test_toml_programs_refuse_wfc() -> None:
-    with pytest.raises(ProgramError, match="xml"):
-        parse_node({"wfc": "x"}, Alphabet("BW"), "(xy)", "")

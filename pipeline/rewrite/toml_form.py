@@ -12,6 +12,8 @@ size and in the values `DA`, and runs the `then` nodes on it.
 `{ convolution = [...], neighborhood = "Moore" }` is a cellular automaton step (toml_convolution.py).
 `{ convchain = { sample = "Maze", on = "B", black = "D", white = "A", n = 2, steps = 10 } }`
 resamples the `on` cells after `samples/Maze.png`, read through the stage's resources folder.
+`{ wfc = { sample = "Flowers", n = 3 }, values = "zYgN", rules = ["B=N|g"], then = [...] }`
+collapses a new grid after a sample's patterns (or a `tileset`'s tiles), as a map does (toml_wfc.py).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ class ProgramError(ValueError):
 
 
 def parse_node(data: Any, alphabet: Alphabet, group: str, where: str, read: ResourceReader | None = None) -> Node:
-    """A node from its TOML table; `read` gives resource files (a convchain's sample) by path in
+    """A node from its TOML table; `read` gives resource files (samples, tilesets) by path in
     the stage's resources folder."""
     if not isinstance(data, dict):
         raise ProgramError(where, f"a node must be a table such as {{ one = \"RBB=GGR\" }} (got {data!r})")
@@ -54,9 +56,12 @@ def parse_node(data: Any, alphabet: Alphabet, group: str, where: str, read: Reso
         raise ProgramError(where, f"a node needs exactly one of {', '.join(NODE_KINDS)} (found {found})")
     kind = kinds[0]
     here = f"{where}.{kind}" if where else kind
-    if kind == "wfc":
-        raise ProgramError(here, "wfc nodes come from MarkovJunior .xml models only (they need a sample image or a tileset)")
     group = _symmetry(data, group, where)
+    if kind == "wfc":
+        # Imported here: that module reads with this one's helpers.
+        from pipeline.rewrite.toml_wfc import parse_wfc
+
+        return parse_wfc(data, alphabet, group, where, read)
     if kind in BRANCH_KINDS:
         _no_extra(data, (kind, "symmetry"), where)
         body = data[kind]

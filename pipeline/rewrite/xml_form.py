@@ -22,9 +22,9 @@ from pipeline.rewrite.resources import ResourceError, ResourceReader
 from pipeline.rewrite.rule import KEEP, Alphabet, Rule, parse_pattern, parse_rule
 from pipeline.rewrite.rule_image import ImageError, LegendImage, input_waves, output_values, read_image
 from pipeline.rewrite.toml_form import ProgramError
-from pipeline.rewrite.wfc.overlap import OverlapModel, SampleError, read_sample
-from pipeline.rewrite.wfc.tiles import Tileset, TilesetError, load_tileset
-from pipeline.rewrite.wfc.vox import Vox, VoxError, read_vox
+from pipeline.rewrite.wfc import build as wfc_build
+from pipeline.rewrite.wfc.overlap import OverlapModel
+from pipeline.rewrite.wfc.tiles import Tileset
 
 # Attributes that change nothing in a 2D run of the supported nodes: `d` marks a node's
 # dimension and `comment` is documentation (the reference never reads either on a node);
@@ -209,97 +209,35 @@ def _wfc(el: Element, reading: _Reading, group: str) -> WfcNode:
     except ValueError as exc:
         raise ProgramError(where, f"values: {exc}") from None
     group = _symmetry(el, group)
-    if reading.read is None:
-        raise ProgramError(where, "<wfc> reads a sample or tileset: no resources folder to read it from (load the model through the rewrite stage)")
-    model: OverlapModel | Tileset
-    if "sample" in el.attrs:
-        path = f"samples/{el.attrs['sample']}.png"
-        try:
-            sample = read_sample(reading.read(path))
-        except (ResourceError, SampleError) as exc:
-            raise ProgramError(where, f"<wfc sample=...>: {path} {exc}") from None
-        colours = int(sample.max()) + 1
-        if colours > len(alphabet.values):
-            raise ProgramError(where, f"<wfc sample=...>: {path} has {colours} colours but values={alphabet.values!r} names {len(alphabet.values)}")
-        n = _int(el, "n", 3)
-        if n < 1:
-            raise ProgramError(where, "n must be at least 1")
-        model = OverlapModel(sample, colours, n, group, _bool(el, "periodicInput", True))
-        choices = {c: k for k, c in enumerate(alphabet.values)}
-        periodic = True  # the reference's overlapping wave always wraps
-    else:
-        model = _tileset(el, reading, alphabet)
-        choices = {}
-        n, periodic = 1, _bool(el, "periodic")
-    width = len(model.weights) if isinstance(model, Tileset) else len(alphabet.values)
-    start = np.ones((len(reading.alphabet.values), width), dtype=np.bool_)
-    seen: set[str] = set()
-    for rel in el.children:
-        if rel.tag != "rule":
-            continue
+    rule_elements = [rel for rel in el.children if rel.tag == "rule"]
+    for rel in rule_elements:
         _check_attrs(rel, {"in", "out"})
         _no_children(rel)
-        spot = f"line {rel.line}"
-        old, out = rel.attrs.get("in", ""), rel.attrs.get("out", "")
-        if len(old) != 1 or old not in reading.alphabet.values:
-            raise ProgramError(spot, f"<rule in={old!r}> must be one value of the grid before the wfc ({reading.alphabet.values!r})")
-        if old in seen:
-            raise ProgramError(spot, f"<rule in={old!r}> is given twice in this wfc")
-        seen.add(old)
-        row = np.zeros(start.shape[1], dtype=np.bool_)
-        for name in out.split("|"):
-            if isinstance(model, Tileset):
-                if name not in model.names:
-                    raise ProgramError(spot, f"out: unknown tile {name!r} (tiles: {', '.join(model.names)})")
-                row |= model.names[name]
-            elif not name or name[0] not in choices:
-                # The reference reads the first character of each alternative.
-                raise ProgramError(spot, f"out: {name!r} is not a value of this wfc ({alphabet.values!r})")
-            else:
-                row[choices[name[0]]] = True
-        start[reading.alphabet.value(old)] = row
-    tries = _int(el, "tries", 1000)
-    if tries < 1:
-        raise ProgramError(where, "tries must be at least 1")
+    no_reader = "no resources folder to read it from (load the model through the rewrite stage)"
+    try:
+        model: OverlapModel | Tileset
+        if "sample" in el.attrs:
+            periodic_input = _bool(el, "periodicInput", True)
+            model = wfc_build.overlap_model(reading.read, el.attrs["sample"], alphabet.values, _int(el, "n", 3), group, periodic_input, no_reader)
+            # The reference reads the first character of each alternative.
+            outs = [[name[:1] for name in rel.attrs.get("out", "").split("|")] for rel in rule_elements]
+            n, periodic = model.n, True  # the reference's overlapping wave always wraps
+        else:
+            model = wfc_build.tiled_model(reading.read, el.attrs["tileset"], el.attrs.get("tiles"), alphabet.values, no_reader)
+            outs = [rel.attrs.get("out", "").split("|") for rel in rule_elements]
+            n, periodic = 1, _bool(el, "periodic")
+        start = wfc_build.start_table(reading.alphabet, alphabet, model, [(rel.attrs.get("in", ""), out) for rel, out in zip(rule_elements, outs)])
+        tries = _int(el, "tries", 1000)
+        overlap = _int(el, "overlap", 0) if isinstance(model, Tileset) else 0
+        wfc_build.check_counts(model, tries, overlap)
+    except wfc_build.WfcError as exc:
+        if exc.rule is not None:
+            rel = rule_elements[exc.rule]
+            raise ProgramError(f"line {rel.line}", f"<rule in={rel.attrs.get('in', '')!r} out={rel.attrs.get('out', '')!r}>: {exc.message}") from None
+        raise ProgramError(where, f"<wfc {exc.key}=...>: {exc.message}") from None
     inner = _Reading(alphabet, el.attrs.get("folder"), reading.read)
     kids = tuple(_node(c, inner, group) for c in el.children if c.tag not in ("rule", "union"))
-    overlap = _int(el, "overlap", 0) if isinstance(model, Tileset) else 0
-    if isinstance(model, Tileset) and overlap >= model.size:
-        raise ProgramError(where, f"overlap={overlap} must be less than the tiles' size {model.size}")
     return WfcNode(alphabet, model, start, n, periodic, _bool(el, "shannon"), tries, kids, overlap)
-
-
-def _tileset(el: Element, reading: _Reading, alphabet: Alphabet) -> Tileset:
-    where = f"line {el.line}"
-    name = el.attrs["tileset"]
-    folder = el.attrs.get("tiles", name)
-    path = f"tilesets/{name}.xml"
-    read = reading.read
-    if read is None:  # checked by the caller; keeps the type checker informed
-        raise ProgramError(where, "no resources folder")
-    try:
-        text = read(path).decode("utf-8")
-        root = parse_xml(text)
-    except (ResourceError, UnicodeDecodeError) as exc:
-        raise ProgramError(where, f"<wfc tileset=...>: {path} {exc}") from None
-    except ProgramError as exc:
-        raise ProgramError(where, f"<wfc tileset=...>: {path}: {exc.message}") from None
-
-    def read_tile(tile: str) -> Vox:
-        tile_path = f"tilesets/{folder}/{tile}.vox"
-        try:
-            return read_vox(read(tile_path))
-        except (ResourceError, VoxError) as exc:
-            raise ProgramError(where, f"<wfc tiles=...>: {tile_path} {exc}") from None
-
-    try:
-        tileset = load_tileset(root, read_tile, path)
-    except TilesetError as exc:
-        at = f" line {exc.line}" if exc.line else ""
-        raise ProgramError(where, f"<wfc tileset=...>: {path}{at}: {exc}") from None
-    if tileset.colours > len(alphabet.values):
-        raise ProgramError(where, f"<wfc tileset=...>: the tiles of {path} have {tileset.colours} colours but values={alphabet.values!r} names {len(alphabet.values)}")
-    return tileset
 
 
 def _rule(el: Element, reading: _Reading, group: str) -> list[Rule]:

@@ -39,9 +39,10 @@ class Rewrite(StageParams):
     `program` is the node tree inline, e.g. `{ markov = [ { one = "RBB=GGR" }, { one = "RGG=WWR" } ] }`,
     or the path of a MarkovJunior model file (`rules/MazeBacktracker.xml`, relative to the
     recipe), which then sets values, origin, unions and symmetry itself. A model's rule images
-    (`file`, `fin`, `fout`) and convchain samples come from `resources` (default: `resources/`
-    beside the model's folder, where MarkovJunior finds them), and are part of the cache key like
-    the model; an inline program's convchain samples come from `resources` too.
+    (`file`, `fin`, `fout`), convchain and wfc samples and wfc tilesets come from `resources`
+    (default: `resources/` beside the model's folder, where MarkovJunior finds them), and are part
+    of the cache key like the model; an inline program's samples and tilesets come from
+    `resources` too.
     """
 
     arity: ClassVar[tuple[int, int]] = (0, 1)
@@ -55,9 +56,9 @@ class Rewrite(StageParams):
     resources: str | None = Field(
         None,
         min_length=1,
-        description="A model file's resources folder (its rule images are rules/*.png, convchain samples samples/*.png), "
-        "relative to the recipe; default: resources/ beside the model's folder, as MarkovJunior finds it. "
-        "An inline program with convchain nodes reads their samples from here.",
+        description="A model file's resources folder (its rule images are rules/*.png, convchain and wfc samples samples/*.png, "
+        "wfc tilesets tilesets/*.xml), relative to the recipe; default: resources/ beside the model's folder, as MarkovJunior "
+        "finds it. An inline program with convchain or wfc nodes reads their samples and tilesets from here.",
     )
     size: tuple[PositiveInt, PositiveInt] | None = Field(None, description="Grid size [width, height] when there is no input.")
     legend: dict[str, str] = Field(default_factory=dict, description='Symbol names by value: { B = "wall", W = "floor" } (exporters map names to tiles).')
@@ -100,7 +101,7 @@ class Rewrite(StageParams):
                 raise KeyedError("values", str(exc)) from None
             try:
                 symmetry.check(self.symmetry)
-                # An inline program reads files only for convchain samples.
+                # An inline program reads files only for convchain and wfc nodes.
                 folder = ResourceFolder(Path(context.get("recipe_dir", ".")), self.resources) if self.resources is not None else None
                 root = parse_node(self.program, alphabet, self.symmetry, "", folder.read if folder else None)
             except ProgramError as exc:
@@ -108,7 +109,7 @@ class Rewrite(StageParams):
             except ValueError as exc:
                 raise KeyedError("symmetry", str(exc)) from None
             if folder is not None and not folder.digests:
-                raise KeyedError("resources", "is only for a MarkovJunior .xml program, or an inline one with convchain samples (this one reads no file)")
+                raise KeyedError("resources", "is only for a MarkovJunior .xml program, or an inline one with convchain or wfc nodes (this one reads no file)")
             self._files = dict(folder.digests) if folder else {}
             self._program = Program(alphabet, root, "center" if self.origin else "none")
         values = every_value(self._program)
