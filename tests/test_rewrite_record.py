@@ -4,7 +4,6 @@ run (more than one picture, the last one the map it made) and they make an anima
 from __future__ import annotations
 
 import io
-from pathlib import Path
 from typing import Any
 
 import numpy as np

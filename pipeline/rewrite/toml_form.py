@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.rewrite import symmetry
-from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS, RULE_KINDS
+from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS
 from pipeline.rewrite.convchain import make_convchain
 from pipeline.rewrite.program import BranchNode, Field, MapNode, Node, Observe, PathNode, RuleNode, make_field, make_observe
 from pipeline.rewrite.resources import ResourceReader

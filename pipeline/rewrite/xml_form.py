@@ -16,8 +16,9 @@ import numpy as np
 from pipeline.rewrite import symmetry
 from pipeline.rewrite.convchain import make_convchain
 from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS, RULE_KINDS
-from pipeline.rewrite.program import BranchNode, Field, MapNode, Node, Observe, Origin, PathNode, Program, RuleNode, make_field, make_observe
-from pipeline.rewrite.program import BranchNode, Field, Node, Origin, PathNode, Program, RuleNode, WfcNode, make_field
+from pipeline.rewrite.program import (
+    BranchNode, Field, MapNode, Node, Observe, Origin, PathNode, Program, RuleNode, WfcNode, make_field, make_observe,
+)
 from pipeline.rewrite.resources import ResourceError, ResourceReader
 from pipeline.rewrite.rule import KEEP, Alphabet, Rule, parse_pattern, parse_rule
 from pipeline.rewrite.rule_image import ImageError, LegendImage, input_waves, output_values, read_image
