@@ -13,19 +13,15 @@ in an output, values and `*` (leave the cell).
 
 from __future__ import annotations
 
-import io
-import warnings
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from PIL import Image
 
+from pipeline.rewrite.pixels import ImageError, decode, number_colours
 from pipeline.rewrite.rule import Alphabet
 
-
-class ImageError(ValueError):
-    """An image that cannot be a rule pattern (unreadable, too many colours, a bad legend)."""
+__all__ = ["ImageError", "LegendImage", "input_waves", "output_values", "read_image"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,30 +43,14 @@ class LegendImage:
 
 def read_image(data: bytes, legend: str) -> LegendImage:
     """Decode an image (PNG, or any format Pillow reads) and number its colours for `legend`."""
-    try:
-        with warnings.catch_warnings():
-            # A huge image is refused below as an error, not printed as a warning.
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data)) as image:
-                rgba = np.asarray(image.convert("RGBA"), dtype=np.uint8)
-    except (OSError, ValueError, Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
-        raise ImageError(f"is not an image Pillow can read ({exc})") from None
+    rgba = decode(data)
     h, w = rgba.shape[:2]
-    if h == 0 or w == 0:
-        raise ImageError("is an empty image")
-    # One number per exact colour, alpha included: MarkovJunior tells colours apart by their
-    # whole 32-bit pixel, so two pixels differing only in transparency are two colours.
-    packed = np.ascontiguousarray(rgba).view(np.uint32).reshape(h * w)
-    distinct, first, inverse = np.unique(packed, return_index=True, return_inverse=True)
-    if len(distinct) > len(legend):
-        raise ImageError(f"has {len(distinct)} colours but legend {legend!r} names {len(legend)}")
-    order = np.argsort(first, kind="stable")  # distinct colours by first appearance
-    position = np.empty(len(order), dtype=np.int64)
-    position[order] = np.arange(len(order))
-    index = position[inverse.reshape(-1)].reshape(h, w)
+    index, first = number_colours(rgba)
+    if len(first) > len(legend):
+        raise ImageError(f"has {len(first)} colours but legend {legend!r} names {len(legend)}")
     flat = rgba.reshape(h * w, 4)
-    colours = tuple("#" + bytes(flat[first[k]]).hex() for k in order)
-    first_at = tuple((int(first[k]) % w, int(first[k]) // w) for k in order)
+    colours = tuple("#" + bytes(flat[at]).hex() for at in first)
+    first_at = tuple((int(at) % w, int(at) // w) for at in first)
     return LegendImage(index, colours, first_at)
 
 

@@ -13,13 +13,12 @@ reads them as one float array per node (see program.flatten).
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 
 from pipeline.grid.graph import below
 from pipeline.jit import compiled
 from pipeline.rewrite import symmetry
+from pipeline.rewrite.pixels import decode
 
 # Columns of a node's row of `FlatProgram.cc_params`.
 ON, BLACK, WHITE, N, WEIGHTS_AT, SLOT = 0, 1, 2, 3, 4, 5
@@ -29,17 +28,8 @@ MAX_N = 4  # 2**(n * n) weights: 65,536 at n = 4, 33 million (256 MB) at n = 5
 
 def read_sample(data: bytes) -> np.ndarray:
     """A sample image as a bool array (h, w): True where the pixel is opaque white, as the
-    reference reads it (every other colour is black). Raises ValueError if it is not an image."""
-    from PIL import Image  # Pillow costs an import only to the programs that read a sample
-
-    try:
-        with Image.open(io.BytesIO(data)) as image:
-            rgba = np.asarray(image.convert("RGBA"), dtype=np.uint8)
-    except (OSError, ValueError, Image.DecompressionBombError) as exc:
-        raise ValueError(f"is not an image Pillow can read ({exc})") from None
-    if rgba.shape[0] == 0 or rgba.shape[1] == 0:
-        raise ValueError("is an empty image")
-    return np.all(rgba == 255, axis=2)
+    reference reads it (every other colour is black). Raises ImageError if it is not an image."""
+    return np.all(decode(data) == 255, axis=2)
 
 
 def pattern_weights(sample: np.ndarray, n: int, group: str) -> np.ndarray:

@@ -9,9 +9,10 @@ from typing import Sequence
 
 import numpy as np
 
+from pipeline.rewrite.pixels import ImageError
 from pipeline.rewrite.resources import ResourceError, ResourceReader
 from pipeline.rewrite.rule import Alphabet
-from pipeline.rewrite.wfc.overlap import OverlapModel, SampleError, read_sample
+from pipeline.rewrite.wfc.overlap import OverlapModel, read_sample
 from pipeline.rewrite.wfc.tiles import Tileset, TilesetError, XmlElement, load_tileset
 from pipeline.rewrite.wfc.vox import VoxError, read_vox
 
@@ -52,7 +53,7 @@ def overlap_model(
     read = _reader(read, "sample", path, no_reader)
     try:
         pixels = read_sample(read(path))
-    except (ResourceError, SampleError) as exc:
+    except (ResourceError, ImageError) as exc:
         raise WfcError("sample", f"{path} {exc}") from None
     colours = int(pixels.max()) + 1
     if colours > len(values):

@@ -11,43 +11,24 @@ model's patterns and weights depend on the grid's size and are built when the no
 from __future__ import annotations
 
 import functools
-import io
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from PIL import Image
 
 from pipeline.rewrite import symmetry
+from pipeline.rewrite.pixels import ImageError, decode, number_colours
 
 # Directions of the wave's neighbours, shared with the solver: right, down, left, up.
 DX = (1, 0, -1, 0)
 DY = (0, 1, 0, -1)
 
 
-class SampleError(ValueError):
-    """A sample image that cannot be read."""
-
-
 def read_sample(data: bytes) -> np.ndarray:
     """A sample image as colour ordinals (h, w) uint8: 0 for the first colour met, and so on."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data)) as image:
-                rgba = np.asarray(image.convert("RGBA"), dtype=np.uint8)
-    except (OSError, ValueError, Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
-        raise SampleError(f"is not an image Pillow can read ({exc})") from None
-    h, w = rgba.shape[:2]
-    if h == 0 or w == 0:
-        raise SampleError("is an empty image")
-    packed = np.ascontiguousarray(rgba).view(np.uint32).reshape(h * w)
-    distinct, first, inverse = np.unique(packed, return_index=True, return_inverse=True)
-    if len(distinct) > 255:
-        raise SampleError(f"has {len(distinct)} colours (at most 255)")
-    rank = np.empty(len(distinct), dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(len(distinct))
-    return rank[inverse.reshape(-1)].reshape(h, w).astype(np.uint8)
+    index, first = number_colours(decode(data))
+    if len(first) > 255:
+        raise ImageError(f"has {len(first)} colours (at most 255)")
+    return index.astype(np.uint8)
 
 
 @dataclass(frozen=True, eq=False)
