@@ -29,10 +29,10 @@ from pipeline.rewrite.nodes.convchain_node import SLOT, go_convchain, substrate_
 from pipeline.rewrite.nodes.convolution_node import go_convolution
 from pipeline.rewrite.nodes.fields import choose_one, go_all_fields, prepare_fields
 from pipeline.rewrite.nodes.matching import agrees_with_rescan, grow, rule_bits, scan_rule, window_matches
-from pipeline.rewrite.nodes.observation import goal_reached, replay, start_observation
+from pipeline.rewrite.nodes.observation import goal_reached, replay
+from pipeline.rewrite.nodes.observe_start import start_observing
 from pipeline.rewrite.nodes.path_node import NDX, NDY, go_path
 from pipeline.rewrite.nodes.prl_node import go_prl
-from pipeline.rewrite.nodes.search import plan
 
 # Run outcomes. MISMATCH only comes from a `verify` run: an incremental match list disagreed
 # with a full rescan. HANDOVER: the run reached a node that makes a new grid (`map`, `wfc`),
@@ -128,15 +128,15 @@ def run_program(
     store = np.zeros((nslots * ncolors, n if nslots > 0 else 0), dtype=np.int32)
     starts = np.empty(n, dtype=np.int64)
     # Observing nodes: their futures (a row each), whether it is set since the last reset, and
-    # a searching node's planned trajectory (rows traj_at .. traj_at + traj_len - 1 of `traj`).
+    # a searching node's planned trajectory (rows traj_at .. traj_at + traj_len - 1 of plans[0],
+    # a list so that start_observing can grow it without rebinding a variable of this loop).
     nfutures = 0
     for k in range(nnodes):
         nfutures = max(nfutures, future_slot[k] + 1)
     futures = np.zeros((nfutures, n if nfutures > 0 else 0), dtype=np.int64)
     future_set = np.zeros(nnodes, dtype=np.bool_)
-    traj = np.zeros((0, n), dtype=np.uint8)
-    traj_rows = 0
-    traj_at = np.zeros(nnodes, dtype=np.int64)
+    plans = [np.zeros((0, n), dtype=np.uint8)]
+    traj_at = np.zeros(nnodes + 1, dtype=np.int64)
     traj_len = np.full(nnodes, -1, dtype=np.int64)
     cand = np.empty(8, dtype=np.int64)
     substrate = substrate_store(cc_params, n)  # convchain nodes' cells
@@ -186,17 +186,148 @@ def run_program(
                 continue
             c = children[child_ptr[b] + branch_at[b]]
             kc = kind[c]
-            if kc == MAP or kc == WFC:
-                return HANDOVER, turn, nframes, every, c
-            if kc == MARKOV or kc == SEQUENCE:
+            applied = False
+            # Rule nodes first: theirs are most of the steps taken, and each test costs them.
+            if kc == ONE or kc == ALL or kc == PRL:
+                if not (steps[c] > 0 and counter[c] >= steps[c]):
+                    # Bring the match list up to date (`prl` always scans the whole grid and
+                    # applies as it goes, since it never keeps matches).
+                    lo = rule_lo[c]
+                    hi = rule_hi[c]
+                    if kc == PRL:
+                        applied, changes, nchanges = go_prl(
+                            state, mx, my, xb, lo, hi, rw, rh, roff, waves, outs, prob, changes, nchanges, count, rng, windows, pending
+                        )
+                        counter[c] += 1  # a step that matched nothing counts too
+                    else:
+                        off = match_off[c]
+                        mc = match_count[c]
+                        if future_slot[c] >= 0 and not future_set[c]:
+                            changes, nchanges = start_observing(
+                                c, state, mx, my, xb, ncolors, observes, observe_lo, observe_hi, futures, future_slot, future_set,
+                                search, store, field_slot, lo, hi, rw, rh, roff, waves, outs, changes, nchanges, count, rng,
+                                plans, traj_at, traj_len,
+                            )
+                        if last_turn[c] >= 0:
+                            for j in range(first[last_turn[c]], nchanges):
+                                i = changes[j]
+                                x = i & xmask
+                                y = i >> xb
+                                v = state[i]
+                                for s in range(pair_ptr[c * ncolors + v], pair_ptr[c * ncolors + v + 1]):
+                                    r = pair_rule[s]
+                                    w = rw[r]
+                                    h = rh[r]
+                                    sx = x - pair_x[s]
+                                    sy = y - pair_y[s]
+                                    if sx < 0 or sy < 0 or sx + w > mx or sy + h > my:
+                                        continue
+                                    m = (((sy << xb) + sx) << rb) + r
+                                    if window_matches(state, xb, waves, roff[r], w, h, sx, sy) and not listed[m]:
+                                        listed[m] = True
+                                        matches[off + mc] = m
+                                        mc += 1
+                        else:
+                            mc = 0
+                            for r in range(lo, hi):
+                                for f in range(scan_rule(state, mx, my, xb, waves, roff[r], rw[r], rh[r], count, windows)):
+                                    m = (windows[f] << rb) + r
+                                    listed[m] = True
+                                    matches[off + mc] = m
+                                    mc += 1
+                        last_turn[c] = turn
+                        if verify_scratch is not None:
+                            if not agrees_with_rescan(state, mx, my, xb, lo, hi, rw, rh, roff, waves, listed, matches, off, mc, rb, verify_scratch):
+                                return MISMATCH, turn, nframes, every, -1
+
+                        # The node's potentials are rows row .. row + ncolors - 1 of `store`.
+                        guided = field_slot[c] >= 0
+                        row = field_slot[c] * ncolors
+                        # An observing node whose future is not set now misses an observed value.
+                        if (future_slot[c] >= 0 and not future_set[c]) or (guided and not prepare_fields(
+                            state, mx, my, xb, fields, field_lo[c], field_hi[c], counter[c] == 0, store, row, queue
+                        )):
+                            pass  # an observed value or a field's zero is missing: the node fails
+                        elif future_slot[c] >= 0 and traj_len[c] >= 0:
+                            # A searching node replays its plan, a state a step, and fails after it.
+                            if counter[c] < traj_len[c]:
+                                changes, nchanges = replay(state, plans[0][traj_at[c] + counter[c]], changes, nchanges, count)
+                                counter[c] += 1
+                                applied = True
+                        elif kc == ONE:
+                            chosen = -1
+                            if guided and future_slot[c] >= 0 and goal_reached(state, mx, my, xb, futures[future_slot[c]]):
+                                future_set[c] = False  # the future is reached: the node stops
+                            elif guided:
+                                chosen, mc = choose_one(
+                                    state, xb, rw, rh, roff, waves, outs, matches, off, mc, listed, rb,
+                                    store, row, inversed[c], temperature[c], rng,
+                                )
+                            # Draw uniformly among the listed matches; a stale one is dropped and
+                            # the draw repeats, which is uniform over the matches still valid.
+                            while not guided and mc > 0:
+                                k = below(rng, mc)
+                                m = matches[off + k]
+                                listed[m] = False
+                                mc -= 1
+                                matches[off + k] = matches[off + mc]
+                                i = m >> rb
+                                r = m & rmask
+                                if window_matches(state, xb, waves, roff[r], rw[r], rh[r], i & xmask, i >> xb):
+                                    chosen = m
+                                    break
+                            if chosen >= 0:
+                                i = chosen >> rb
+                                r = chosen & rmask
+                                sx = i & xmask
+                                sy = i >> xb
+                                w = rw[r]
+                                h = rh[r]
+                                changes = grow(changes, nchanges + w * h)
+                                for dy in range(h):
+                                    for dx in range(w):
+                                        o = outs[roff[r] + dy * w + dx]
+                                        i = ((sy + dy) << xb) + sx + dx
+                                        if o != 255 and o != state[i]:
+                                            count[state[i]] -= 1
+                                            count[o] += 1
+                                            state[i] = o
+                                            changes[nchanges] = i
+                                            nchanges += 1
+                                counter[c] += 1
+                                applied = True
+                        elif mc > 0 and guided:
+                            changes, nchanges = go_all_fields(
+                                state, xb, rw, rh, roff, waves, outs, matches, off, mc, listed, rb,
+                                store, row, inversed[c], temperature[c], rng, written, changes, nchanges, count,
+                            )
+                            mc = 0
+                            counter[c] += 1
+                            applied = True
+                        elif mc > 0:
+                            # `all`: every match was valid at the start of the step; apply them in
+                            # random order, skipping any that would write a cell already written.
+                            for k in range(mc - 1, 0, -1):
+                                j = below(rng, k + 1)
+                                t = matches[off + k]
+                                matches[off + k] = matches[off + j]
+                                matches[off + j] = t
+                            changes, nchanges = fit_in_order(
+                                state, xb, rw, rh, roff, outs, matches[off:off + mc], listed, rb, written, changes, nchanges, count
+                            )
+                            mc = 0
+                            counter[c] += 1
+                            applied = True
+                        match_count[c] = mc
+            elif kc == MARKOV or kc == SEQUENCE:
                 b = c
                 current = c
                 if kc == MARKOV:
                     branch_at[b] = 0
                 continue
-
-            applied = False
-            if kc == PATH:
+            elif kc == MAP or kc == WFC:
+                return HANDOVER, turn, nframes, every, c
+            elif kc == PATH:
                 changes = grow(changes, nchanges + n)
                 nchanges, applied = go_path(
                     state, mx, my, xb, path_params[c], changes, nchanges, generation, queue, starts, cand, NDX, NDY, rng, count
@@ -216,143 +347,6 @@ def run_program(
                         substrate[cc_params[c, SLOT]], changes, nchanges, count, rng,
                     )
                     counter[c] += 1  # a first step that found no cell counts too
-            elif not (steps[c] > 0 and counter[c] >= steps[c]):
-                # Bring the match list up to date (`prl` always scans the whole grid and
-                # applies as it goes, since it never keeps matches).
-                lo = rule_lo[c]
-                hi = rule_hi[c]
-                if kc == PRL:
-                    applied, changes, nchanges = go_prl(
-                        state, mx, my, xb, lo, hi, rw, rh, roff, waves, outs, prob, changes, nchanges, count, rng, windows, pending
-                    )
-                    counter[c] += 1  # a step that matched nothing counts too
-                else:
-                    off = match_off[c]
-                    mc = match_count[c]
-                    ready = True  # False: an observed value is missing, the node fails
-                    if future_slot[c] >= 0 and not future_set[c]:
-                        ready, changes, nchanges = start_observation(
-                            state, mx, my, xb, ncolors, observes, observe_lo[c], observe_hi[c], futures[future_slot[c]],
-                            search[c, 0] == 0, store, field_slot[c] * ncolors, lo, hi, rw, rh, roff, waves, outs, changes, nchanges, count,
-                        )
-                        future_set[c] = ready
-                        traj_len[c] = -1
-                        if ready and search[c, 0] > 0:
-                            traj, traj_at[c], traj_len[c] = plan(
-                                state, mx, my, xb, ncolors, futures[future_slot[c]], lo, hi, rw, rh, roff, waves, outs,
-                                np.int64(search[c, 1]), search[c, 2], rng, traj, traj_rows,
-                            )
-                            traj_rows = traj_at[c] + max(traj_len[c], 0)
-                    if last_turn[c] >= 0:
-                        for j in range(first[last_turn[c]], nchanges):
-                            i = changes[j]
-                            x = i & xmask
-                            y = i >> xb
-                            v = state[i]
-                            for s in range(pair_ptr[c * ncolors + v], pair_ptr[c * ncolors + v + 1]):
-                                r = pair_rule[s]
-                                w = rw[r]
-                                h = rh[r]
-                                sx = x - pair_x[s]
-                                sy = y - pair_y[s]
-                                if sx < 0 or sy < 0 or sx + w > mx or sy + h > my:
-                                    continue
-                                m = (((sy << xb) + sx) << rb) + r
-                                if window_matches(state, xb, waves, roff[r], w, h, sx, sy) and not listed[m]:
-                                    listed[m] = True
-                                    matches[off + mc] = m
-                                    mc += 1
-                    else:
-                        mc = 0
-                        for r in range(lo, hi):
-                            for f in range(scan_rule(state, mx, my, xb, waves, roff[r], rw[r], rh[r], count, windows)):
-                                m = (windows[f] << rb) + r
-                                listed[m] = True
-                                matches[off + mc] = m
-                                mc += 1
-                    last_turn[c] = turn
-                    if verify_scratch is not None:
-                        if not agrees_with_rescan(state, mx, my, xb, lo, hi, rw, rh, roff, waves, listed, matches, off, mc, rb, verify_scratch):
-                            return MISMATCH, turn, nframes, every, -1
-
-                    # The node's potentials are rows row .. row + ncolors - 1 of `store`.
-                    guided = field_slot[c] >= 0
-                    row = field_slot[c] * ncolors
-                    if not ready or (guided and not prepare_fields(
-                        state, mx, my, xb, fields, field_lo[c], field_hi[c], counter[c] == 0, store, row, queue
-                    )):
-                        pass  # an observed value or a field's zero is missing: the node fails
-                    elif traj_len[c] >= 0:
-                        # A searching node replays its plan, a state a step, and fails after it.
-                        if counter[c] < traj_len[c]:
-                            changes, nchanges = replay(state, traj[traj_at[c] + counter[c]], changes, nchanges, count)
-                            counter[c] += 1
-                            applied = True
-                    elif kc == ONE:
-                        chosen = -1
-                        if guided and future_slot[c] >= 0 and goal_reached(state, mx, my, xb, futures[future_slot[c]]):
-                            future_set[c] = False  # the future is reached: the node stops
-                        elif guided:
-                            chosen, mc = choose_one(
-                                state, xb, rw, rh, roff, waves, outs, matches, off, mc, listed, rb,
-                                store, row, inversed[c], temperature[c], rng,
-                            )
-                        # Draw uniformly among the listed matches; a stale one is dropped and
-                        # the draw repeats, which is uniform over the matches still valid.
-                        while not guided and mc > 0:
-                            k = below(rng, mc)
-                            m = matches[off + k]
-                            listed[m] = False
-                            mc -= 1
-                            matches[off + k] = matches[off + mc]
-                            i = m >> rb
-                            r = m & rmask
-                            if window_matches(state, xb, waves, roff[r], rw[r], rh[r], i & xmask, i >> xb):
-                                chosen = m
-                                break
-                        if chosen >= 0:
-                            i = chosen >> rb
-                            r = chosen & rmask
-                            sx = i & xmask
-                            sy = i >> xb
-                            w = rw[r]
-                            h = rh[r]
-                            changes = grow(changes, nchanges + w * h)
-                            for dy in range(h):
-                                for dx in range(w):
-                                    o = outs[roff[r] + dy * w + dx]
-                                    i = ((sy + dy) << xb) + sx + dx
-                                    if o != 255 and o != state[i]:
-                                        count[state[i]] -= 1
-                                        count[o] += 1
-                                        state[i] = o
-                                        changes[nchanges] = i
-                                        nchanges += 1
-                            counter[c] += 1
-                            applied = True
-                    elif mc > 0 and guided:
-                        changes, nchanges = go_all_fields(
-                            state, xb, rw, rh, roff, waves, outs, matches, off, mc, listed, rb,
-                            store, row, inversed[c], temperature[c], rng, written, changes, nchanges, count,
-                        )
-                        mc = 0
-                        counter[c] += 1
-                        applied = True
-                    elif mc > 0:
-                        # `all`: every match was valid at the start of the step; apply them in
-                        # random order, skipping any that would write a cell already written.
-                        for k in range(mc - 1, 0, -1):
-                            j = below(rng, k + 1)
-                            t = matches[off + k]
-                            matches[off + k] = matches[off + j]
-                            matches[off + j] = t
-                        changes, nchanges = fit_in_order(
-                            state, xb, rw, rh, roff, outs, matches[off:off + mc], listed, rb, written, changes, nchanges, count
-                        )
-                        mc = 0
-                        counter[c] += 1
-                        applied = True
-                    match_count[c] = mc
             if applied:
                 break
             branch_at[b] += 1
