@@ -239,7 +239,7 @@ def run_program(
                         traj_len[c] = -1
                         if ready and search[c, 0] > 0:
                             traj, traj_at[c], traj_len[c] = plan(
-                                state, mx, my, xb, ncolors, futures[future_slot[c]], lo, hi, rw, rh, roff, waves, outs,
+                                state, mx, my, xb, ncolors, futures[future_slot[c]], lo, hi, rw, rh, roff, waves, outs, kc == ALL,
                                 np.int64(search[c, 1]), search[c, 2], rng, traj, traj_rows,
                             )
                             traj_rows = traj_at[c] + max(traj_len[c], 0)
