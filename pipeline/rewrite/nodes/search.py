@@ -208,7 +208,7 @@ _RULE, _X, _Y, _HIDDEN, _COVER, _START, _NEXT, _END, _CHOSEN = range(9)
 
 
 @compiled
-def all_work(n: int, lo: int, hi: int) -> np.ndarray:
+def _all_work(n: int, lo: int, hi: int) -> np.ndarray:
     """Scratch for enumerating an `all` node's children on a grid of n cells."""
     return np.empty((9, (hi - lo) * n + 1), dtype=np.int64)
 
@@ -350,7 +350,7 @@ def all_children(
     """The states an `all` node's search steps to from the dense `state` (cell x + y * mx), one a
     row in the order the search meets them, repeats included."""
     n = mx * my
-    work = all_work(n, lo, hi)
+    work = _all_work(n, lo, hi)
     amounts = np.empty(n, dtype=np.int64)
     cursor = np.empty(3, dtype=np.int64)
     matches = _list_matches(state, mx, my, lo, hi, rw, rh, roff, waves, work, amounts, cursor)
@@ -428,7 +428,7 @@ def search_once(
     frontier = 1
     parent = np.empty(n, dtype=np.uint8)  # the expanded state, apart from `states`, which may grow
     child = np.empty(n, dtype=np.uint8)
-    work = all_work(n, lo, hi)
+    work = _all_work(n, lo, hi)
     amounts = np.empty(n, dtype=np.int64)
     cursor = np.empty(3, dtype=np.int64)
 
