@@ -318,7 +318,7 @@ def test_toml_program_errors_name_the_place() -> None:
         ('<one values="BW" in="B" out="W" transparent="True"/>', "line 1: <one transparent=...>: transparent (a 3D rendering option) is not supported"),
         ('<sequence values="BW">\n  <wfc sample="x"/>\n</sequence>', "line 2: <wfc> needs a values attribute"),
         ('<markov values="BW"><oops/></markov>', "unknown node <oops>"),
-        ('<all values="BW" in="B" out="W" search="True"><observe value="W" to="B"/></all>', "search is supported on <one> nodes only"),
+        ('<prl values="BW" in="B" out="W" search="True"><observe value="W" to="B"/></prl>', "search is supported on <one> and <all> nodes only"),
         ('<one values="BW" in="B" out="W" colour="x"/>', "unknown attribute 'colour'"),
         ('<one in="B" out="W"/>', "needs a values attribute"),
         ('<one values="BW" in="B" out="W"', "not well-formed XML"),

@@ -5,17 +5,20 @@ and the XML and TOML forms with their errors."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import xml.etree.ElementTree as ET
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipeline.rewrite.nodes.observation import backward_potentials
-from pipeline.rewrite.nodes.search import state_hash
+from pipeline.rewrite.nodes.search import all_children, state_hash
 from pipeline.rewrite.program import BranchNode, Program, RuleNode, flatten, run
 from pipeline.rewrite.resources import ResourceFolder
-from pipeline.rewrite.rule import Alphabet, parse_rule
+from pipeline.rewrite.rule import KEEP, Alphabet, parse_rule
 from pipeline.rewrite.toml_form import ProgramError, parse_node
 from pipeline.rewrite.xml_form import load_model
 from tests.test_rewrite_fields import SUITE
@@ -125,6 +128,118 @@ def test_state_hash_is_fnv1a() -> None:
     assert int(state_hash(rows, 0)) == h == int(state_hash(rows, 1)) != int(state_hash(rows, 2))
 
 
+def _all_node(values: str, rules: list[tuple[str, str]], symmetry: str) -> tuple[Any, int, int]:
+    """The flat arrays of a lone `all` node and its rule range."""
+    alphabet = Alphabet(values)
+    variants = [v for i, o in rules for v in parse_rule(i, o, alphabet, 1.0).variants(symmetry)]
+    flat = flatten(Program(alphabet, RuleNode("all", tuple(variants))))
+    return flat, int(flat.rule_lo[1]), int(flat.rule_hi[1])
+
+
+def _children(flat: Any, lo: int, hi: int, grid: np.ndarray) -> list[bytes]:
+    my, mx = grid.shape
+    rows = all_children(grid.ravel().astype(np.uint8), mx, my, lo, hi, flat.rw, flat.rh, flat.roff, flat.waves, flat.outs)
+    return [bytes(row) for row in rows]
+
+
+def _maximal_sets(flat: Any, lo: int, hi: int, grid: np.ndarray) -> dict[bytes, list[list[tuple[int, int, int]]]]:
+    """Brute force: each state that applying a maximal set of non-overlapping matches makes, with
+    the sets making it."""
+    my, mx = grid.shape
+    matches = []
+    for r in range(lo, hi):
+        w, h, base = int(flat.rw[r]), int(flat.rh[r]), int(flat.roff[r])
+        for y in range(my - h + 1):
+            for x in range(mx - w + 1):
+                if all((flat.waves[base + q] >> grid[y + q // w, x + q % w]) & 1 for q in range(w * h)):
+                    matches.append((r, x, y))
+
+    def overlap(a: tuple[int, int, int], b: tuple[int, int, int]) -> bool:
+        (ra, xa, ya), (rb, xb, yb) = a, b
+        return xa < xb + flat.rw[rb] and xb < xa + flat.rw[ra] and ya < yb + flat.rh[rb] and yb < ya + flat.rh[ra]
+
+    out: dict[bytes, list[list[tuple[int, int, int]]]] = {}
+    for size in range(len(matches) + 1):
+        for chosen in itertools.combinations(matches, size):
+            if any(overlap(a, b) for a, b in itertools.combinations(chosen, 2)):
+                continue
+            if not all(any(overlap(m, c) for c in chosen) for m in matches):
+                continue  # not maximal: some match fits beside them
+            state = grid.copy()
+            for r, x, y in chosen:
+                w, h, base = int(flat.rw[r]), int(flat.rh[r]), int(flat.roff[r])
+                for q in range(w * h):
+                    if flat.outs[base + q] != KEEP:
+                        state[y + q // w, x + q % w] = flat.outs[base + q]
+            out.setdefault(bytes(state.ravel()), []).append(list(chosen))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([0, 1, 2]), min_size=1, max_size=9))
+def test_all_children_on_a_row_are_every_maximal_set_of_matches(row: list[int]) -> None:
+    # Matches of one size on a row: the reference's enumeration reaches every maximal set, and
+    # `*` outputs keep their cells.
+    flat, lo, hi = _all_node("BWR", [("BW", "WB"), ("BB", "R*"), ("WB", "*R")], "()")
+    grid = np.array([row], dtype=np.uint8)
+    children = _children(flat, lo, hi, grid)
+    assert set(children) == set(_maximal_sets(flat, lo, hi, grid))
+    if not _maximal_sets(flat, lo, hi, grid).keys() - {bytes(grid.ravel())}:
+        assert children == [bytes(grid.ravel())]  # nothing matches: the state itself
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 3), st.data())
+def test_all_children_in_2d_are_maximal_sets_of_matches(mx: int, my: int, data: st.DataObject) -> None:
+    cells = data.draw(st.lists(st.sampled_from([0, 1]), min_size=mx * my, max_size=mx * my))
+    grid = np.array(cells, dtype=np.uint8).reshape(my, mx)
+    # Cell-sized rules: a maximal set picks a rule at each cell, every combination comes.
+    flat, lo, hi = _all_node("BWR", [("B", "W"), ("B", "R"), ("W", "B")], "()")
+    assert set(_children(flat, lo, hi, grid)) == set(_maximal_sets(flat, lo, hi, grid))
+    # Dominoes both ways: each child is a maximal set of them, though not every set comes.
+    flat, lo, hi = _all_node("BWR", [("BB", "RR")], "(xy)")
+    assert set(_children(flat, lo, hi, grid)) <= set(_maximal_sets(flat, lo, hi, grid))
+
+
+def test_all_children_miss_the_maximal_sets_the_reference_misses() -> None:
+    # Four dominoes; the cell (0, 1) is covered most (twice, first in reading order), so every
+    # child holds a domino over it, and the maximal set of the two that avoid it never comes, as
+    # in MarkovJunior's AllChildStates.
+    grid = np.array([[1, 0], [0, 0], [0, 1], [0, 1]], dtype=np.uint8)  # W B / B B / B W / B W
+    flat, lo, hi = _all_node("BWR", [("BB", "RR")], "(xy)")
+    children = _children(flat, lo, hi, grid)
+    maximal = _maximal_sets(flat, lo, hi, grid)
+    missed = set(maximal) - set(children)
+    assert set(children) < set(maximal) and len(missed) == 1
+    (state,) = missed
+    assert np.frombuffer(state, np.uint8).reshape(4, 2).tolist() == [[1, 2], [0, 2], [2, 1], [2, 1]]
+    assert len(children) == len(set(children)) == 2  # one per domino over (0, 1)
+
+
+def test_all_search_moves_every_head_each_step() -> None:
+    # Two heads walk right to their goals together: a step of an `all` node moves both.
+    node = {"search": True, "observe": [{"value": "G", "from": "B", "to": "R"}, {"value": "R", "to": "B"}]}
+    row = np.array([[1, 0, 2, 1, 0, 2]], dtype=np.uint8)  # R B G R B G
+    for kind, moved in (("all", [[0, 1, 0, 0, 1, 0]]), ("one", None)):
+        prog = toml_program("BRGW", {kind: "RB=BR", **node})
+        one_step = run(prog, row, np.random.default_rng(0), 1).state
+        if moved is not None:
+            assert one_step.tolist() == moved
+        else:
+            assert (one_step == 1).sum() == 2 and one_step.tolist() not in ([[0, 1, 0, 0, 1, 0]], [[0, 0, 1, 0, 0, 1]])
+        assert run(prog, row, np.random.default_rng(0), 100).state.tolist() == [[0, 0, 1, 0, 0, 1]]
+
+
+def test_all_search_solves_a_multi_agent_sokoban() -> None:
+    # MultiSokoban9 (left out of the suite's list): three agents push every crate onto its target.
+    prog = load_model((SUITE / "models" / "MultiSokoban9.xml").read_text())
+    values = prog.alphabet.values
+    result = run(prog, np.zeros((9, 9), np.uint8), np.random.default_rng(1), 50000)
+    text = ["".join(values[v] for v in row) for row in result.state]
+    assert [row[5:] for row in text[5:]] == ["WWWW"] * 4  # the targets, all under crates
+    assert sum(row.count("W") for row in text) == 16 and sum(row.count("R") for row in text) == 3
+
+
 def toml_program(values: str, node: dict[str, Any]) -> Program:
     alphabet = Alphabet(values)
     return Program(alphabet, parse_node(node, alphabet, "(xy)", ""))
@@ -171,9 +286,9 @@ def test_toml_observe_errors(extra: dict[str, Any], message: str) -> None:
         toml_program("BRGW", {"one": "RB=WR", **extra})
 
 
-def test_toml_search_on_all_is_refused() -> None:
-    with pytest.raises(ProgramError, match="one nodes only"):
-        toml_program("BRGW", {"all": "RB=WR", "search": True, "observe": [{"value": "G", "to": "R"}]})
+def test_toml_search_on_prl_is_refused() -> None:
+    with pytest.raises(ProgramError, match="one and all nodes only"):
+        toml_program("BRGW", {"prl": "RB=WR", "search": True, "observe": [{"value": "G", "to": "R"}]})
 
 
 @pytest.mark.parametrize(
@@ -182,7 +297,7 @@ def test_toml_search_on_all_is_refused() -> None:
         ('<one in="RB" out="WR"><observe value="G" from="B"/></one>', "<observe> needs to"),
         ('<one in="RB" out="WR"><observe value="Q" to="R"/></one>', "not a value"),
         ('<one in="RB" out="WR"><observe value="G" to="R" at="1"/></one>', "unknown attribute 'at'"),
-        ('<all in="RB" out="WR" search="True"><observe value="G" to="R"/></all>', "one> nodes only"),
+        ('<prl in="RB" out="WR" search="True"><observe value="G" to="R"/></prl>', "<one> and <all> nodes only"),
         ('<one in="RB" out="WR" search="True" limit="x"><observe value="G" to="R"/></one>', "not a whole number"),
     ],
 )

@@ -204,7 +204,7 @@ def run_program(
                         mc = match_count[c]
                         if future_slot[c] >= 0 and not future_set[c]:
                             changes, nchanges = start_observing(
-                                c, state, mx, my, xb, ncolors, observes, observe_lo, observe_hi, futures, future_slot, future_set,
+                                c, kc == ALL, state, mx, my, xb, ncolors, observes, observe_lo, observe_hi, futures, future_slot, future_set,
                                 search, store, field_slot, lo, hi, rw, rh, roff, waves, outs, changes, nchanges, count, rng,
                                 plans, traj_at, traj_len,
                             )

@@ -130,7 +130,7 @@ def _parse_observes(body: Any, alphabet: Alphabet, where: str) -> tuple[Observe,
 
 
 def _parse_search(data: dict[str, Any], kind: str, observes: bool, where: str) -> tuple[bool, int, float]:
-    """(search, limit, depth_coefficient): only with observations, and only on `one` nodes."""
+    """(search, limit, depth_coefficient): only with observations, and only on `one` and `all` nodes."""
     spot = f"{where}." if where else ""
     given = [k for k in ("search", "limit", "depth_coefficient") if k in data]
     if given and not observes:
@@ -138,8 +138,8 @@ def _parse_search(data: dict[str, Any], kind: str, observes: bool, where: str) -
     search = data.get("search", False)
     if not isinstance(search, bool):
         raise ProgramError(f"{spot}search", "must be true or false")
-    if search and kind != "one":
-        raise ProgramError(f"{spot}search", "is supported on one nodes only")
+    if search and kind not in ("one", "all"):
+        raise ProgramError(f"{spot}search", "is supported on one and all nodes only")
     if not search and ("limit" in data or "depth_coefficient" in data):
         raise ProgramError(f"{spot}{given[0]}", "only acts with search = true")
     limit = data.get("limit", -1)

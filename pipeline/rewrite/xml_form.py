@@ -475,8 +475,8 @@ def _search(el: Element) -> tuple[bool, int, float]:
     depthCoefficient makes the search depth first."""
     where = f"line {el.line}"
     searching = _bool(el, "search")
-    if searching and el.tag != "one":
-        raise ProgramError(where, f"<{el.tag} search=True>: search is supported on <one> nodes only")
+    if searching and el.tag not in ("one", "all"):
+        raise ProgramError(where, f"<{el.tag} search=True>: search is supported on <one> and <all> nodes only")
     text = el.attrs.get("limit", "-1")
     try:
         limit = int(text)

@@ -21,6 +21,7 @@ USED = -1
 @compiled
 def start_observing(
     c: int,
+    all_at_once: bool,  # an `all` node: its plan's steps are maximal sets of matches
     state: np.ndarray,
     mx: int,
     my: int,
@@ -62,7 +63,7 @@ def start_observing(
     traj_len[c] = -1
     if ready and search[c, 0] > 0:
         grown, at, length = plan(
-            state, mx, my, xb, ncolors, future, lo, hi, rw, rh, roff, waves, outs,
+            state, mx, my, xb, ncolors, future, lo, hi, rw, rh, roff, waves, outs, all_at_once,
             np.int64(search[c, 1]), search[c, 2], rng, plans[0], traj_at[USED],
         )
         plans[0] = grown
