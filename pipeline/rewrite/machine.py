@@ -2,12 +2,16 @@
 
 Everything per step happens in compiled code, because a depth-first maze on a 967 x 967 grid
 takes ~466,000 steps and a Python call per step would cost more than the work. Node kinds whose
-step does work in proportion to the grid (`prl`, `path`) are modules of their own under `nodes/`;
-the match upkeep and the `one` step are here, in the turn loop, because theirs do work in
-proportion to what changed, often a handful of cells, and a call into another compiled function (its array
-arguments passed as a hundred words and reference-counted) took as long: split out, they made
-the 967 x 967 depth-first maze 1.5-2x slower (118 ms against 170-236 ms, batched or inlined).
+step does work in proportion to the grid or to the match list (`prl`, `path`, `convolution`,
+`convchain`, field-guided choices, an observing node's first step) are modules of their own
+under `nodes/`, called from here; the match upkeep and the `one` step are here, in the turn
+loop, because theirs do work in proportion to what changed, often a handful of cells, and a call
+into another compiled function (its array arguments passed as a hundred words and
+reference-counted) took as long: split out, they made the 967 x 967 depth-first maze 1.5-2x
+slower (118 ms against 170-236 ms, batched or inlined). For the same reason nothing an observing
+node needs is kept in a variable the loop rebinds (that alone cost plain `one` steps 3-15%).
 The match lists they keep between turns use `nodes/matching.py`, whose header explains them.
+A `map` or `wfc` node makes a new grid: the run stops there (HANDOVER) and program.run goes on.
 
 Control flow mirrors MarkovJunior's interpreter: `current` is the branch that runs each turn; a
 branch child that applies becomes `current` and keeps running on later turns until it fails,
