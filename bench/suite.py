@@ -59,7 +59,8 @@ def entries(suite: Path) -> list[tuple[str, int, int]]:
     for model in ET.parse(suite / "models.xml").getroot().iter("model"):
         if model.get("d") == "3" or model.get("height") is not None:
             continue
-        found.append((str(model.get("name")), int(model.get("size") or 0), int(model.get("steps") or 50_000)))
+        steps = int(model.get("steps") or 50_000)  # MarkovJunior's default; -1 is no cap
+        found.append((str(model.get("name")), int(model.get("size") or 0), steps if steps >= 0 else 10**9))
     return found
 
 
