@@ -210,7 +210,7 @@ def test_the_rescan_check_can_fail() -> None:
     flat = flat._replace(pair_ptr=np.zeros_like(flat.pair_ptr))  # incremental scans now find nothing new
     state = np.array([0, 1, 0, 1, 0, 1, 0, 0], dtype=np.uint8)  # 6 cells in a row of 8
     outcome, *_ = machine.run_program(
-        state, 6, 1, 3, 2, flat, np.random.default_rng(0), 100, 0, np.empty((0, 8), np.uint8), np.zeros(8 * 4, np.bool_)
+        state, 6, 1, 3, 2, *flat.arguments(), np.random.default_rng(0), 100, 0, np.empty((0, 8), np.uint8), np.zeros(8 * 4, np.bool_)
     )
     assert outcome == machine.MISMATCH
 

@@ -51,7 +51,12 @@ def run_program(
     my: int,
     xb: int,
     ncolors: int,
-    prog: Any,  # program.FlatProgram
+    prog: Any,  # the arrays every program has: program.FlatProgram.arguments()
+    # Those of convolution, convchain and observing nodes, or None when the program has none:
+    # numba prunes what a None argument guards, so their kernels compile only where used.
+    conv: Any,
+    chain: Any,
+    observe: Any,
     rng: np.random.Generator,
     max_steps: int,
     frame_every: int,  # 0: no recording
@@ -70,9 +75,7 @@ def run_program(
     # nodes/matching.py). Arrays are read out of `prog` once: each read counts a reference.
     (kind, parent, end, child_ptr, children, rule_lo, rule_hi, steps, path_params,
      rw, rh, roff, waves, outs, prob, pair_ptr, pair_rule, pair_x, pair_y,
-     field_lo, field_hi, fields, field_slot, inversed, temperature,
-     conv_lo, conv_hi, conv_flags, conv_rules, conv_counts, conv_p, cc_params, cc_weights,
-     observe_lo, observe_hi, observes, future_slot, search) = prog
+     field_lo, field_hi, fields, field_slot, inversed, temperature, future_slot) = prog
     n = my << xb
     xmask = (1 << xb) - 1
     nrules = rw.shape[0]
@@ -143,7 +146,9 @@ def run_program(
     traj_at = np.zeros(nnodes + 1, dtype=np.int64)
     traj_len = np.full(nnodes, -1, dtype=np.int64)
     cand = np.empty(8, dtype=np.int64)
-    substrate = substrate_store(cc_params, n)  # convchain nodes' cells
+    substrate = np.zeros((0, 0), dtype=np.bool_)  # convchain nodes' cells
+    if chain is not None:
+        substrate = substrate_store(chain[0], n)
 
     nframes = 0
     every = frame_every
@@ -206,12 +211,13 @@ def run_program(
                     else:
                         off = match_off[c]
                         mc = match_count[c]
-                        if future_slot[c] >= 0 and not future_set[c]:
-                            changes, nchanges = start_observing(
-                                c, kc == ALL, state, mx, my, xb, ncolors, observes, observe_lo, observe_hi, futures, future_slot, future_set,
-                                search, store, field_slot, lo, hi, rw, rh, roff, waves, outs, changes, nchanges, count, rng,
-                                plans, traj_at, traj_len,
-                            )
+                        if observe is not None:
+                            if future_slot[c] >= 0 and not future_set[c]:
+                                changes, nchanges = start_observing(
+                                    c, kc == ALL, state, mx, my, xb, ncolors, observe[2], observe[0], observe[1], futures, future_slot,
+                                    future_set, observe[3], store, field_slot, lo, hi, rw, rh, roff, waves, outs, changes, nchanges,
+                                    count, rng, plans, traj_at, traj_len,
+                                )
                         if last_turn[c] >= 0:
                             for j in range(first[last_turn[c]], nchanges):
                                 i = changes[j]
@@ -254,15 +260,18 @@ def run_program(
                             pass  # an observed value or a field's zero is missing: the node fails
                         elif future_slot[c] >= 0 and traj_len[c] >= 0:
                             # A searching node replays its plan, a state a step, and fails after it.
-                            if counter[c] < traj_len[c]:
+                            if observe is not None and counter[c] < traj_len[c]:
                                 changes, nchanges = replay(state, plans[0][traj_at[c] + counter[c]], changes, nchanges, count)
                                 counter[c] += 1
                                 applied = True
                         elif kc == ONE:
                             chosen = -1
-                            if guided and future_slot[c] >= 0 and goal_reached(state, mx, my, xb, futures[future_slot[c]]):
-                                future_set[c] = False  # the future is reached: the node stops
-                            elif guided:
+                            reached = False
+                            if observe is not None:
+                                reached = guided and future_slot[c] >= 0 and goal_reached(state, mx, my, xb, futures[future_slot[c]])
+                                if reached:
+                                    future_set[c] = False  # the future is reached: the node stops
+                            if guided and not reached:
                                 chosen, mc = choose_one(
                                     state, xb, rw, rh, roff, waves, outs, matches, off, mc, listed, rb,
                                     store, row, inversed[c], temperature[c], rng,
@@ -337,20 +346,22 @@ def run_program(
                     state, mx, my, xb, path_params[c], changes, nchanges, generation, queue, starts, cand, NDX, NDY, rng, count
                 )
             elif kc == CONVOLUTION:
-                if not (steps[c] > 0 and counter[c] >= steps[c]):
-                    applied, changes, nchanges = go_convolution(
-                        state, mx, my, xb, conv_flags[c], conv_lo[c], conv_hi[c], conv_rules, conv_counts, conv_p,
-                        changes, nchanges, count, rng, pending,
-                    )
-                    counter[c] += 1  # a step that changed nothing counts too, as the reference's
+                if conv is not None:  # always, for a program with this kind (see `conv`)
+                    if not (steps[c] > 0 and counter[c] >= steps[c]):
+                        applied, changes, nchanges = go_convolution(
+                            state, mx, my, xb, conv[2][c], conv[0][c], conv[1][c], conv[3], conv[4], conv[5],
+                            changes, nchanges, count, rng, pending,
+                        )
+                        counter[c] += 1  # a step that changed nothing counts too, as the reference's
             elif kc == CONVCHAIN:
-                if not (steps[c] > 0 and counter[c] >= steps[c]):
-                    changes = grow(changes, nchanges + mx * my)
-                    nchanges, applied = go_convchain(
-                        state, mx, my, xb, cc_params[c], cc_weights, temperature[c], counter[c] == 0,
-                        substrate[cc_params[c, SLOT]], changes, nchanges, count, rng,
-                    )
-                    counter[c] += 1  # a first step that found no cell counts too
+                if chain is not None:
+                    if not (steps[c] > 0 and counter[c] >= steps[c]):
+                        changes = grow(changes, nchanges + mx * my)
+                        nchanges, applied = go_convchain(
+                            state, mx, my, xb, chain[0][c], chain[1], temperature[c], counter[c] == 0,
+                            substrate[chain[0][c, SLOT]], changes, nchanges, count, rng,
+                        )
+                        counter[c] += 1  # a first step that found no cell counts too
             if applied:
                 break
             branch_at[b] += 1

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Literal, NamedTuple, Union
+from typing import Any, Literal, NamedTuple, Union
 
 import numpy as np
 
@@ -207,8 +207,11 @@ class Program:
 
 
 class FlatProgram(NamedTuple):
-    """The program as arrays, which `machine.run_program` takes as one argument (a tuple of
-    arrays is passed into compiled code as it is) and unpacks in this order."""
+    """The program as arrays. `machine.run_program` takes the arrays every program has as one
+    tuple (unpacked in this order), and those of convolution, convchain and observing nodes as
+    three more, each None when the program has no such node: numba then compiles the machine
+    without that code, so a first build whose programs use none of them compiles none of it
+    (their kernels are most of the machine's compile time). See `arguments`."""
 
     kind: np.ndarray
     parent: np.ndarray
@@ -248,6 +251,22 @@ class FlatProgram(NamedTuple):
     observes: np.ndarray  # int64[o, 3]: value, from value, to wave
     future_slot: np.ndarray  # node k's future: row future_slot[k] of the run's futures, or -1
     search: np.ndarray  # float64[k, 3]: searches (0/1), limit, depthCoefficient
+
+    def arguments(self) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...] | None, tuple[np.ndarray, ...] | None, tuple[np.ndarray, ...] | None]:
+        """(core, convolution, convchain, observation) as `machine.run_program` takes them:
+        plain tuples, which numba's dispatcher types in C where a named tuple costs more than a
+        microsecond a run in Python (a short model's run is ~200 us)."""
+        core = (*self[: self._fields.index("conv_lo")], self.future_slot)
+        conv = (self.conv_lo, self.conv_hi, self.conv_flags, self.conv_rules, self.conv_counts, self.conv_p)
+        chain = (self.cc_params, self.cc_weights)
+        observe = (self.observe_lo, self.observe_hi, self.observes, self.search)
+        kinds = set(self.kind.tolist())
+        return (
+            core,
+            conv if CODES["convolution"] in kinds else None,
+            chain if CODES["convchain"] in kinds else None,
+            observe if bool((self.future_slot >= 0).any()) else None,
+        )
 
 
 @functools.lru_cache(maxsize=16)
@@ -460,6 +479,11 @@ def every_value(program: Program) -> str:
     return found
 
 
+@functools.lru_cache(maxsize=16)
+def _arguments(program: Program) -> tuple[Any, ...]:
+    return flatten(program).arguments()
+
+
 class RunResult(NamedTuple):
     state: np.ndarray  # (h, w) uint8 indices of `values`
     turns: int
@@ -571,10 +595,9 @@ def _run_leg(program: Program, state: np.ndarray, rng: np.random.Generator, max_
     frames = np.empty((cap, grid.size), dtype=np.uint8)
     flat = flatten(program)
     scratch = np.zeros(grid.size << rule_bits(len(flat.rw)), dtype=np.bool_) if verify else None
-    # As a plain tuple: numba's dispatcher types a named tuple field by field in Python but a
-    # plain one in C, which saves more than a microsecond a run (a short model's run is ~200 us).
+    core, conv, chain, observe = _arguments(program)
     outcome, turns, nframes, every, node = machine.run_program(
-        grid, w, h, xb, len(program.alphabet.values), tuple(flat), rng, max_steps, 1 if cap else 0, frames, scratch
+        grid, w, h, xb, len(program.alphabet.values), core, conv, chain, observe, rng, max_steps, 1 if cap else 0, frames, scratch
     )
     if outcome == machine.MISMATCH:
         raise AssertionError(f"incremental matches disagree with a full rescan at turn {turns}")
