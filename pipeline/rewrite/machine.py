@@ -52,8 +52,10 @@ def run_program(
     xb: int,
     ncolors: int,
     prog: Any,  # the arrays every program has: program.FlatProgram.arguments()
-    # Those of convolution, convchain and observing nodes, or None when the program has none:
-    # numba prunes what a None argument guards, so their kernels compile only where used.
+    # Those of field-guided choices, convolution, convchain and observing nodes, or None when the
+    # program has none: numba prunes what a None argument guards, so their kernels compile only
+    # where used.
+    steering: Any,
     conv: Any,
     chain: Any,
     observe: Any,
@@ -75,7 +77,13 @@ def run_program(
     # nodes/matching.py). Arrays are read out of `prog` once: each read counts a reference.
     (kind, parent, end, child_ptr, children, rule_lo, rule_hi, steps, path_params,
      rw, rh, roff, waves, outs, prob, pair_ptr, pair_rule, pair_x, pair_y,
-     field_lo, field_hi, fields, field_slot, inversed, temperature, future_slot) = prog
+     field_slot, temperature, future_slot) = prog
+    # Read out once, as the others: indexing the tuple at each use costs field-guided steps ~10%.
+    if steering is not None:
+        field_lo, field_hi, fields, inversed = steering
+    else:
+        field_lo = field_hi = inversed = np.zeros(0, dtype=np.int64)
+        fields = np.zeros((0, 4), dtype=np.int64)
     n = my << xb
     xmask = (1 << xb) - 1
     nrules = rw.shape[0]
@@ -254,7 +262,7 @@ def run_program(
                         guided = field_slot[c] >= 0
                         row = field_slot[c] * ncolors
                         # An observing node whose future is not set now misses an observed value.
-                        if (future_slot[c] >= 0 and not future_set[c]) or (guided and not prepare_fields(
+                        if (future_slot[c] >= 0 and not future_set[c]) or (guided and steering is not None and not prepare_fields(
                             state, mx, my, xb, fields, field_lo[c], field_hi[c], counter[c] == 0, store, row, queue
                         )):
                             pass  # an observed value or a field's zero is missing: the node fails
@@ -271,11 +279,12 @@ def run_program(
                                 reached = guided and future_slot[c] >= 0 and goal_reached(state, mx, my, xb, futures[future_slot[c]])
                                 if reached:
                                     future_set[c] = False  # the future is reached: the node stops
-                            if guided and not reached:
-                                chosen, mc = choose_one(
-                                    state, xb, rw, rh, roff, waves, outs, matches, off, mc, listed, rb,
-                                    store, row, inversed[c], temperature[c], rng,
-                                )
+                            if steering is not None:
+                                if guided and not reached:
+                                    chosen, mc = choose_one(
+                                        state, xb, rw, rh, roff, waves, outs, matches, off, mc, listed, rb,
+                                        store, row, inversed[c], temperature[c], rng,
+                                    )
                             # Draw uniformly among the listed matches; a stale one is dropped and
                             # the draw repeats, which is uniform over the matches still valid.
                             while not guided and mc > 0:
@@ -310,10 +319,11 @@ def run_program(
                                 counter[c] += 1
                                 applied = True
                         elif mc > 0 and guided:
-                            changes, nchanges = go_all_fields(
-                                state, xb, rw, rh, roff, waves, outs, matches, off, mc, listed, rb,
-                                store, row, inversed[c], temperature[c], rng, written, changes, nchanges, count,
-                            )
+                            if steering is not None:
+                                changes, nchanges = go_all_fields(
+                                    state, xb, rw, rh, roff, waves, outs, matches, off, mc, listed, rb,
+                                    store, row, inversed[c], temperature[c], rng, written, changes, nchanges, count,
+                                )
                             mc = 0
                             counter[c] += 1
                             applied = True
