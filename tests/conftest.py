@@ -122,6 +122,13 @@ def dead_ends(walk: np.ndarray) -> int:
     return int((walk & (around <= 1)).sum())
 
 
+def readme_toml(after: str) -> str:
+    """The first ```toml block of README.md after the text `after` (the docs' examples are run)."""
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    start = text.index("```toml", text.index(after)) + len("```toml")
+    return text[start : text.index("```", start)]
+
+
 def write_recipe(project: Path, name: str, text: str) -> str:
     """Write recipes/NAME.toml under `project`; returns its path relative to it."""
     (project / "recipes").mkdir(exist_ok=True)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import pcg, write_recipe
+from conftest import pcg, readme_toml, write_recipe
 from pipeline.rewrite.program import MapNode, Program, draw_map, every_value, run
 from pipeline.rewrite.resources import ResourceFolder
 from pipeline.rewrite.rule import Alphabet
@@ -196,9 +196,7 @@ input = "grid"
 
 
 def test_the_readme_map_example_runs() -> None:
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    start = text.index("```toml", text.index("**Maps** draw")) + len("```toml")
-    params = tomllib.loads(text[start:text.index("```", start)])["stage"]["rooms"]
+    params = tomllib.loads(readme_toml("**Maps** draw"))["stage"]["rooms"]
     assert params.pop("use") == "rewrite"
     level = stage(**params).run([], np.random.default_rng(1))
     assert level.tiles.shape == (24, 32) and [s.name for s in level.alphabet] == ["wall", "floor"]

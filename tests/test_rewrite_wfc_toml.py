@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from conftest import pcg, write_recipe
+from conftest import pcg, readme_toml, write_recipe
 from pipeline.rewrite.program import Program, RuleNode, WfcNode, run
 from pipeline.rewrite.resources import ResourceFolder
 from pipeline.rewrite.rule import Alphabet
@@ -28,14 +28,11 @@ import test_rewrite_wfc
 from test_rewrite_wfc import SUITE, windows
 
 pytestmark = test_rewrite_wfc.pytestmark  # skipped without MarkovJunior's suite
-README = Path(__file__).resolve().parents[1] / "README.md"
 FLOWERS = {"sample": "Flowers", "n": 3, "shannon": True}
 
 
 def readme_example() -> dict[str, Any]:
-    text = README.read_text()
-    start = text.index("```toml", text.index("**Wave function collapse**")) + len("```toml")
-    return tomllib.loads(text[start : text.index("```", start)])["stage"]["meadow"]
+    return tomllib.loads(readme_toml("**Wave function collapse**"))["stage"]["meadow"]
 
 
 def copy_resources(project: Path) -> None:
@@ -194,9 +191,7 @@ def test_an_inline_wfc_needs_the_resources_folder(tmp_path: Path) -> None:
 
 def test_a_wfc_recipe_builds_through_the_cli_into_a_tmx_map(tmp_path: Path) -> None:
     copy_resources(tmp_path)  # and recipes/, where the README's recipe lives
-    meadow = README.read_text()
-    start = meadow.index("```toml", meadow.index("**Wave function collapse**")) + len("```toml")
-    write_recipe(tmp_path, "meadow", '[pack]\nname = "meadow"\nseed = 5\nmaps = 2\n' + meadow[start : meadow.index("```", start)] + """
+    write_recipe(tmp_path, "meadow", '[pack]\nname = "meadow"\nseed = 5\nmaps = 2\n' + readme_toml("**Wave function collapse**") + """
 [stage.tmx]
 use = "export.tmx"
 input = "meadow"
