@@ -17,7 +17,7 @@ from typing import Any
 from pipeline.rewrite.nodes.convolution_node import NEIGHBORHOODS
 from pipeline.rewrite.program import ConvolutionNode, ConvolutionRule, make_convolution_rule
 from pipeline.rewrite.rule import Alphabet
-from pipeline.rewrite.toml_form import ProgramError, _no_extra, _probability
+from pipeline.rewrite.toml_form import ProgramError, no_extra, probability
 
 _NODE_OPTIONS = ("convolution", "neighborhood", "periodic", "steps")
 _RULE_OPTIONS = ("rule", "values", "sum", "p")
@@ -25,7 +25,7 @@ _RULE_OPTIONS = ("rule", "values", "sum", "p")
 
 def parse_convolution(data: dict[str, Any], alphabet: Alphabet, where: str) -> ConvolutionNode:
     """A ConvolutionNode from its table; `where` names the table in errors."""
-    _no_extra(data, _NODE_OPTIONS, where)
+    no_extra(data, _NODE_OPTIONS, where)
     here = f"{where}." if where else ""
     neighborhood = data.get("neighborhood")
     if neighborhood not in NEIGHBORHOODS:
@@ -51,7 +51,7 @@ def _rule(item: Any, alphabet: Alphabet, where: str) -> ConvolutionRule:
     values = sums = None
     p = 1.0
     if isinstance(item, dict):
-        _no_extra(item, _RULE_OPTIONS, where)
+        no_extra(item, _RULE_OPTIONS, where)
         if "rule" not in item:
             raise ProgramError(where, 'a rule table needs `rule = "IN=OUT"`')
         values = item.get("values")
@@ -62,7 +62,7 @@ def _rule(item: Any, alphabet: Alphabet, where: str) -> ConvolutionRule:
             sums = str(sums)
         if sums is not None and not isinstance(sums, str):
             raise ProgramError(f"{where}.sum", f'must be counts such as "5..8" or "0,1,4..8" (got {sums!r})')
-        p = _probability(item.get("p", 1.0), f"{where}.p")
+        p = probability(item.get("p", 1.0), f"{where}.p")
         item = item["rule"]
     if not isinstance(item, str) or item.count("=") != 1:
         raise ProgramError(where, f'a convolution rule is "IN=OUT" or a table {{ rule = "IN=OUT", values = "A", sum = "5..8" }} (got {item!r})')

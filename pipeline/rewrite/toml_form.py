@@ -63,7 +63,7 @@ def parse_node(data: Any, alphabet: Alphabet, group: str, where: str, read: Reso
 
         return parse_wfc(data, alphabet, group, where, read)
     if kind in BRANCH_KINDS:
-        _no_extra(data, (kind, "symmetry"), where)
+        no_extra(data, (kind, "symmetry"), where)
         body = data[kind]
         if not isinstance(body, list) or not body:
             raise ProgramError(here, "must be a non-empty list of nodes")
@@ -74,19 +74,19 @@ def parse_node(data: Any, alphabet: Alphabet, group: str, where: str, read: Reso
 
         return parse_convolution(data, alphabet, where)
     if kind == "path":
-        _no_extra(data, ("path",), where)
+        no_extra(data, ("path",), where)
         return _parse_path(data["path"], alphabet, here)
     if kind == "map":
-        _no_extra(data, _MAP_OPTIONS, where)
+        no_extra(data, _MAP_OPTIONS, where)
         return _parse_map(data, alphabet, group, where, read)
     if kind == "convchain":
-        _no_extra(data, ("convchain",), where)
+        no_extra(data, ("convchain",), where)
         return _parse_convchain(data["convchain"], alphabet, group, here, read)
-    _no_extra(data, (kind, *_RULE_NODE_OPTIONS), where)
+    no_extra(data, (kind, *_RULE_NODE_OPTIONS), where)
     steps = data.get("steps", 0)
     if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
         raise ProgramError(f"{where}.steps" if where else "steps", f"must be a whole number >= 0 (got {steps!r})")
-    p = _probability(data.get("p", 1.0), f"{where}.p" if where else "p")
+    p = probability(data.get("p", 1.0), f"{where}.p" if where else "p")
     body = data[kind]
     items = body if isinstance(body, list) else [body]
     if not items:
@@ -115,7 +115,7 @@ def _parse_observes(body: Any, alphabet: Alphabet, where: str) -> tuple[Observe,
         spot = f"{where}[{i}]"
         if not isinstance(item, dict):
             raise ProgramError(spot, 'an observation is a table such as { value = "G", from = "B", to = "R" }')
-        _no_extra(item, ("value", "from", "to"), spot)
+        no_extra(item, ("value", "from", "to"), spot)
         for key in ("value", "to"):
             if not isinstance(item.get(key), str) or not item[key]:
                 raise ProgramError(f"{spot}.{key}", "is required: a string of values")
@@ -160,7 +160,7 @@ def _parse_fields(body: Any, alphabet: Alphabet, where: str) -> tuple[Field, ...
         spot = f"{where}[{i}]"
         if not isinstance(item, dict):
             raise ProgramError(spot, 'a field is a table such as { for = "R", on = "B", to = "W" }')
-        _no_extra(item, _FIELD_OPTIONS, spot)
+        no_extra(item, _FIELD_OPTIONS, spot)
         for key in ("for", "on"):
             if not isinstance(item.get(key), str) or not item[key]:
                 raise ProgramError(f"{spot}.{key}", "is required: a string of values")
@@ -183,11 +183,11 @@ def _parse_fields(body: Any, alphabet: Alphabet, where: str) -> tuple[Field, ...
 
 def _parse_rule(item: Any, alphabet: Alphabet, group: str, p: float, where: str) -> list[Rule]:
     if isinstance(item, dict):
-        _no_extra(item, ("rule", "p", "symmetry"), where)
+        no_extra(item, ("rule", "p", "symmetry"), where)
         if "rule" not in item:
             raise ProgramError(where, 'a rule table needs `rule = "IN=OUT"`')
         group = _symmetry(item, group, where)
-        p = _probability(item.get("p", p), f"{where}.p")
+        p = probability(item.get("p", p), f"{where}.p")
         item = item["rule"]
     if not isinstance(item, str):
         raise ProgramError(where, f'a rule is a string "IN=OUT" or a table {{ rule = "IN=OUT", p = 0.5 }} (got {item!r})')
@@ -254,7 +254,7 @@ def _factor(value: Any, where: str) -> tuple[int, int]:
 def _parse_path(body: Any, alphabet: Alphabet, where: str) -> PathNode:
     if not isinstance(body, dict):
         raise ProgramError(where, 'must be a table such as { from = "R", to = "W", on = "B" }')
-    _no_extra(body, _PATH_OPTIONS, where)
+    no_extra(body, _PATH_OPTIONS, where)
     for key in ("from", "to", "on"):
         if not isinstance(body.get(key), str) or not body[key]:
             raise ProgramError(f"{where}.{key}", "is required: a string of values")
@@ -279,7 +279,7 @@ def _parse_path(body: Any, alphabet: Alphabet, where: str) -> PathNode:
 def _parse_convchain(body: Any, alphabet: Alphabet, group: str, where: str, read: ResourceReader | None) -> Node:
     if not isinstance(body, dict):
         raise ProgramError(where, 'must be a table such as { sample = "Maze", on = "B", black = "D", white = "A" }')
-    _no_extra(body, _CONVCHAIN_OPTIONS, where)
+    no_extra(body, _CONVCHAIN_OPTIONS, where)
     for key in ("sample", "on", "black", "white"):
         if not isinstance(body.get(key), str) or not body[key]:
             raise ProgramError(f"{where}.{key}", "is required: a string" + (" (the sample's name)" if key == "sample" else " (one value)"))
@@ -315,13 +315,13 @@ def _symmetry(data: dict[str, Any], inherited: str, where: str) -> str:
         raise ProgramError(f"{where}.symmetry" if where else "symmetry", str(exc)) from None
 
 
-def _probability(p: Any, where: str) -> float:
+def probability(p: Any, where: str) -> float:
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
         raise ProgramError(where, f"must be a number from 0 to 1 (got {p!r})")
     return float(p)
 
 
-def _no_extra(data: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
+def no_extra(data: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
     extra = [k for k in data if k not in allowed]
     if extra:
         raise ProgramError(where, f"unknown key {extra[0]!r} here (allowed: {', '.join(allowed)})")

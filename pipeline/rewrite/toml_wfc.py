@@ -20,7 +20,7 @@ from typing import Any
 from pipeline.rewrite.program import WfcNode
 from pipeline.rewrite.resources import ResourceReader
 from pipeline.rewrite.rule import Alphabet
-from pipeline.rewrite.toml_form import ProgramError, _no_extra, parse_node
+from pipeline.rewrite.toml_form import ProgramError, no_extra, parse_node
 from pipeline.rewrite.wfc import build
 from pipeline.rewrite.wfc.overlap import OverlapModel
 from pipeline.rewrite.wfc.tiles import Tileset
@@ -33,7 +33,7 @@ _NO_READER = 'an inline program reads samples and tilesets from the stage\'s res
 
 def parse_wfc(data: dict[str, Any], alphabet: Alphabet, group: str, where: str, read: ResourceReader | None) -> WfcNode:
     """A WfcNode from its table (`group` already includes the table's own `symmetry`)."""
-    _no_extra(data, _NODE_OPTIONS, where)
+    no_extra(data, _NODE_OPTIONS, where)
 
     def key(name: str) -> str:
         return f"{where}.{name}" if where else name
@@ -43,7 +43,7 @@ def parse_wfc(data: dict[str, Any], alphabet: Alphabet, group: str, where: str, 
     if not isinstance(body, dict) or ("sample" in body) == ("tileset" in body):
         raise ProgramError(here, 'must be a table with one of sample (overlapping) and tileset (tiled), such as { sample = "Flowers", n = 3 }')
     overlapping = "sample" in body
-    _no_extra(body, _SAMPLE_OPTIONS if overlapping else _TILESET_OPTIONS, here)
+    no_extra(body, _SAMPLE_OPTIONS if overlapping else _TILESET_OPTIONS, here)
     for name in ("sample", "tileset", "tiles"):
         if name in body and (not isinstance(body[name], str) or not body[name]):
             raise ProgramError(f"{here}.{name}", f"must be a name (got {body[name]!r})")

@@ -15,7 +15,7 @@ from pipeline.rewrite.nodes.convolution_node import NEIGHBORHOODS
 from pipeline.rewrite.program import ConvolutionNode, ConvolutionRule, make_convolution_rule
 from pipeline.rewrite.rule import Alphabet
 from pipeline.rewrite.toml_form import ProgramError
-from pipeline.rewrite.xml_form import Element, _bool, _check_attrs, _int, _no_children
+from pipeline.rewrite.xml_form import Element, bool_attr, check_attrs, int_attr, no_children
 
 _NODE_ATTRS = {"neighborhood", "periodic", "steps"}
 _RULE_ATTRS = {"in", "out", "values", "sum", "p"}
@@ -33,9 +33,9 @@ def read_convolution(el: Element, alphabet: Alphabet, root_attrs: set[str]) -> C
         stray = sorted((_RULE_ATTRS - root_attrs) & set(el.attrs))
         if stray:
             raise ProgramError(where, f"<convolution> has both {stray[0]}= and <rule> children (the reference reads rules from the children only)")
-        _check_attrs(el, _NODE_ATTRS | root_attrs)
+        check_attrs(el, _NODE_ATTRS | root_attrs)
     else:
-        _check_attrs(el, _NODE_ATTRS | _RULE_ATTRS | root_attrs)
+        check_attrs(el, _NODE_ATTRS | _RULE_ATTRS | root_attrs)
     neighborhood = el.attrs.get("neighborhood")
     if neighborhood is None:
         raise ProgramError(where, f"<convolution> needs neighborhood ({' or '.join(NEIGHBORHOODS)})")
@@ -44,10 +44,10 @@ def read_convolution(el: Element, alphabet: Alphabet, root_attrs: set[str]) -> C
     rules: list[ConvolutionRule] = []
     for rel in rule_elements or [el]:
         if rel is not el:
-            _check_attrs(rel, _RULE_ATTRS)
-            _no_children(rel)
+            check_attrs(rel, _RULE_ATTRS)
+            no_children(rel)
         rules.append(_rule(rel, alphabet))
-    return ConvolutionNode(tuple(rules), neighborhood, _bool(el, "periodic"), _int(el, "steps", 0))  # type: ignore[arg-type]
+    return ConvolutionNode(tuple(rules), neighborhood, bool_attr(el, "periodic"), int_attr(el, "steps", 0))  # type: ignore[arg-type]
 
 
 def _rule(el: Element, alphabet: Alphabet) -> ConvolutionRule:

@@ -123,7 +123,7 @@ def load_model(text: str, read_resource: ResourceReader | None = None) -> Progra
 def _collect_unions(el: Element, out: list[tuple[str, str]]) -> None:
     for child in el.children:
         if child.tag == "union":
-            _check_attrs(child, {"symbol", "values"})
+            check_attrs(child, {"symbol", "values"})
             sym, vals = child.attrs.get("symbol"), child.attrs.get("values")
             if sym is None or vals is None:
                 raise ProgramError(f"line {child.line}", "<union> needs symbol and values")
@@ -137,17 +137,17 @@ def _node(el: Element, reading: _Reading, group: str, is_root: bool = False) -> 
     root_attrs = _ROOT if is_root else set()
     group = _symmetry(el, group)
     if el.tag in BRANCH_KINDS:
-        _check_attrs(el, {"symmetry"} | root_attrs)
+        check_attrs(el, {"symmetry"} | root_attrs)
         kids = [c for c in el.children if c.tag != "union"]
         if not kids:
             raise ProgramError(where, f"<{el.tag}> has no child nodes")
         return BranchNode(el.tag, tuple(_node(c, reading, group) for c in kids))  # type: ignore[arg-type]
     if el.tag == "map":
-        _check_attrs(el, _MAP_ATTRS | root_attrs)
+        check_attrs(el, _MAP_ATTRS | root_attrs)
         return _map(el, reading, group)
     if el.tag == "path":
-        _check_attrs(el, _PATH_ATTRS | root_attrs)
-        _no_children(el)
+        check_attrs(el, _PATH_ATTRS | root_attrs)
+        no_children(el)
         return _path(el, reading.alphabet)
     if el.tag == "convolution":
         # Imported here: that module reads with this one's helpers.
@@ -155,11 +155,11 @@ def _node(el: Element, reading: _Reading, group: str, is_root: bool = False) -> 
 
         return read_convolution(el, reading.alphabet, root_attrs)
     if el.tag == "convchain":
-        _check_attrs(el, _CONVCHAIN_ATTRS | root_attrs)
-        _no_children(el)
+        check_attrs(el, _CONVCHAIN_ATTRS | root_attrs)
+        no_children(el)
         return _convchain(el, reading, group)
     if el.tag in RULE_KINDS:
-        _check_attrs(el, _RULE_NODE_ATTRS | root_attrs)
+        check_attrs(el, _RULE_NODE_ATTRS | root_attrs)
         rule_elements = [c for c in el.children if c.tag == "rule"]
         for c in el.children:
             if c.tag not in ("rule", "field", "observe"):
@@ -171,12 +171,12 @@ def _node(el: Element, reading: _Reading, group: str, is_root: bool = False) -> 
         rules: list[Rule] = []
         for rel in rule_elements or [el]:
             if rel is not el:
-                _check_attrs(rel, _RULE_ATTRS)
-                _no_children(rel)
+                check_attrs(rel, _RULE_ATTRS)
+                no_children(rel)
             rules.extend(_rule(rel, reading, _symmetry(rel, group) if rel is not el else group))
-        steps = _int(el, "steps", 0)
+        steps = int_attr(el, "steps", 0)
         fields = tuple(_field(c, reading.alphabet) for c in el.children if c.tag == "field")
-        temperature = _float(el, "temperature", 0.0)
+        temperature = float_attr(el, "temperature", 0.0)
         observes = tuple(_observe(c, reading.alphabet) for c in el.children if c.tag == "observe")
         if not observes:
             # The reference reads search, limit and depthCoefficient only beside observations.
@@ -198,7 +198,7 @@ def _wfc(el: Element, reading: _Reading, group: str) -> WfcNode:
     or `<wfc tileset="Knots2D" [tiles="Knots2D/sub"] values="...">` (tiled; the rules' outputs
     are tile names); the other children are nodes run on the new grid."""
     where = f"line {el.line}"
-    _check_attrs(el, _WFC_ATTRS)
+    check_attrs(el, _WFC_ATTRS)
     if ("sample" in el.attrs) == ("tileset" in el.attrs):
         raise ProgramError(where, "<wfc> needs exactly one of sample (overlapping model) and tileset (tiled model)")
     if "values" not in el.attrs:
@@ -212,24 +212,24 @@ def _wfc(el: Element, reading: _Reading, group: str) -> WfcNode:
     group = _symmetry(el, group)
     rule_elements = [rel for rel in el.children if rel.tag == "rule"]
     for rel in rule_elements:
-        _check_attrs(rel, {"in", "out"})
-        _no_children(rel)
+        check_attrs(rel, {"in", "out"})
+        no_children(rel)
     no_reader = "no resources folder to read it from (load the model through the rewrite stage)"
     try:
         model: OverlapModel | Tileset
         if "sample" in el.attrs:
-            periodic_input = _bool(el, "periodicInput", True)
-            model = wfc_build.overlap_model(reading.read, el.attrs["sample"], alphabet.values, _int(el, "n", 3), group, periodic_input, no_reader)
+            periodic_input = bool_attr(el, "periodicInput", True)
+            model = wfc_build.overlap_model(reading.read, el.attrs["sample"], alphabet.values, int_attr(el, "n", 3), group, periodic_input, no_reader)
             # The reference reads the first character of each alternative.
             outs = [[name[:1] for name in rel.attrs.get("out", "").split("|")] for rel in rule_elements]
             n, periodic = model.n, True  # the reference's overlapping wave always wraps
         else:
             model = wfc_build.tiled_model(reading.read, el.attrs["tileset"], el.attrs.get("tiles"), alphabet.values, no_reader)
             outs = [rel.attrs.get("out", "").split("|") for rel in rule_elements]
-            n, periodic = 1, _bool(el, "periodic")
+            n, periodic = 1, bool_attr(el, "periodic")
         start = wfc_build.start_table(reading.alphabet, alphabet, model, [(rel.attrs.get("in", ""), out) for rel, out in zip(rule_elements, outs)])
-        tries = _int(el, "tries", 1000)
-        overlap = _int(el, "overlap", 0) if isinstance(model, Tileset) else 0
+        tries = int_attr(el, "tries", 1000)
+        overlap = int_attr(el, "overlap", 0) if isinstance(model, Tileset) else 0
         wfc_build.check_counts(model, tries, overlap)
     except wfc_build.WfcError as exc:
         if exc.rule is not None:
@@ -238,7 +238,7 @@ def _wfc(el: Element, reading: _Reading, group: str) -> WfcNode:
         raise ProgramError(where, f"<wfc {exc.key}=...>: {exc.message}") from None
     inner = _Reading(alphabet, el.attrs.get("folder"), reading.read)
     kids = tuple(_node(c, inner, group) for c in el.children if c.tag not in ("rule", "union"))
-    return WfcNode(alphabet, model, start, n, periodic, _bool(el, "shannon"), tries, kids, overlap)
+    return WfcNode(alphabet, model, start, n, periodic, bool_attr(el, "shannon"), tries, kids, overlap)
 
 
 def _rule(el: Element, reading: _Reading, group: str) -> list[Rule]:
@@ -374,8 +374,8 @@ def _map(el: Element, reading: _Reading, group: str) -> MapNode:
         raise ProgramError(where, str(exc)) from None
     rules: list[Rule] = []
     for rel in (c for c in el.children if c.tag == "rule"):
-        _check_attrs(rel, _MAP_RULE_ATTRS)
-        _no_children(rel)
+        check_attrs(rel, _MAP_RULE_ATTRS)
+        no_children(rel)
         if "in" not in rel.attrs or "out" not in rel.attrs:
             raise ProgramError(f"line {rel.line}", "a map's <rule> needs in (old grid's values) and out (new grid's values)")
         try:
@@ -410,9 +410,9 @@ def _path(el: Element, alphabet: Alphabet) -> PathNode:
             finish=alphabet.waves(el.attrs["to"]),
             on=alphabet.waves(el.attrs["on"]),
             color=alphabet.value(el.attrs.get("color", el.attrs["from"][0])),
-            inertia=_bool(el, "inertia"),
-            longest=_bool(el, "longest"),
-            edges=_bool(el, "edges"),
+            inertia=bool_attr(el, "inertia"),
+            longest=bool_attr(el, "longest"),
+            edges=bool_attr(el, "edges"),
         )
     except ValueError as exc:
         raise ProgramError(where, str(exc)) from None
@@ -426,7 +426,7 @@ def _convchain(el: Element, reading: _Reading, group: str) -> Node:
     for key in ("sample", "on", "black", "white"):
         if not el.attrs.get(key):
             raise ProgramError(where, f"<convchain> needs {key}")
-    n, temperature, steps = _int(el, "n", 3), _float(el, "temperature", 1.0), _int(el, "steps", 0)
+    n, temperature, steps = int_attr(el, "n", 3), float_attr(el, "temperature", 1.0), int_attr(el, "steps", 0)
     try:
         return make_convchain(
             reading.alphabet, reading.read, el.attrs["sample"], el.attrs["on"], el.attrs["black"], el.attrs["white"],
@@ -439,8 +439,8 @@ def _convchain(el: Element, reading: _Reading, group: str) -> Node:
 
 def _field(el: Element, alphabet: Alphabet) -> Field:
     """`<field for="R" on="B" to="W"/>` (or `from=` instead of `to=`, counting the other way)."""
-    _check_attrs(el, _FIELD_ATTRS)
-    _no_children(el)
+    check_attrs(el, _FIELD_ATTRS)
+    no_children(el)
     where = f"line {el.line}"
     for key in ("for", "on"):
         if not el.attrs.get(key):
@@ -450,7 +450,7 @@ def _field(el: Element, alphabet: Alphabet) -> Field:
     try:
         return make_field(
             alphabet, el.attrs["for"], el.attrs["on"], el.attrs.get("to", el.attrs.get("from", "")),
-            inversed="from" in el.attrs, recompute=_bool(el, "recompute"), essential=_bool(el, "essential"),
+            inversed="from" in el.attrs, recompute=bool_attr(el, "recompute"), essential=bool_attr(el, "essential"),
         )
     except ValueError as exc:
         raise ProgramError(where, str(exc)) from None
@@ -458,8 +458,8 @@ def _field(el: Element, alphabet: Alphabet) -> Field:
 
 def _observe(el: Element, alphabet: Alphabet) -> Observe:
     """`<observe value="G" from="B" to="R"/>`: G cells are B now and must end R."""
-    _check_attrs(el, _OBSERVE_ATTRS)
-    _no_children(el)
+    check_attrs(el, _OBSERVE_ATTRS)
+    no_children(el)
     where = f"line {el.line}"
     for key in ("value", "to"):
         if not el.attrs.get(key):
@@ -474,7 +474,7 @@ def _search(el: Element) -> tuple[bool, int, float]:
     """(search, limit, depthCoefficient) of an observing node; limit -1 is no cap, and a negative
     depthCoefficient makes the search depth first."""
     where = f"line {el.line}"
-    searching = _bool(el, "search")
+    searching = bool_attr(el, "search")
     if searching and el.tag not in ("one", "all"):
         raise ProgramError(where, f"<{el.tag} search=True>: search is supported on <one> and <all> nodes only")
     text = el.attrs.get("limit", "-1")
@@ -492,7 +492,7 @@ def _search(el: Element) -> tuple[bool, int, float]:
     return searching, max(limit, -1), depth_coefficient
 
 
-def _float(el: Element, name: str, default: float) -> float:
+def float_attr(el: Element, name: str, default: float) -> float:
     text = el.attrs.get(name)
     if text is None:
         return default
@@ -515,7 +515,7 @@ def _symmetry(el: Element, inherited: str) -> str:
         raise ProgramError(f"line {el.line}", str(exc)) from None
 
 
-def _check_attrs(el: Element, allowed: set[str]) -> None:
+def check_attrs(el: Element, allowed: set[str]) -> None:
     for name in el.attrs:
         if name in allowed or name in _IGNORED:
             continue
@@ -524,12 +524,12 @@ def _check_attrs(el: Element, allowed: set[str]) -> None:
         raise ProgramError(f"line {el.line}", f"<{el.tag}> has an unknown attribute {name!r} (known: {', '.join(sorted(allowed))})")
 
 
-def _no_children(el: Element) -> None:
+def no_children(el: Element) -> None:
     for c in el.children:
         raise ProgramError(f"line {c.line}", f"unexpected <{c.tag}> inside <{el.tag}>")
 
 
-def _int(el: Element, name: str, default: int) -> int:
+def int_attr(el: Element, name: str, default: int) -> int:
     text = el.attrs.get(name)
     if text is None:
         return default
@@ -542,7 +542,7 @@ def _int(el: Element, name: str, default: int) -> int:
     return value
 
 
-def _bool(el: Element, name: str, default: bool = False) -> bool:
+def bool_attr(el: Element, name: str, default: bool = False) -> bool:
     text = el.attrs.get(name, "true" if default else "false").lower()
     if text not in ("true", "false"):
         raise ProgramError(f"line {el.line}", f"{name}={el.attrs[name]!r} must be True or False")
