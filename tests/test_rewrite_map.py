@@ -15,7 +15,7 @@ from PIL import Image
 
 from conftest import pcg, readme_toml, write_recipe
 from pipeline.rewrite.program import MapNode, Program, draw_map, every_value, run
-from pipeline.rewrite.resources import ResourceFolder
+from pipeline.rewrite.resources import ResourceError, ResourceFolder
 from pipeline.rewrite.rule import Alphabet
 from pipeline.rewrite.toml_form import ProgramError, parse_node
 from pipeline.rewrite.xml_form import load_model
@@ -201,3 +201,25 @@ def test_the_readme_map_example_runs() -> None:
     level = stage(**params).run([], np.random.default_rng(1))
     assert level.tiles.shape == (24, 32) and [s.name for s in level.alphabet] == ["wall", "floor"]
     assert level.properties["rewrite_steps"] == 1 + 1 + 20 + 1
+
+
+def test_a_maps_rule_images_come_from_its_own_folder_not_the_roots() -> None:
+    asked: list[str] = []
+
+    def read(path: str) -> bytes:
+        asked.append(path)
+        raise ResourceError("not here")
+
+    model = '<sequence values="BW" folder="Root">\n<map scale="1 1 1" values="DA">\n<rule in="B" out="D"/>\n<one file="Piece" legend="DA"/>\n</map></sequence>'
+    with pytest.raises(ProgramError):
+        load_model(model, read)
+    assert asked == ["rules/Piece.png"]
+    with pytest.raises(ProgramError):
+        load_model(model.replace('values="DA"', 'values="DA" folder="Own"'), read)
+    assert asked[-1] == "rules/Own/Piece.png"
+
+
+def test_a_map_too_large_is_a_clear_error() -> None:
+    prog = toml_program("BW", {"map": "B=D", "scale": [10_000, 10_000], "values": "DA"})
+    with pytest.raises(ValueError, match="at most 64 M"):
+        run(prog, np.zeros((2, 2), np.uint8), np.random.default_rng(0), 10)

@@ -277,7 +277,8 @@ def test_toml_search_and_its_options() -> None:
         ({"observe": [{"value": "GB", "to": "R"}]}, "must be one value"),
         ({"observe": [{"value": "Q", "to": "R"}]}, "not a value"),
         ({"observe": [{"value": "G", "to": "R", "at": 1}]}, "unknown key 'at'"),
-        ({"observe": [{"value": "G", "to": "R"}], "limit": 5}, "only acts with search"),
+        ({"observe": [{"value": "G", "to": "R"}], "limit": 5}, "^limit: only acts with search"),
+        ({"observe": [{"value": "G", "to": "R"}], "search": False, "depth_coefficient": 1.0}, "^depth_coefficient: only acts with search"),
         ({"observe": [{"value": "G", "to": "R"}], "search": "yes"}, "true or false"),
     ],
 )

@@ -216,3 +216,20 @@ def test_xml_errors_name_the_line_and_the_file(model: str, words: list[str]) -> 
     for word in words:
         assert word in str(info.value)
 
+
+
+def test_a_truncated_vox_tile_is_a_clear_error() -> None:
+    import struct
+
+    from pipeline.rewrite.wfc.vox import VoxError
+
+    size = b"SIZE" + struct.pack("<ii", 12, 0) + struct.pack("<iii", 2, 2, 1)
+    with pytest.raises(VoxError, match="XYZI chunk is too short"):
+        read_vox(b"VOX " + struct.pack("<i", 150) + size + b"XYZI" + struct.pack("<ii", 0, 0))
+
+
+def test_a_wfc_must_be_the_last_node_of_its_branch() -> None:
+    # After a failed collapse the reference goes on with the nodes after it; refused, not run otherwise.
+    text = '<sequence values="BW">\n<wfc sample="Flowers" values="zYgN"><rule in="B" out="N"/></wfc>\n<one in="B" out="W"/></sequence>'
+    with pytest.raises(ProgramError, match="line 2: <wfc> must be the last node of its branch"):
+        load_model(text, ResourceFolder(SUITE, "resources").read)

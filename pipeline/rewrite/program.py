@@ -487,6 +487,10 @@ def _arguments(program: Program) -> tuple[Any, ...]:
     return flatten(program).arguments()
 
 
+# A grid a map or wfc node makes may be no larger than a stage's `size` may be.
+MAX_CELLS = 64_000_000
+
+
 class RunResult(NamedTuple):
     state: np.ndarray  # (h, w) uint8 indices of `values`
     turns: int
@@ -543,14 +547,18 @@ def run(
             state = draw_map(node, state)
             turns += 1
         else:
-            from pipeline.rewrite.wfc.go import go_wfc  # it imports WfcNode from here
+            from pipeline.rewrite.wfc.go import go_wfc, new_size  # it imports WfcNode from here
 
+            big_w, big_h = new_size(node, state.shape[1], state.shape[0])
+            if big_w * big_h > MAX_CELLS:
+                raise ValueError(f"wfc: tiles of {node.model.size} cells make the {state.shape[1]}x{state.shape[0]} grid {big_w}x{big_h} cells, more than 64 M")
             collapsed = go_wfc(node, state, rng, record_frames)
             if record_frames and len(collapsed.frames):
                 legs.append((node.alphabet.values, collapsed.frames))
             if collapsed.state is None:
-                # The node fails on its first turn and, having no parent, ends the run on the
-                # grid it was given, as in the reference.
+                # The node fails on its first turn, and the run ends on the grid it was given:
+                # as in the reference for a wfc that is the last node of its branch, which the
+                # readers require (xml_form.WFC_LAST).
                 turns += 1
                 finished = True
                 break
@@ -575,8 +583,8 @@ def draw_map(node: MapNode, state: np.ndarray) -> np.ndarray:
     (nx, dx), (ny, dy) = node.scale
     h, w = state.shape
     size = (map_node.scaled(h, ny, dy), map_node.scaled(w, nx, dx))
-    if min(size) < 1:
-        raise ValueError(f"map: scale {nx}/{dx} x {ny}/{dy} makes the {w}x{h} grid {size[1]}x{size[0]} cells")
+    if min(size) < 1 or size[0] * size[1] > MAX_CELLS:
+        raise ValueError(f"map: scale {nx}/{dx} x {ny}/{dy} makes the {w}x{h} grid {size[1]}x{size[0]} cells (at least 1, at most 64 M)")
     grid = np.zeros(size, dtype=np.uint8)
     for rule in node.rules:
         map_node.write_rule(state, grid, rule.inp, rule.out, nx, dx, ny, dy)

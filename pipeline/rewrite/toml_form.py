@@ -25,7 +25,7 @@ import numpy as np
 from pipeline.rewrite import symmetry
 from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS
 from pipeline.rewrite.convchain import make_convchain
-from pipeline.rewrite.program import BranchNode, Field, MapNode, Node, Observe, PathNode, RuleNode, make_field, make_observe
+from pipeline.rewrite.program import BranchNode, Field, MapNode, Node, Observe, PathNode, RuleNode, WfcNode, make_field, make_observe
 from pipeline.rewrite.resources import ResourceReader
 from pipeline.rewrite.rule import Alphabet, Rule, parse_pattern, parse_rule, split_rule
 
@@ -67,7 +67,11 @@ def parse_node(data: Any, alphabet: Alphabet, group: str, where: str, read: Reso
         body = data[kind]
         if not isinstance(body, list) or not body:
             raise ProgramError(here, "must be a non-empty list of nodes")
-        return BranchNode(kind, tuple(parse_node(child, alphabet, group, f"{here}[{i}]", read) for i, child in enumerate(body)))  # type: ignore[arg-type]
+        nodes = tuple(parse_node(child, alphabet, group, f"{here}[{i}]", read) for i, child in enumerate(body))
+        for i, node in enumerate(nodes[:-1]):
+            if isinstance(node, WfcNode):
+                raise ProgramError(f"{here}[{i}]", "a wfc node must be the last of its branch (after a failed collapse MarkovJunior goes on with the nodes after it, which this engine does not)")
+        return BranchNode(kind, nodes)  # type: ignore[arg-type]
     if kind == "convolution":
         # Imported here: that module reads with this one's helpers.
         from pipeline.rewrite.toml_convolution import parse_convolution
@@ -141,7 +145,7 @@ def _parse_search(data: dict[str, Any], kind: str, observes: bool, where: str) -
     if search and kind not in ("one", "all"):
         raise ProgramError(f"{spot}search", "is supported on one and all nodes only")
     if not search and ("limit" in data or "depth_coefficient" in data):
-        raise ProgramError(f"{spot}{given[0]}", "only acts with search = true")
+        raise ProgramError(f"{spot}{'limit' if 'limit' in data else 'depth_coefficient'}", "only acts with search = true")
     limit = data.get("limit", -1)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < -1:
         raise ProgramError(f"{spot}limit", f"must be a whole number, -1 for no cap (got {limit!r})")

@@ -41,11 +41,15 @@ _RULE_NODE_ATTRS = {"steps", "symmetry", "p", "temperature", "search", "limit", 
 _FIELD_ATTRS = {"for", "on", "to", "from", "recompute", "essential"}
 _OBSERVE_ATTRS = {"value", "from", "to"}
 _PATH_ATTRS = {"from", "to", "on", "color", "inertia", "longest", "edges"}
+# After a wfc node that collapsed, nothing of its branch runs (the program ends with its
+# children); after one that failed, the reference runs its next siblings in the same step, which
+# a handover to a new grid cannot do here. Refused rather than run differently.
+WFC_LAST = "<wfc> must be the last node of its branch (after a failed collapse MarkovJunior goes on with the nodes after it, which this engine does not)"
 _MAP_ATTRS = {"scale", "values", "symmetry", "folder"}
 _MAP_RULE_ATTRS = {"in", "out", "symmetry", "p"}  # p is read and unused, as in the reference
 _CONVCHAIN_ATTRS = {"sample", "on", "black", "white", "n", "temperature", "steps", "symmetry"}
 _UNSUPPORTED_ATTRS = {
-    "folder": "folder below the root (MarkovJunior reads it only where a grid is made: on the model's root element and on map nodes)",
+    "folder": "folder here (MarkovJunior reads it only where a grid is made: on the model's root element and on map and wfc nodes)",
     "transparent": "transparent (a 3D rendering option)",
 }
 
@@ -55,7 +59,7 @@ class _Reading:
     """What every node of one model reads with: its alphabet and where its rule images are."""
 
     alphabet: Alphabet
-    folder: str | None  # the root's `folder`: rule images are then rules/<folder>/<name>.png
+    folder: str | None  # the grid's `folder` (the root's, a map's or a wfc's): rules/<folder>/<name>.png
     read: ResourceReader | None
 
 
@@ -141,7 +145,11 @@ def _node(el: Element, reading: _Reading, group: str, is_root: bool = False) -> 
         kids = [c for c in el.children if c.tag != "union"]
         if not kids:
             raise ProgramError(where, f"<{el.tag}> has no child nodes")
-        return BranchNode(el.tag, tuple(_node(c, reading, group) for c in kids))  # type: ignore[arg-type]
+        nodes = tuple(_node(c, reading, group) for c in kids)
+        for c, node in zip(kids[:-1], nodes[:-1]):
+            if isinstance(node, WfcNode):
+                raise ProgramError(f"line {c.line}", WFC_LAST)
+        return BranchNode(el.tag, nodes)  # type: ignore[arg-type]
     if el.tag == "map":
         check_attrs(el, _MAP_ATTRS | root_attrs)
         return _map(el, reading, group)
@@ -182,7 +190,6 @@ def _node(el: Element, reading: _Reading, group: str, is_root: bool = False) -> 
             # The reference reads search, limit and depthCoefficient only beside observations.
             return RuleNode(el.tag, tuple(rules), steps, fields, temperature)  # type: ignore[arg-type]
         return RuleNode(el.tag, tuple(rules), steps, fields, temperature, observes, *_search(el))  # type: ignore[arg-type]
-        return RuleNode(el.tag, tuple(rules), steps, fields, temperature)  # type: ignore[arg-type]
     if el.tag == "wfc":
         if is_root:
             raise ProgramError(where, "<wfc> makes a grid from the one before it, so it cannot be the model's root (put it in a <sequence>)")
@@ -385,7 +392,9 @@ def _map(el: Element, reading: _Reading, group: str) -> MapNode:
         except ValueError as exc:
             raise ProgramError(f"line {rel.line}", str(exc)) from None
         rules.extend(Rule(inp, out).variants(_symmetry(rel, group)))
-    inner = _Reading(alphabet, el.attrs.get("folder", reading.folder), reading.read)
+    # A map makes a grid of its own, whose rule images come from its own `folder` (none: rules/),
+    # not the root's, as in the reference.
+    inner = _Reading(alphabet, el.attrs.get("folder"), reading.read)
     kids = [c for c in el.children if c.tag not in ("rule", "union")]
     children = tuple(_node(c, inner, group) for c in kids)
     return MapNode(alphabet, (factors[0], factors[1]), tuple(rules), children)

@@ -16,7 +16,7 @@ from pipeline.paths import check_relative_dir
 from pipeline.fsio import read_regular
 from pipeline.registry import StageParams, stage
 from pipeline.rewrite import palette, symmetry
-from pipeline.rewrite.program import Program, RunResult, every_value, run
+from pipeline.rewrite.program import MAX_CELLS, Program, RunResult, every_value, run
 from pipeline.rewrite.resources import ResourceFolder
 from pipeline.rewrite.rule import Alphabet
 from pipeline.rewrite.toml_form import ProgramError, parse_node
@@ -79,7 +79,7 @@ class Rewrite(StageParams):
     @field_validator("size")
     @classmethod
     def _size(cls, value: tuple[int, int] | None) -> tuple[int, int] | None:
-        if value is not None and value[0] * value[1] > 64_000_000:
+        if value is not None and value[0] * value[1] > MAX_CELLS:
             raise ValueError(f"{value[0]} x {value[1]} is more than 64 M cells")
         return value
 

@@ -56,6 +56,8 @@ def read_vox(data: bytes) -> Vox:
         elif chunk == b"XYZI" and voxels is None:
             if size is None:
                 raise VoxError("XYZI chunk comes before any SIZE chunk")
+            if content < 4:
+                raise VoxError("XYZI chunk is too short")
             (count,) = struct.unpack_from("<i", body)
             if count < 0 or 4 + 4 * count > content:
                 raise VoxError(f"XYZI chunk lists {count} voxels but holds {max(content - 4, 0) // 4}")
