@@ -185,7 +185,7 @@ def test_fin_fout_folder_and_the_errors_of_image_rules() -> None:
         '<one values="BW" folder="set" in="BBB" fout="out" legend="BW"/>': "input is 3x1 but output is 2x1",
         '<one values="BW" folder="set" fin="in" legend="BW"/>': "needs in and out patterns",
         '<one values="BW" folder="set" file="grow" legend="?W"/>': "colour #000000ff (first at x=0, y=0) is legend '?': unknown symbol '?'",
-        '<sequence values="BW">\n  <one folder="set" file="grow" legend="BW"/>\n</sequence>': "line 2: <one folder=...>: folder below the root",
+        '<sequence values="BW">\n  <one folder="set" file="grow" legend="BW"/>\n</sequence>': "line 2: <one folder=...>: folder on this node",
         '<one values="BW" file="grow" legend="BW"><rule in="B" out="W"/></one>': "has both file= and <rule> children",
     }
     for xml, expected in cases.items():

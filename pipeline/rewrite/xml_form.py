@@ -49,7 +49,7 @@ _MAP_ATTRS = {"scale", "values", "symmetry", "folder"}
 _MAP_RULE_ATTRS = {"in", "out", "symmetry", "p"}  # p is read and unused, as in the reference
 _CONVCHAIN_ATTRS = {"sample", "on", "black", "white", "n", "temperature", "steps", "symmetry"}
 _UNSUPPORTED_ATTRS = {
-    "folder": "folder here (MarkovJunior reads it only where a grid is made: on the model's root element and on map and wfc nodes)",
+    "folder": "folder on this node (MarkovJunior reads it only where a grid is made: on the model's root element and on map and wfc nodes)",
     "transparent": "transparent (a 3D rendering option)",
 }
 
