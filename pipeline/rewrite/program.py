@@ -31,7 +31,7 @@ from pipeline.rewrite import machine
 from pipeline.rewrite.kinds import CODES, MATCHING
 from pipeline.rewrite.nodes import convchain_node, convolution_node, fields, map_node, path_node
 from pipeline.rewrite.nodes.matching import rule_bits
-from pipeline.rewrite.rule import Alphabet, Rule
+from pipeline.rewrite.rule import Alphabet, Rule, parse_pattern
 from pipeline.rewrite.wfc.overlap import OverlapModel
 from pipeline.rewrite.wfc.tiles import Tileset
 
@@ -193,6 +193,14 @@ class WfcNode:
     tries: int
     children: tuple[Node, ...]
     overlap: int = 0  # tiles: cells shared by neighbouring tiles
+
+
+def make_map_rule(old: Alphabet, new: Alphabet, inp: str, out: str, group: str) -> list[Rule]:
+    """A map rule's orientations from its patterns as a program writes them: the input in the
+    current grid's values, the output (of any size) in the new grid's."""
+    waves = np.array([[old.wave(c) for c in row] for row in parse_pattern(inp)], dtype=np.int64)
+    values = np.array([[new.value(c) for c in row] for row in parse_pattern(out)], dtype=np.uint8)
+    return Rule(waves, values).variants(group)
 
 
 Node = Union[RuleNode, PathNode, BranchNode, ConvolutionNode, ConvChainNode, MapNode, WfcNode]
@@ -604,8 +612,7 @@ def _run_leg(program: Program, state: np.ndarray, rng: np.random.Generator, max_
     grid = padded.ravel()
     cap = max(record_frames - 1, 0)
     frames = np.empty((cap, grid.size), dtype=np.uint8)
-    flat = flatten(program)
-    scratch = np.zeros(grid.size << rule_bits(len(flat.rw)), dtype=np.bool_) if verify else None
+    scratch = np.zeros(grid.size << rule_bits(len(flatten(program).rw)), dtype=np.bool_) if verify else None
     outcome, turns, nframes, every, node = machine.run_program(
         grid, w, h, xb, len(program.alphabet.values), *_arguments(program), rng, max_steps, 1 if cap else 0, frames, scratch
     )

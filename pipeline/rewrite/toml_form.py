@@ -20,14 +20,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from pipeline.rewrite import symmetry
 from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS
 from pipeline.rewrite.convchain import make_convchain
-from pipeline.rewrite.program import BranchNode, Field, MapNode, Node, Observe, PathNode, RuleNode, WfcNode, make_field, make_observe
+from pipeline.rewrite.program import BranchNode, Field, MapNode, Node, Observe, PathNode, RuleNode, WfcNode, make_field, make_map_rule, make_observe
 from pipeline.rewrite.resources import ResourceReader
-from pipeline.rewrite.rule import Alphabet, Rule, parse_pattern, parse_rule, split_rule
+from pipeline.rewrite.rule import Alphabet, Rule, parse_rule, split_rule
 
 _RULE_NODE_OPTIONS = ("steps", "symmetry", "p", "fields", "temperature", "observe", "search", "limit", "depth_coefficient")
 _FIELD_OPTIONS = ("for", "on", "to", "from", "recompute", "essential")
@@ -230,12 +228,9 @@ def _parse_map(data: dict[str, Any], alphabet: Alphabet, group: str, where: str,
         if not isinstance(item, str):
             raise ProgramError(spot, f'a map rule is a string "IN=OUT" (got {item!r})')
         try:
-            inp, out = (parse_pattern(side) for side in split_rule(item))
-            waves = np.array([[alphabet.wave(c) for c in row] for row in inp], dtype=np.int64)
-            outs = np.array([[inner.value(c) for c in row] for row in out], dtype=np.uint8)
+            rules.extend(make_map_rule(alphabet, inner, *split_rule(item), group))
         except ValueError as exc:
             raise ProgramError(spot, str(exc)) from None
-        rules.extend(Rule(waves, outs).variants(group))
     then = data.get("then", [])
     if not isinstance(then, list):
         raise ProgramError(key("then"), "must be a list of nodes to run on the new grid")

@@ -17,7 +17,7 @@ from pipeline.rewrite import symmetry
 from pipeline.rewrite.convchain import make_convchain
 from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS, RULE_KINDS
 from pipeline.rewrite.program import (
-    BranchNode, Field, MapNode, Node, Observe, Origin, PathNode, Program, RuleNode, WfcNode, make_field, make_observe,
+    BranchNode, Field, MapNode, Node, Observe, Origin, PathNode, Program, RuleNode, WfcNode, make_field, make_map_rule, make_observe,
 )
 from pipeline.rewrite.resources import ResourceError, ResourceReader
 from pipeline.rewrite.rule import KEEP, Alphabet, Rule, parse_pattern, parse_rule
@@ -385,13 +385,11 @@ def _map(el: Element, reading: _Reading, group: str) -> MapNode:
         no_children(rel)
         if "in" not in rel.attrs or "out" not in rel.attrs:
             raise ProgramError(f"line {rel.line}", "a map's <rule> needs in (old grid's values) and out (new grid's values)")
+        rule_group = _symmetry(rel, group)
         try:
-            rows_in, rows_out = parse_pattern(rel.attrs["in"]), parse_pattern(rel.attrs["out"])
-            inp = np.array([[reading.alphabet.wave(c) for c in row] for row in rows_in], dtype=np.int64)
-            out = np.array([[alphabet.value(c) for c in row] for row in rows_out], dtype=np.uint8)
+            rules.extend(make_map_rule(reading.alphabet, alphabet, rel.attrs["in"], rel.attrs["out"], rule_group))
         except ValueError as exc:
             raise ProgramError(f"line {rel.line}", str(exc)) from None
-        rules.extend(Rule(inp, out).variants(_symmetry(rel, group)))
     # A map makes a grid of its own, whose rule images come from its own `folder` (none: rules/),
     # not the root's, as in the reference.
     inner = _Reading(alphabet, el.attrs.get("folder"), reading.read)
