@@ -312,7 +312,7 @@ def test_each_profile_writes_what_its_engine_accepts(project: Path, profile: str
     [
         ("phaser", "tmx", "", "stage.out.profile: phaser: Phaser loads Tiled JSON only"),
         ("phaser", "tmj", "embed_tileset = false", "stage.out.embed_tileset: must be true with profile 'phaser'"),
-        ("phaser", "tmj", 'encoding = "base64"', "stage.out.encoding: must be 'csv' with profile 'phaser'"),
+        ("phaser", "tmj", 'encoding = "base64"\ncompression = "zlib"', "stage.out.compression: must be 'none' with profile 'phaser'"),
         ("unity", "tmj", "", "stage.out.profile: unity: SuperTiled2Unity imports TMX files"),
         ("love", "tmx", "embed_tileset = false", "stage.out.embed_tileset: must be true with profile 'love'"),
         ("tiled", "tmx", 'compression = "zlib"', 'stage.out.compression: needs encoding = "base64"'),

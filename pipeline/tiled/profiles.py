@@ -1,4 +1,5 @@
-"""Engine profiles: what each engine's Tiled importer accepts, so one option gives files it loads.
+"""Engine profiles: what each engine's Tiled importer accepts and what it makes of the files, so
+one option gives files it loads and imports as meant. docs/engines.md cites the importers' source.
 
 Nothing we write uses zstd (`compression` offers none, zlib and gzip), which is why no profile
 has to forbid it: Unity's SuperTiled2Unity, MonoGame and Phaser cannot read it.
@@ -6,8 +7,11 @@ has to forbid it: Unity's SuperTiled2Unity, MonoGame and Phaser cannot read it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal, Mapping
+
+from pipeline.level import PropertyValue
 
 ProfileName = Literal["tiled", "phaser", "godot", "unity", "love", "bevy"]
 Format = Literal["tmx", "tmj"]
@@ -22,14 +26,26 @@ class Profile:
     encodings: tuple[str, ...]
     compressions: tuple[str, ...]
     why: str  # the reason for the constraints, shown in errors
+    # Compression of base64 data when the recipe sets none (CSV data is never compressed).
+    default_compression: str = "none"
+    # Properties added to objects by shape ("rect", "polyline"), for importers that turn every
+    # such object into a solid collider unless a property says otherwise.
+    object_properties: Mapping[str, Mapping[str, PropertyValue]] = field(default_factory=lambda: MappingProxyType({}))
+    # Prefix of tile property names, for importers that pick tile data out by it.
+    tile_property_prefix: str = ""
 
     def defaults(self, fmt: Format) -> dict[str, object]:
         """Values for the options a recipe left unset."""
         return {
             "embed_tileset": self.embed_tileset if self.embed_tileset is not None else fmt == "tmj",
             "encoding": self.encodings[0],
-            "compression": "none",
+            "compression": self.default_compression,
         }
+
+    @property
+    def changes_bytes(self) -> bool:
+        """Whether the profile writes anything the `tiled` profile would not, given the same options."""
+        return bool(self.object_properties or self.tile_property_prefix)
 
 
 ANY_COMPRESSION = ("none", "zlib", "gzip")
@@ -40,30 +56,42 @@ PROFILES: dict[str, Profile] = {
         Profile("tiled", "Tiled 1.8+", ("tmx", "tmj"), None, ("csv", "base64"), ANY_COMPRESSION, "Tiled reads everything we write"),
         Profile(
             "phaser",
-            "Phaser 3 (this.load.tilemapTiledJSON)",
+            "Phaser 3.60+ (this.load.tilemapTiledJSON)",
             ("tmj",),
             True,
-            ("csv",),
+            ("csv", "base64"),
             ("none",),
             "Phaser loads Tiled JSON only, with the tileset embedded and the layer data uncompressed",
         ),
         Profile(
             "godot",
-            "Godot 4 Tiled importers (YATI, Tiled Map Importer)",
+            "Godot 4.3+ with YATI 2.x",
             ("tmx", "tmj"),
             None,
-            ("csv", "base64"),
+            # YATI decodes base64 and inflates in Godot's native code, but splits CSV cell by cell in GDScript.
+            ("base64", "csv"),
             ANY_COMPRESSION,
-            "Godot's importers read TMX or JSON, external or embedded tilesets, zlib or gzip",
+            "YATI reads TMX or JSON, external or embedded tilesets, zlib or gzip",
+            default_compression="zlib",
+            # YATI makes a StaticBody2D of any rectangle or polyline without a known class:
+            # rooms would be walls and the path a fence.
+            object_properties=MappingProxyType(
+                {"rect": MappingProxyType({"godot_node_type": "area"}), "polyline": MappingProxyType({"godot_node_type": "path"})}
+            ),
+            # YATI 2.1+ makes Custom Data layers only of tile properties named "data_..." (the prefix dropped).
+            tile_property_prefix="data_",
         ),
         Profile(
             "unity",
-            "Unity SuperTiled2Unity (and MonoGame.Extended)",
+            "Unity with SuperTiled2Unity 2.x",
             ("tmx",),
             None,
             ("csv", "base64"),
             ANY_COMPRESSION,
             "SuperTiled2Unity imports TMX files with their .tsx tilesets, zlib or gzip but never zstd",
+            # SuperTiled2Unity gives rectangles a BoxCollider2D and polylines an EdgeCollider2D,
+            # solid unless the object says unity:IsTrigger.
+            object_properties=MappingProxyType({"rect": MappingProxyType({"unity:IsTrigger": True}), "polyline": MappingProxyType({"unity:IsTrigger": True})}),
         ),
         Profile(
             "love",
@@ -95,7 +123,10 @@ def resolve(profile: str, fmt: Format, given: dict[str, object]) -> tuple[dict[s
     if fmt not in spec.formats:
         other = "export.tmj" if fmt == "tmx" else "export.tmx"
         problems.append(("profile", f"{profile}: {spec.why}; use {other}"))
-    values = {**spec.defaults(fmt), **{k: v for k, v in given.items() if v is not None}}
+    set_here = {k: v for k, v in given.items() if v is not None}
+    values = {**spec.defaults(fmt), **set_here}
+    if "compression" not in set_here and values["encoding"] != "base64":
+        values["compression"] = "none"  # a profile's default compression is for base64 data only
     if spec.embed_tileset is not None and values["embed_tileset"] != spec.embed_tileset:
         problems.append(("embed_tileset", f"must be {str(spec.embed_tileset).lower()} with profile {profile!r}: {spec.why}"))
     if values["encoding"] not in spec.encodings:

@@ -15,7 +15,8 @@ from pipeline.paths import check_plain_name, check_relative_dir, join, relative_
 from pipeline.registry import ExportContext, Exporter
 from pipeline.tiled.art import Style
 from pipeline.tiled.drawing import LayerSpec, draw_layers, object_gid
-from pipeline.tiled.profiles import Format, ProfileName, resolve
+from pipeline.tiled.profile_rules import profile_objects, profile_tileset
+from pipeline.tiled.profiles import PROFILES, Format, ProfileName, resolve
 from pipeline.tiled.render import preview_png
 from pipeline.tiled.spec import LoadedTileset, TilesetSpec, load_tileset
 from pipeline.tiled.tilesheet import BuiltTileset, build_tileset
@@ -45,10 +46,10 @@ class TiledMapExporter(Exporter):
     style: Style = Field("flat", description="Without a tileset file: flat, bevel, noise or outline.")
     layers: tuple[LayerSpec, ...] = Field((), description='Tile layers, each {name, symbols, tile, autotile}; unset: one layer of every symbol.')
     layer_name: str = Field("tiles", min_length=1, description="Name of the single tile layer when `layers` is unset.")
-    profile: ProfileName = Field("tiled", description="Engine the files are for: tiled, phaser, godot, unity, love or bevy (see README).")
+    profile: ProfileName = Field("tiled", description="Engine the files are for: tiled, phaser, godot, unity, love or bevy (docs/engines.md says what each changes).")
     embed_tileset: bool | None = Field(None, description="Embed the tileset in every map (unset: as the profile prefers).")
-    encoding: Literal["csv", "base64"] | None = Field(None, description="Tile layer data encoding (unset: csv).")
-    compression: Literal["none", "zlib", "gzip"] | None = Field(None, description="Compression of base64 layer data (unset: none).")
+    encoding: Literal["csv", "base64"] | None = Field(None, description="Tile layer data encoding (unset: csv; base64 with profile godot).")
+    compression: Literal["none", "zlib", "gzip"] | None = Field(None, description="Compression of base64 layer data (unset: none; zlib with profile godot).")
     preview: bool = Field(True, description="Also write a PNG of each map drawn from the tilesheet, as the engine shows it.")
     preview_dir: str | None = Field(None, description="Folder inside the pack for the previews (unset: `previews` inside `dir`).")
     data_layers: bool | tuple[str, ...] = Field(
@@ -183,6 +184,7 @@ class TiledMapExporter(Exporter):
         tileset = built.tileset
         # The image path is relative to the file that holds the tileset: the map, or the .tsx/.tsj.
         tileset = replace(tileset, image=relative_to(sheet_path, self.dir if self._embedded else "tilesets"))
+        tileset = profile_tileset(PROFILES[self.profile], tileset)
         object_gids = [object_gid(obj, built) if obj.tile else 0 for obj in level.objects]
         values = self._values_paths()
         data: list[TileLayer] = []
@@ -206,7 +208,7 @@ class TiledMapExporter(Exporter):
             tileset=tileset,
             tileset_source=None if self._embedded else relative_to(description_path, self.dir),
             layers=[TileLayer(name, gids) for name, gids in drawn] + data,
-            objects=list(level.objects),
+            objects=profile_objects(PROFILES[self.profile], list(level.objects)),
             object_gids=object_gids,
             properties={**level.properties, **ctx.provenance},
             encoding=self._options["encoding"],
