@@ -380,3 +380,17 @@ def test_an_objects_own_property_wins_over_the_profiles() -> None:
     assert out[0].properties == {"godot_node_type": "navigation"}
     assert out[1] is door and object_shape(door) == "point"
     assert profile_objects(PROFILES["tiled"], [room]) == [room]
+
+
+def test_a_pack_sharing_one_tileset_between_godot_and_another_profile_is_told_to_name_it(tmp_path: Path) -> None:
+    """The `godot` tileset names its tile properties differently, so it cannot be the file another
+    profile's export of the same pack writes: one line says which file and what to set."""
+    (tmp_path / "tilesets").mkdir()
+    shutil.copy(ROOT / "tilesets" / "dungeon.toml", tmp_path / "tilesets")
+    export = '\n[stage.{0}]\nuse = "export.tmx"\ninput = "maze"\ndir = "{0}"\ntileset = "../tilesets/dungeon.toml"\nprofile = "{0}"\n'
+    text = '[pack]\nname = "clash"\nseed = 1\nmaps = 1\n\n[stage.maze]\nuse = "maze.backtracker"\ncells = [4, 4]\n'
+    write_recipe(tmp_path, "clash", text + export.format("tiled") + export.format("godot"))
+    proc = pcg("build", "recipes", cwd=tmp_path, check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    message = " ".join((proc.stdout + proc.stderr).split()).replace("│", "")
+    assert "writes tilesets/dungeon.tsx" in message and "set tileset_name" in " ".join(message.split()), message
