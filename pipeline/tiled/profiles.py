@@ -56,7 +56,7 @@ PROFILES: dict[str, Profile] = {
         Profile("tiled", "Tiled 1.8+", ("tmx", "tmj"), None, ("csv", "base64"), ANY_COMPRESSION, "Tiled reads everything we write"),
         Profile(
             "phaser",
-            "Phaser 3.60+ (this.load.tilemapTiledJSON)",
+            "Phaser 3 (this.load.tilemapTiledJSON)",
             ("tmj",),
             True,
             ("csv", "base64"),

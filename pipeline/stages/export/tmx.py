@@ -17,7 +17,8 @@ class ExportTmx(TiledMapExporter):
     The tileset comes from a tileset file (`tileset = "../tilesets/dungeon.toml"`: your own
     tilesheet or generated art, autotiled walls, per-tile properties) or, without one, is one
     tile per symbol in its colour. `layers` splits the map into tile layers (floor, walls,
-    decoration); `profile` picks what an engine's importer accepts. Objects (spawn, exit,
+    decoration); `profile` fits the files to an engine's importer (what it accepts, and for
+    Godot and Unity the properties that keep rooms from importing as walls). Objects (spawn, exit,
     rooms, items) go into an object layer with typed properties; map properties carry the
     pack, map index, seed, stage chain and the map's stats.
     """
