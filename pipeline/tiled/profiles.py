@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 ProfileName = Literal["tiled", "phaser", "godot", "unity", "love", "bevy"]
-Format = Literal["tmx", "tmj"]
+Format = Literal["tmx", "tmj", "lua"]
 
 
 @dataclass(frozen=True)
@@ -68,11 +68,11 @@ PROFILES: dict[str, Profile] = {
         Profile(
             "love",
             "LÖVE with STI (Simple Tiled Implementation)",
-            ("tmx", "tmj"),
+            ("lua",),
             True,
             ("csv", "base64"),
             ANY_COMPRESSION,
-            "STI resolves no external tilesets: each map must embed its own",
+            "STI loads only Tiled's Lua maps (sti(\"map.lua\")), each with its tilesets embedded",
         ),
         Profile(
             "bevy",
@@ -93,8 +93,7 @@ def resolve(profile: str, fmt: Format, given: dict[str, object]) -> tuple[dict[s
     spec = PROFILES[profile]
     problems = []
     if fmt not in spec.formats:
-        other = "export.tmj" if fmt == "tmx" else "export.tmx"
-        problems.append(("profile", f"{profile}: {spec.why}; use {other}"))
+        problems.append(("profile", f"{profile}: {spec.why}; use export.{spec.formats[0]}"))
     values = {**spec.defaults(fmt), **{k: v for k, v in given.items() if v is not None}}
     if spec.embed_tileset is not None and values["embed_tileset"] != spec.embed_tileset:
         problems.append(("embed_tileset", f"must be {str(spec.embed_tileset).lower()} with profile {profile!r}: {spec.why}"))
