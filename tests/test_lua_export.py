@@ -226,4 +226,4 @@ def test_lua_options_sti_cannot_load_are_refused(project: Path, kind: str, extra
     write_recipe(project, "bad", text)
     proc = pcg("build", "recipes", cwd=project, check=False)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert f"recipes/bad.toml: " in proc.stderr and expect in proc.stderr, proc.stderr
+    assert "recipes/bad.toml: " in proc.stderr and expect in proc.stderr, proc.stderr

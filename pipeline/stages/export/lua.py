@@ -14,13 +14,14 @@ from pipeline.tiled.tmx import TmxMap
 
 @stage("export.lua", version=1)
 class ExportLua(TiledMapExporter):
-    """Write each map in Tiled's Lua format (.lua), as `tiled --export-map lua` writes it, which
-    is what LÖVE's STI loads (`sti("map_000.lua")`): the same map as `export.tmx` (tileset,
-    layers, objects, properties, preview) with every tileset embedded and the tilesheet PNG
-    under tilesets/.
+    """Write each map in Tiled's Lua format (.lua), the map file LÖVE's STI loads.
 
-    Layer data is a plain Lua array by default; `encoding = "base64"` with `compression =
-    "zlib"` or `"gzip"` makes smaller files (STI decodes them through LuaJIT, so LÖVE 11+).
+    The file is what `tiled --export-map lua` would write for the same map as `export.tmx`
+    (tileset, layers, objects, typed properties, preview PNG), with every tileset embedded,
+    since STI cannot read external ones, and the tilesheet PNG under tilesets/. Load it with
+    `sti("map_000.lua")`. Layer data is a plain Lua array by default; `encoding = "base64"`
+    with `compression = "zlib"` or `"gzip"` makes smaller files (STI decodes them with
+    LuaJIT's FFI and LÖVE 11's decompressor).
     """
 
     format = "lua"
