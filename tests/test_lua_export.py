@@ -25,6 +25,9 @@ from pipeline.tiled.lua import quote
 
 LUA = shutil.which("lua5.4")
 needs_lua = pytest.mark.skipif(LUA is None, reason="Lua 5.4 is not installed (apt-get install lua5.4; .ci/run installs it)")
+# LÖVE runs LuaJIT (Lua 5.1 syntax), which reads fewer forms than 5.4: the maps must load there too.
+LUAJIT = shutil.which("luajit")
+needs_luajit = pytest.mark.skipif(LUAJIT is None, reason="LuaJIT is not installed (apt-get install luajit; .ci/run installs it)")
 DUMP = Path(__file__).resolve().parent / "data" / "lua_dump.lua"
 
 MAPS = 2
@@ -113,10 +116,10 @@ def pack(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_project(tmp_path_factory.mktemp("lua"))
 
 
-def dump(path: Path) -> dict[str, str]:
-    """The canonical dump of a Lua map file, as Lua 5.4 loads it: {path: value}."""
-    proc = subprocess.run([LUA, str(DUMP), str(path)], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, f"lua5.4 cannot load {path}: {proc.stderr}"
+def dump(path: Path, lua: str | None = LUA) -> dict[str, str]:
+    """The canonical dump of a Lua map file, as Lua 5.4 (or `lua`) loads it: {path: value}."""
+    proc = subprocess.run([str(lua), str(DUMP), str(path)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, f"{lua} cannot load {path}: {proc.stderr}"
     return dict(line.split("\t", 1) for line in proc.stdout.splitlines())
 
 
@@ -188,18 +191,28 @@ def test_what_sti_reads_is_there(pack: Path) -> None:
 
 
 @needs_lua
+@needs_luajit
+def test_lua_maps_load_in_luajit_as_in_lua_5_4(pack: Path) -> None:
+    for folder, _, _ in FORMATS:
+        path = pack / "lua" / folder / "map_000.lua"
+        assert dump(path, LUAJIT) == dump(path)
+
+
+@needs_lua
+@needs_luajit
 @pytest.mark.parametrize(
     "text",
     ['plain', 'a "quote"', "back\\slash", "new\nline", "carriage\rreturn", "tab\there", "nul\x00byte", "bell\x07", "ünïcødé ✓", "\\n is not a newline", "\x001"],
 )
 def test_strings_round_trip_through_lua(tmp_path: Path, text: str) -> None:
-    """Every string reaches the game as it was, including those Tiled's own writer would break
-    (a carriage return ends a Lua string with an error)."""
+    """Every string reaches the game as it was, in Lua 5.4 and in LuaJIT, including those Tiled's
+    own writer would break (a carriage return ends a Lua string with an error)."""
     chunk = tmp_path / "s.lua"
     chunk.write_bytes(f"return {quote(text)}\n".encode("utf-8"))
-    proc = subprocess.run([LUA, "-e", f"io.write(dofile({str(chunk)!r}))"], capture_output=True, timeout=30)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == text.encode("utf-8")
+    for lua in (LUA, LUAJIT):
+        proc = subprocess.run([str(lua), "-e", f"io.write(dofile({str(chunk)!r}))"], capture_output=True, timeout=30)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == text.encode("utf-8"), lua
 
 
 def test_lua_maps_are_deterministic(pack: Path, tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 -- Load a Lua map file (a chunk returning one table) and print every leaf as one line
--- "path<TAB>value", keys sorted (numbers before strings), numbers normalised: a float with a whole
--- value prints as an integer, any other as %.17g, so 3 and 3.0 compare equal and every double
--- is exact. Strings print with %q. An empty table prints as {}.
+-- "path<TAB>value", keys sorted (numbers before strings), numbers normalised: a whole value prints
+-- as an integer, any other as %.17g, so 3 and 3.0 compare equal and every double is exact.
+-- Strings print with %q. An empty table prints as {}. Runs under Lua 5.4 and LuaJIT (LÖVE's Lua).
 local map = assert(loadfile(arg[1]))()
 
 local function key_less(a, b)
@@ -11,12 +11,10 @@ local function key_less(a, b)
 end
 
 local function number(v)
-  if math.type(v) == "float" and v == math.floor(v) and math.abs(v) < 2^53 then
-    return string.format("%d", math.tointeger(v))
-  elseif math.type(v) == "float" then
-    return string.format("%.17g", v)
+  if v == math.floor(v) and math.abs(v) < 2^53 then
+    return string.format("%d", v)
   end
-  return string.format("%d", v)
+  return string.format("%.17g", v)
 end
 
 local function dump(path, value)
