@@ -39,6 +39,7 @@ BUILTIN_KINDS: dict[str, str] = {
     "dungeon.drunkard_walk": "pipeline.stages.dungeon.drunkard_walk",
     "dungeon.rooms_and_mazes": "pipeline.stages.dungeon.rooms_and_mazes",
     "export.gif": "pipeline.stages.export.gif",
+    "export.lua": "pipeline.stages.export.lua",
     "export.png": "pipeline.stages.export.png",
     "export.tmj": "pipeline.stages.export.tmj",
     "export.tmx": "pipeline.stages.export.tmx",

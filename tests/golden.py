@@ -338,6 +338,7 @@ count = [1, 3]
     "export.gif": _RECORDED + '\n[stage.slow]\nuse = "export.gif"\ninput = "grow"\ndir = "slow"\nscale = 3\nframe_ms = 100\n',
     "export.tmx": _tiled("export.tmx"),
     "export.tmj": _tiled("export.tmj", 'profile = "phaser"\n'),
+    "export.lua": _tiled("export.lua"),
 }
 
 # The input of a kind that needs one and has no fixture of its own, by the family in its name.

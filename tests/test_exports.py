@@ -284,7 +284,7 @@ def profile_recipe(profile: str, fmt: str, extra: str) -> str:
 
 @pytest.mark.parametrize(
     "profile, fmt",
-    [("tiled", "tmx"), ("tiled", "tmj"), ("phaser", "tmj"), ("godot", "tmx"), ("unity", "tmx"), ("love", "tmx"), ("love", "tmj"), ("bevy", "tmx")],
+    [("tiled", "tmx"), ("tiled", "tmj"), ("phaser", "tmj"), ("godot", "tmx"), ("unity", "tmx"), ("bevy", "tmx")],  # love: tests/test_lua_export.py
 )
 def test_each_profile_writes_what_its_engine_accepts(project: Path, profile: str, fmt: str) -> None:
     import pytiled_parser
@@ -296,7 +296,7 @@ def test_each_profile_writes_what_its_engine_accepts(project: Path, profile: str
     text = path.read_text()
     assert "zstd" not in text
     embedded = '<tileset firstgid="1" source=' not in text if fmt == "tmx" else "source" not in json.loads(text)["tilesets"][0]
-    if profile in ("phaser", "love"):
+    if profile == "phaser":
         assert embedded
         assert not (pack / "tilesets" / f"symbols.{'tsx' if fmt == 'tmx' else 'tsj'}").exists()
     if profile == "phaser":
@@ -314,7 +314,7 @@ def test_each_profile_writes_what_its_engine_accepts(project: Path, profile: str
         ("phaser", "tmj", "embed_tileset = false", "stage.out.embed_tileset: must be true with profile 'phaser'"),
         ("phaser", "tmj", 'encoding = "base64"\ncompression = "zlib"', "stage.out.compression: must be 'none' with profile 'phaser'"),
         ("unity", "tmj", "", "stage.out.profile: unity: SuperTiled2Unity imports TMX files"),
-        ("love", "tmx", "embed_tileset = false", "stage.out.embed_tileset: must be true with profile 'love'"),
+        ("love", "lua", "embed_tileset = false", "stage.out.embed_tileset: must be true with profile 'love'"),
         ("tiled", "tmx", 'compression = "zlib"', 'stage.out.compression: needs encoding = "base64"'),
     ],
 )

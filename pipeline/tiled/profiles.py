@@ -14,7 +14,7 @@ from typing import Literal, Mapping
 from pipeline.level import PropertyValue
 
 ProfileName = Literal["tiled", "phaser", "godot", "unity", "love", "bevy"]
-Format = Literal["tmx", "tmj"]
+Format = Literal["tmx", "tmj", "lua"]
 
 
 @dataclass(frozen=True)
@@ -96,11 +96,11 @@ PROFILES: dict[str, Profile] = {
         Profile(
             "love",
             "LÖVE with STI (Simple Tiled Implementation)",
-            ("tmx", "tmj"),
+            ("lua",),
             True,
             ("csv", "base64"),
             ANY_COMPRESSION,
-            "STI resolves no external tilesets: each map must embed its own",
+            "STI loads only Tiled's Lua maps (sti(\"map.lua\")), each with its tilesets embedded",
         ),
         Profile(
             "bevy",
@@ -121,8 +121,7 @@ def resolve(profile: str, fmt: Format, given: dict[str, object]) -> tuple[dict[s
     spec = PROFILES[profile]
     problems = []
     if fmt not in spec.formats:
-        other = "export.tmj" if fmt == "tmx" else "export.tmx"
-        problems.append(("profile", f"{profile}: {spec.why}; use {other}"))
+        problems.append(("profile", f"{profile}: {spec.why}; use export.{spec.formats[0]}"))
     set_here = {k: v for k, v in given.items() if v is not None}
     values = {**spec.defaults(fmt), **set_here}
     if "compression" not in set_here and values["encoding"] != "base64":

@@ -1,4 +1,4 @@
-"""What the TMX and Tiled JSON exporters share: the tileset, the layers, the engine profile and
+"""What the TMX, Tiled JSON and Lua exporters share: the tileset, the layers, the engine profile and
 the preview drawn from the tilesheet."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ _GENERATED = ("tile_size", "margin", "spacing", "style")
 
 
 class TiledMapExporter(Exporter):
-    """Base of `export.tmx` and `export.tmj`; subclasses set `format` and write the map file."""
+    """Base of `export.tmx`, `export.tmj` and `export.lua`; subclasses set `format` and write the map file."""
 
     format: ClassVar[Format]
 

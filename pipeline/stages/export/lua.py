@@ -1,0 +1,36 @@
+"""Tiled Lua maps (.lua) for LÖVE with STI (Simple Tiled Implementation)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from pipeline.registry import stage
+from pipeline.stages.export.tiled_map import TiledMapExporter
+from pipeline.tiled.lua import lua_bytes
+from pipeline.tiled.profiles import ProfileName
+from pipeline.tiled.tileset import Tileset
+from pipeline.tiled.tmx import TmxMap
+
+
+@stage("export.lua", version=1)
+class ExportLua(TiledMapExporter):
+    """Write each map in Tiled's Lua format (.lua), the map file LÖVE's STI loads.
+
+    The file is what `tiled --export-map lua` would write for the same map as `export.tmx`
+    (tileset, layers, objects, typed properties, preview PNG), with every tileset embedded,
+    since STI cannot read external ones, and the tilesheet PNG under tilesets/. Load it with
+    `sti("map_000.lua")`. Layer data is a plain Lua array by default; `encoding = "base64"`
+    with `compression = "zlib"` or `"gzip"` makes smaller files (STI decodes them with
+    LuaJIT's FFI and LÖVE 11's decompressor).
+    """
+
+    format = "lua"
+
+    profile: ProfileName = Field("love", description="Engine the files are for: love (LÖVE with STI), the only reader of Lua maps.")
+
+    def write_map(self, tmap: TmxMap) -> bytes:
+        return lua_bytes(tmap)
+
+    def write_tileset(self, tileset: Tileset) -> bytes:
+        # Unreachable: the love profile makes every tileset embedded.
+        raise ValueError("export.lua embeds its tilesets")
