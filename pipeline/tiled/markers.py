@@ -60,7 +60,7 @@ class Marker:
 
 def markers_of(objects: Sequence[MapObject], gids: Sequence[int], tile_width: int, tile_height: int) -> list[Marker]:
     """The markers of a map's objects (`gids`: each object's tile gid, 0 for none), in the order
-    they are drawn: rooms under paths under points, each kind in object order."""
+    they are drawn (`drawing_order`)."""
     out: list[Marker] = []
     for obj, gid in zip(objects, list(gids) + [0] * (len(objects) - len(gids))):
         box = object_box(obj, tile_width, tile_height, gid)
@@ -73,8 +73,13 @@ def markers_of(objects: Sequence[MapObject], gids: Sequence[int], tile_width: in
             out.append(Marker("point", obj.type, box["x"], box["y"]))
         else:
             out.append(Marker("rect", obj.type, box["x"], box["y"], box["width"], box["height"]))
+    return drawing_order(out)
+
+
+def drawing_order(markers: Sequence[Marker]) -> list[Marker]:
+    """Rooms under paths under tile objects' marks under points; the file's order within a kind."""
     order = {"rect": 0, "path": 1, "tile": 2, "point": 3}
-    return sorted(out, key=lambda m: order[m.kind])  # stable: object order within a kind
+    return sorted(markers, key=lambda m: order[m.kind])  # stable
 
 
 def tile_object_layers(objects: Sequence[MapObject], gids: Sequence[int], shape: tuple[int, int]) -> list[np.ndarray]:
