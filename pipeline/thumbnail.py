@@ -108,7 +108,7 @@ def drawn_small(layers: list[np.ndarray], built: BuiltTileset, objects: Sequence
     """The thumbnail of the preview `preview_image(layers, built, objects, gids)` draws, without
     drawing it whole; None for a map whose preview is drawn at every k-th pixel (too big to draw
     whole)."""
-    from pipeline.tiled.markers import draw, tile_object_layers
+    from pipeline.tiled.markers import draw, draws, tile_object_layers, with_inks
     from pipeline.tiled.render import MAX_SIDE, preview_info, render  # workers only: the sheet's client needs none of it
 
     h, w = layers[0].shape
@@ -119,10 +119,10 @@ def drawn_small(layers: list[np.ndarray], built: BuiltTileset, objects: Sequence
     shown = detail(info.tiles, info.tile)
     columns, rows = shown or (w, h)
     stack = [g[:rows, :columns] for g in layers + tile_object_layers(objects, gids, (h, w))]
-    if any(m.kind != "tile" for m in info.markers):
+    if draws(info.markers, min(info.tile)):
         # The preview's own markers, shrunk, are under the thumbnail's: drawn as the preview
         # draws them, on the part of it the thumbnail shows.
-        image = render(stack, built).convert("RGBA")
+        image = with_inks(render(stack, built), info.markers)
         draw(image, info.markers, 1, min(info.tile))
         return _with_objects(_shrink(on_background(image)), columns * tw, info, shown)
     small = _small_by_tiles(stack, built)

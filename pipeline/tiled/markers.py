@@ -112,9 +112,36 @@ def colour(type_: str) -> tuple[int, int, int, int]:
     return OTHERS[hashlib.blake2b(type_.encode(), digest_size=2).digest()[0] % len(OTHERS)]
 
 
+def draws(markers: Sequence[Marker], tile: float) -> bool:
+    """Whether `draw` would draw any of the markers at this tile size."""
+    return any(m.kind != "tile" or tile < TILE_MARKS_BELOW for m in markers)
+
+
+def inks(markers: Sequence[Marker]) -> list[tuple[int, int, int, int]]:
+    """The colours the markers are drawn in, in a fixed order."""
+    return list(dict.fromkeys([OUTLINE, *(colour(m.type) for m in markers)]))
+
+
+def with_inks(image: Image.Image, markers: Sequence[Marker]) -> Image.Image:
+    """The image ready to draw the markers on: a palette image with their colours added to its
+    palette when there is room (drawing and writing stay a quarter of RGBA's work), else RGBA."""
+    if image.mode == "P":
+        palette = image.getpalette() or []
+        used = len(palette) // 3
+        wanted = inks(markers)
+        if used + len(wanted) <= 256:
+            image = image.copy()
+            clear = image.info.get("transparency")
+            alpha = bytes(clear) if isinstance(clear, bytes) else bytes(255 if i != clear else 0 for i in range(used))
+            image.putpalette(palette + [v for c in wanted for v in c[:3]])
+            image.info["transparency"] = alpha.ljust(used, b"\xff") + bytes(255 for _ in wanted)
+            return image
+    return image.convert("RGBA")
+
+
 def draw(image: Image.Image, markers: Sequence[Marker], scale: float, tile: float) -> None:
-    """Draw the markers on `image` (RGB or RGBA), map pixels times `scale`; `tile` is a tile's
-    side in the image's pixels, which sizes them."""
+    """Draw the markers on `image` (RGB, RGBA, or a palette image from `with_inks`), map pixels
+    times `scale`; `tile` is a tile's side in the image's pixels, which sizes them."""
     from PIL import ImageDraw
 
     canvas = ImageDraw.Draw(image)
@@ -122,8 +149,15 @@ def draw(image: Image.Image, markers: Sequence[Marker], scale: float, tile: floa
     path_width = max(2, round(tile / 4))
     radius = max(MIN_RADIUS, round(tile * 0.35))
     rgb = image.mode == "RGB"
+    index: dict[tuple[int, int, int, int], int] = {}
+    if image.mode == "P":
+        wanted = inks(markers)
+        first = len(image.getpalette() or []) // 3 - len(wanted)
+        index = {c: first + k for k, c in enumerate(wanted)}
 
-    def paint(c: tuple[int, int, int, int]) -> tuple[int, ...]:
+    def paint(c: tuple[int, int, int, int]) -> tuple[int, ...] | int:
+        if index:
+            return index[c]
         return c[:3] if rgb else c
 
     def px(v: float) -> int:
@@ -143,11 +177,11 @@ def draw(image: Image.Image, markers: Sequence[Marker], scale: float, tile: floa
                 _disc(canvas, end, max(1, path_width // 2 + 1), fill, paint(OUTLINE))
         elif m.kind == "point":
             _disc(canvas, (px(m.x), px(m.y)), radius, fill, paint(OUTLINE))
-        elif tile < TILE_MARKS_BELOW:
+        elif tile < TILE_MARKS_BELOW:  # kept in step with `draws`
             _disc(canvas, (px(m.x + m.w / 2), px(m.y + m.h / 2)), radius, fill, paint(OUTLINE))
 
 
-def _disc(canvas: object, centre: tuple[int, int], radius: int, fill: tuple[int, ...], outline: tuple[int, ...]) -> None:
+def _disc(canvas: object, centre: tuple[int, int], radius: int, fill: tuple[int, ...] | int, outline: tuple[int, ...] | int) -> None:
     x, y = centre
     canvas.ellipse((x - radius, y - radius, x + radius, y + radius), fill=fill, outline=outline, width=1)  # type: ignore[attr-defined]
 

@@ -13,7 +13,7 @@ from typing import Sequence
 
 from pipeline.level import MapObject
 from pipeline.tiled import palette_png
-from pipeline.tiled.markers import PreviewInfo, draw, markers_of, tile_object_layers
+from pipeline.tiled.markers import PreviewInfo, draw, draws, markers_of, tile_object_layers, with_inks
 from pipeline.tiled.tilesheet import BuiltTileset
 
 # A preview larger than this on a side is drawn at every k-th pixel, for the smallest whole k
@@ -49,8 +49,8 @@ def preview_image(layers: list[np.ndarray], built: BuiltTileset, objects: Sequen
     `info` (written into the PNG by `png_bytes`)."""
     info = preview_info(layers[0].shape, built, objects, gids)
     image = render(layers + tile_object_layers(objects, gids, layers[0].shape), built)
-    if any(m.kind != "tile" for m in info.markers):
-        image = image.convert("RGBA")  # marker colours need not be in the tilesheet's palette
+    if draws(info.markers, min(info.tile) / info.step):
+        image = with_inks(image, info.markers)
         draw(image, info.markers, 1 / info.step, min(info.tile) / info.step)
     image.info[PreviewInfo.KEY] = info.to_text()
     return image
