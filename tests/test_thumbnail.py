@@ -29,13 +29,6 @@ def pixels(image: Image.Image) -> np.ndarray:
     return np.asarray(image.convert("RGB"))
 
 
-def through_png(image: Image.Image) -> Image.Image:
-    """The preview as the sheet reads it back from the pack."""
-    out = io.BytesIO()
-    image.save(out, format="PNG", **({"transparency": image.info["transparency"]} if "transparency" in image.info else {}))
-    return Image.open(io.BytesIO(out.getvalue()))
-
-
 def atlas_of(rgba: np.ndarray, indexed: bool) -> Any:
     """A stand-in for a built tileset: what `render` and `drawn_small` read of one."""
     th, tw = rgba.shape[1:3]
