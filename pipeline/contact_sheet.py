@@ -16,7 +16,7 @@ from pipeline.fsio import atomic_write
 from pipeline.levels_index import play_order
 from pipeline.recipe import Recipe, StageSpec
 from pipeline.registry import Exporter
-from pipeline.thumbnail import BACKGROUND, THUMB, from_preview
+from pipeline.thumbnail import BACKGROUND, DETAIL_KEY, THUMB, from_preview
 
 CONTACT_SHEET = "contact_sheet.png"
 LINE = 12  # pixels per line of the built-in bitmap font
@@ -27,7 +27,7 @@ MAX_MAPS = 240  # a 10,000-map pack shows its first maps, not a 40,000-pixel ima
 PREFERRED_STATS = ("difficulty", "path_length", "diameter", "dead_end_pct", "regions", "rooms", "floor_pct", "rewrite_steps")
 TEXT = (255, 241, 232, 255)
 _KEY = "pcg-contact-sheet"
-LAYOUT_VERSION = 5  # bump when the drawing changes, so built sheets are redrawn
+LAYOUT_VERSION = 6  # bump when the drawing changes, so built sheets are redrawn
 
 
 def update_contact_sheet(
@@ -104,13 +104,16 @@ def _stored_key(path: Path) -> str | None:
         return None
 
 
-def caption_lines(entry: dict[str, Any], stats: list[str]) -> list[str]:
-    """The lines under a thumbnail: index and stem, then each stat in `stats` the entry has."""
+def caption_lines(entry: dict[str, Any], stats: list[str], detail: str | None = None) -> list[str]:
+    """The lines under a thumbnail: index and stem, then each stat in `stats` the entry has,
+    then which detail of the map it shows when it shows one."""
     lines = [f"#{entry['index']} {entry['stem']}"]
     for name in stats:
         value = entry["stats"].get(name)
         if value is not None:
             lines.append(f"{name} {value:g}" if isinstance(value, float) else f"{name} {value}")
+    if detail:
+        lines.append(detail)
     return lines
 
 
@@ -128,22 +131,30 @@ def _draw(
 
     font = ImageFont.load_default_imagefont()  # a bitmap font: the same pixels on every machine
     columns = min(len(entries), MAX_COLUMNS)
-    rows = math.ceil(len(entries) / columns)
-    caption = (1 + len(stats)) * LINE + 4  # the map, then a line per stat shown
-    cell_w, cell_h = THUMB + PAD, THUMB + caption + PAD
+    thumbs = [_thumbnail(pack_dir, entry, thumbnails) for entry in entries]
+    captions = [caption_lines(entry, stats, thumb.info.get(DETAIL_KEY)) for entry, thumb in zip(entries, thumbs)]
+    # Each row as tall as its tallest map and longest caption: a row of wide maps has no empty
+    # band above them.
+    rows = [range(start, min(start + columns, len(entries))) for start in range(0, len(entries), columns)]
+    heights = [max(thumbs[k].height for k in row) for row in rows]
+    lines = [max(len(captions[k]) for k in row) for row in rows]
+    cell_w = THUMB + PAD
     title_h = 20
-    sheet = Image.new("RGB", (PAD + columns * cell_w, title_h + PAD + rows * cell_h), BACKGROUND)
+    height = title_h + PAD + sum(h + n * LINE + 4 + PAD for h, n in zip(heights, lines))
+    sheet = Image.new("RGB", (PAD + columns * cell_w, height), BACKGROUND)
     draw = ImageDraw.Draw(sheet)
     title = f"{pack}: {total} maps" + (f" (the first {len(entries)} shown)" if len(entries) < total else "")
     draw.text((PAD, 6), title, font=font, fill=TEXT)
-    for k, entry in enumerate(entries):
-        left = PAD + (k % columns) * cell_w
-        top = title_h + PAD + (k // columns) * cell_h
-        thumb = _thumbnail(pack_dir, entry, thumbnails)
-        # Bottom-aligned, so every caption sits right under its map.
-        sheet.paste(thumb, (left + (THUMB - thumb.width) // 2, top + THUMB - thumb.height))
-        for line, text in enumerate(caption_lines(entry, stats)):
-            draw.text((left, top + THUMB + 3 + line * LINE), _fit(text, font, THUMB), font=font, fill=TEXT)
+    top = title_h + PAD
+    for row, row_h, row_lines in zip(rows, heights, lines):
+        for k in row:
+            left = PAD + (k % columns) * cell_w
+            thumb = thumbs[k]
+            # Bottom-aligned, so every caption sits right under its map.
+            sheet.paste(thumb, (left + (THUMB - thumb.width) // 2, top + row_h - thumb.height))
+            for line, text in enumerate(captions[k]):
+                draw.text((left, top + row_h + 3 + line * LINE), _fit(text, font, THUMB), font=font, fill=TEXT)
+        top += row_h + row_lines * LINE + 4 + PAD
     info = PngImagePlugin.PngInfo()
     info.add_text(_KEY, key)
     out = io.BytesIO()

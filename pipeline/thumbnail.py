@@ -6,22 +6,45 @@ shrink it costs about 6 ms; a worker that has just drawn the map's tile layers d
 thumbnail small instead (`drawn_small`): each distinct stack of tiles is drawn and reduced once,
 then laid out tile by tile. The reduction factor divides the tile size, so every reduced block
 lies inside one tile and the two ways agree pixel for pixel (tests/test_thumbnail.py).
+
+A map too big to read whole at THUMB pixels (a tile under MIN_TILE pixels) shows a detail
+instead: its top-left DETAIL x DETAIL tiles (`detail`), and the sheet says so under it. The map's
+objects are drawn again over the thumbnail at its own scale (pipeline.tiled.markers), from the
+PreviewInfo the preview PNG carries: shrunk with the preview, a spawn point would be a pixel.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 from PIL import Image
 
 if TYPE_CHECKING:
+    from pipeline.level import MapObject
+    from pipeline.tiled.markers import PreviewInfo
     from pipeline.tiled.tilesheet import BuiltTileset
 
 THUMB = 160  # pixels: each map fits in a THUMB x THUMB square
 BACKGROUND = (29, 43, 83)
+MIN_TILE = 1.5  # thumbnail pixels a tile needs for corridors one tile wide to read (a 81 x 51 dungeon of 16-pixel tiles has 1.98)
+DETAIL = 40  # tiles across a detail: 4 pixels each at THUMB
+DETAIL_KEY = "pcg-detail"  # in a thumbnail's `info`: the caption line saying it shows a detail
+
+
+def detail(tiles: tuple[int, int], tile: tuple[int, int]) -> tuple[int, int] | None:
+    """The (columns, rows) of the top-left detail a map of `tiles` (width, height) of `tile`
+    pixels shows on its thumbnail; None when the whole map reads."""
+    w, h = tiles
+    if THUMB * min(tile) / max(w * tile[0], h * tile[1]) >= MIN_TILE:
+        return None
+    return min(w, DETAIL), min(h, DETAIL)
+
+
+def detail_caption(tiles: tuple[int, int], shown: tuple[int, int]) -> str:
+    return f"detail: {shown[0]}x{shown[1]} of {tiles[0]}x{tiles[1]}"
 
 
 @dataclass(frozen=True)
@@ -48,21 +71,71 @@ def fit(width: int, height: int) -> Fit:
 
 
 def from_preview(image: Image.Image) -> Image.Image:
-    """The thumbnail of a preview image (as written: palette or RGBA)."""
-    shape = fit(image.width, image.height)
+    """The thumbnail of a preview image (as written: palette or RGBA, with its PreviewInfo when
+    our exporters wrote it)."""
+    from pipeline.tiled.markers import PreviewInfo
+
+    info = PreviewInfo.from_text(image.info.get(PreviewInfo.KEY))
+    shown = detail(info.tiles, info.tile) if info else None
+    if info and shown:
+        # Whole preview pixels: those a huge map's preview kept of the detail's map pixels.
+        image = image.crop((0, 0, -(-shown[0] * info.tile[0] // info.step), -(-shown[1] * info.tile[1] // info.step)))
     rgb = on_background(image)
+    return _with_objects(_shrink(rgb), rgb.width, info, shown)
+
+
+def _shrink(rgb: Image.Image) -> Image.Image:
+    shape = fit(rgb.width, rgb.height)
     return _finish(rgb.reduce(shape.reduce) if shape.reduce > 1 else rgb, shape)
 
 
-def drawn_small(layers: list[np.ndarray], built: BuiltTileset) -> Image.Image | None:
-    """The thumbnail of the preview `render(layers, built)` would draw, without drawing it; None
-    for a map whose preview is drawn at every k-th pixel (too big to draw whole)."""
-    from pipeline.tiled.render import MAX_SIDE, render  # workers only: the sheet's client needs none of it
+def _with_objects(thumb: Image.Image, width: int, info: PreviewInfo | None, shown: tuple[int, int] | None) -> Image.Image:
+    """The thumbnail of a preview (or its detail) `width` pixels wide, with the objects drawn at
+    the thumbnail's scale and the detail noted."""
+    from pipeline.tiled.markers import draw
+
+    if info is None:
+        return thumb
+    scale = thumb.width / (width * info.step)  # thumbnail pixels per map pixel
+    if info.markers:
+        draw(thumb, info.markers, scale, min(info.tile) * scale)
+    if shown:
+        thumb.info[DETAIL_KEY] = detail_caption(info.tiles, shown)
+    return thumb
+
+
+def drawn_small(layers: list[np.ndarray], built: BuiltTileset, objects: Sequence[MapObject] = (), gids: Sequence[int] = ()) -> Image.Image | None:
+    """The thumbnail of the preview `preview_image(layers, built, objects, gids)` draws, without
+    drawing it whole; None for a map whose preview is drawn at every k-th pixel (too big to draw
+    whole)."""
+    from pipeline.tiled.markers import draw, draws, tile_object_layers, with_inks
+    from pipeline.tiled.render import MAX_SIDE, preview_info, render  # workers only: the sheet's client needs none of it
 
     h, w = layers[0].shape
     th, tw = built.tileset.tile_height, built.tileset.tile_width
     if max(h * th, w * tw) > MAX_SIDE:
         return None
+    info = preview_info((h, w), built, objects, gids)
+    shown = detail(info.tiles, info.tile)
+    columns, rows = shown or (w, h)
+    stack = [g[:rows, :columns] for g in layers + tile_object_layers(objects, gids, (h, w))]
+    if draws(info.markers, min(info.tile)):
+        # The preview's own markers, shrunk, are under the thumbnail's: drawn as the preview
+        # draws them, on the part of it the thumbnail shows.
+        image = with_inks(render(stack, built), info.markers)
+        draw(image, info.markers, 1, min(info.tile))
+        return _with_objects(_shrink(on_background(image)), columns * tw, info, shown)
+    small = _small_by_tiles(stack, built)
+    return None if small is None else _with_objects(small, columns * tw, info, shown)
+
+
+def _small_by_tiles(layers: list[np.ndarray], built: BuiltTileset) -> Image.Image | None:
+    """`_shrink` of the tile layers drawn over the background, drawn a distinct stack of tiles
+    at a time."""
+    from pipeline.tiled.render import MAX_SIDE, render
+
+    h, w = layers[0].shape
+    th, tw = built.tileset.tile_height, built.tileset.tile_width
     shape = fit(w * tw, h * th)
     if th % shape.reduce or tw % shape.reduce:
         return None

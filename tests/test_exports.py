@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
@@ -24,6 +25,7 @@ from pipeline.registry import ExportContext
 from pipeline.stages.export.tmx import ExportTmx
 from pipeline.stages.maze.block import MAZE_ALPHABET
 from pipeline.tiled.autotile import BLOB_MASKS, CORNER_MASKS, choose, neighbour_masks, wang_id
+from pipeline.tiled.markers import Marker, draw, drawing_order
 from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.validate import check_map
 
@@ -109,19 +111,95 @@ def pytiled_tileset(path: Path):  # type: ignore[no-untyped-def]
 
 @pytest.mark.skipif(TMXRASTERIZER is None, reason="tmxrasterizer (Debian package tiled) is not installed")
 def test_tmxrasterizer_draws_every_example_map_as_our_preview_does(examples: Path, tmp_path: Path) -> None:
-    """Our previews are drawn from the tilesheet: Tiled's own renderer, given the same map,
-    paints the same pixels (objects hidden: previews show the tiles)."""
+    """Our previews are drawn from the tilesheet: Tiled's own renderer, given the same map with
+    its tile objects (and without the points, rectangles and paths, which it draws in its editor
+    style, blended), paints the same pixels; our markers of those, drawn from the objects the map
+    file holds, make up the rest of the preview exactly."""
     paths = [p for p in maps_of(examples) if preview_of(p).is_file()]
     assert len(paths) >= 100 and any(p.suffix == ".tmj" for p in paths)
+    tiles_only = {path: tile_objects_only(path, tmp_path / "maps") for path in paths}
+    assert sum(bool(file_markers(p)[0]) for p in paths) >= 20  # maps with markers are checked too
 
-    results = run_on_each(paths, examples, tmp_path, ".png", lambda path, out: ["tmxrasterizer", "--hide-layer", "objects", str(path), str(out)])
+    results = run_on_each(paths, examples, tmp_path, ".png", lambda path, out: ["tmxrasterizer", str(tiles_only[path]), str(out)])
     for path, proc, out in results:
         assert proc.returncode == 0, (path, proc.stderr)
         theirs, ours = rgba(out), rgba(preview_of(path))
         step = -(-theirs.shape[1] // ours.shape[1])  # previews of huge maps keep every k-th pixel
         theirs = theirs[::step, ::step]
         assert theirs.shape == ours.shape, path
+        shown, tile = file_markers(path)
+        if shown:
+            image = Image.fromarray(np.ascontiguousarray(theirs), "RGBA")
+            draw(image, shown, 1 / step, tile / step)
+            theirs = np.asarray(image)
         assert (theirs == ours).all(), f"{path}: {(theirs != ours).any(axis=-1).sum()} pixels differ"
+
+
+def file_markers(path: Path) -> tuple[list[Marker], int]:
+    """The markers of the objects a TMX or TMJ file holds, read from the file as Tiled reads it,
+    and its tile size (the smaller side)."""
+    found: list[Marker] = []
+    if path.suffix == ".tmj":
+        data = json.loads(path.read_text())
+        objects = [o for layer in data["layers"] if layer["type"] == "objectgroup" for o in layer["objects"]]
+        tile = min(data["tilewidth"], data["tileheight"])
+        for o in objects:
+            x, y, w, h = float(o["x"]), float(o["y"]), float(o.get("width", 0)), float(o.get("height", 0))
+            if "gid" in o:
+                found.append(Marker("tile", o["type"], x, y - h, w, h))
+            elif "polyline" in o:
+                found.append(Marker("path", o["type"], x, y, points=tuple((x + p["x"], y + p["y"]) for p in o["polyline"])))
+            elif o.get("point"):
+                found.append(Marker("point", o["type"], x, y))
+            else:
+                found.append(Marker("rect", o["type"], x, y, w, h))
+    else:
+        root = ET.parse(path).getroot()
+        tile = min(int(root.get("tilewidth", 0)), int(root.get("tileheight", 0)))
+        for o in root.iter("object"):
+            x, y = float(o.get("x", 0)), float(o.get("y", 0))
+            w, h = float(o.get("width", 0)), float(o.get("height", 0))
+            kind = o.get("type", "")
+            polyline = o.find("polyline")
+            if o.get("gid"):
+                found.append(Marker("tile", kind, x, y - h, w, h))
+            elif polyline is not None:
+                pairs = [p.split(",") for p in (polyline.get("points") or "").split()]
+                found.append(Marker("path", kind, x, y, points=tuple((x + float(a), y + float(b)) for a, b in pairs)))
+            elif o.find("point") is not None:
+                found.append(Marker("point", kind, x, y))
+            else:
+                found.append(Marker("rect", kind, x, y, w, h))
+    return drawing_order(found), tile
+
+
+def tile_objects_only(path: Path, folder: Path) -> Path:
+    """A copy of the map in `folder` with only its tile objects, its tilesets named by absolute
+    paths."""
+    folder.mkdir(exist_ok=True)
+    out = folder / (path.parent.as_posix().strip("/").replace("/", "-") + "-" + path.name)
+    if path.suffix == ".tmj":
+        data = json.loads(path.read_text())
+        for layer in data["layers"]:
+            if layer["type"] == "objectgroup":
+                layer["objects"] = [o for o in layer["objects"] if "gid" in o]
+        for tileset in data["tilesets"]:
+            for key in ("source", "image"):
+                if key in tileset:
+                    tileset[key] = str((path.parent / tileset[key]).resolve())
+        out.write_text(json.dumps(data))
+        return out
+    tree = ET.parse(path)
+    root = tree.getroot()
+    for group in root.iter("objectgroup"):
+        for o in list(group):
+            if o.tag == "object" and not o.get("gid"):
+                group.remove(o)
+    for node in [*root.iter("tileset"), *root.iter("image")]:
+        if node.get("source"):
+            node.set("source", str((path.parent / node.get("source", "")).resolve()))
+    tree.write(out, encoding="UTF-8", xml_declaration=True)
+    return out
 
 
 def test_pytmx_and_pytiled_parser_load_every_map_and_tileset(examples: Path) -> None:

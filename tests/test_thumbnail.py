@@ -18,21 +18,15 @@ from pipeline.cache import LevelCache
 from pipeline.contact_sheet import CONTACT_SHEET
 from pipeline.plan import KeyMaker
 from pipeline.recipe import load_recipe
-from pipeline.thumbnail import THUMB, drawn_small, fit, from_preview
-from pipeline.tiled.render import render
+from pipeline.level import MapObject
+from pipeline.thumbnail import DETAIL_KEY, THUMB, drawn_small, fit, from_preview
+from pipeline.tiled.render import preview_png
 from pipeline.tiled.tilesheet import Atlas
 from pipeline.worker import MapTask, run_map
 
 
 def pixels(image: Image.Image) -> np.ndarray:
     return np.asarray(image.convert("RGB"))
-
-
-def through_png(image: Image.Image) -> Image.Image:
-    """The preview as the sheet reads it back from the pack."""
-    out = io.BytesIO()
-    image.save(out, format="PNG", **({"transparency": image.info["transparency"]} if "transparency" in image.info else {}))
-    return Image.open(io.BytesIO(out.getvalue()))
 
 
 def atlas_of(rgba: np.ndarray, indexed: bool) -> Any:
@@ -48,9 +42,21 @@ def atlas_of(rgba: np.ndarray, indexed: bool) -> Any:
     return SimpleNamespace(atlas=atlas, tileset=SimpleNamespace(tile_width=tw, tile_height=th))
 
 
+# A point, a room, a path and two tile objects (one cell holding both): every kind the TMX writes.
+OBJECTS = [
+    MapObject("spawn", "spawn", 1.5, 1.5),
+    MapObject("room_1", "room", 0, 0, 3, 2),
+    MapObject("path", "path", 0.5, 0.5, points=((0, 0), (2, 0), (2, 1))),
+    MapObject("gem_1", "gem", 2.5, 0.5, tile="x"),
+    MapObject("gem_2", "gem", 2.2, 0.9, tile="x"),
+]
+GIDS = [0, 0, 0, 4, 5]
+
+
 @pytest.mark.parametrize("indexed", [True, False])
-@pytest.mark.parametrize("shape", [(41, 41), (9, 30), (3, 4), (60, 200), (1, 7), (7, 1)])
-def test_drawn_small_is_the_thumbnail_of_the_preview(indexed: bool, shape: tuple[int, int]) -> None:
+@pytest.mark.parametrize("objects", [False, True])
+@pytest.mark.parametrize("shape", [(41, 41), (9, 30), (3, 4), (60, 200), (1, 7), (7, 1), (120, 90)])
+def test_drawn_small_is_the_thumbnail_of_the_preview(indexed: bool, objects: bool, shape: tuple[int, int]) -> None:
     rng = np.random.default_rng(sum(shape))
     tiles = rng.integers(0, 256, size=(6, 16, 16, 4), dtype=np.uint8)
     tiles[0] = 0  # gid 0: empty
@@ -64,11 +70,13 @@ def test_drawn_small_is_the_thumbnail_of_the_preview(indexed: bool, shape: tuple
         assert built.atlas.index is not None
     layers = [rng.integers(0, 6, size=shape).astype(np.uint32) for _ in range(3)]
     layers[0][layers[0] == 0] = 1  # a floor under everything, bar nothing
-    small = drawn_small(layers, built)
+    objs, gids = (OBJECTS, GIDS) if objects else ([], [])
+    small = drawn_small(layers, built, objs, gids)
     assert small is not None
-    expected = from_preview(through_png(render(layers, built)))
+    expected = from_preview(Image.open(io.BytesIO(preview_png(layers, built, objs, gids))))
     assert small.size == expected.size and max(small.size) <= max(THUMB, 16 * max(shape))
     assert np.array_equal(pixels(small), pixels(expected))
+    assert small.info.get(DETAIL_KEY) == expected.info.get(DETAIL_KEY)
 
 
 def test_the_fit_reduces_by_a_factor_of_the_tile_size_then_resizes() -> None:

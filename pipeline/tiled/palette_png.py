@@ -33,9 +33,10 @@ def pack(index: np.ndarray, bits: int) -> np.ndarray:
     return np.bitwise_or.reduce(grouped << shifts, axis=-1).astype(np.uint8)
 
 
-def write(rows: np.ndarray, width: int, bits: int, palette: np.ndarray) -> bytes:
+def write(rows: np.ndarray, width: int, bits: int, palette: np.ndarray, text: dict[str, str] | None = None) -> bytes:
     """The PNG of `rows` (height x row bytes, packed as `pack` does) for a `width`-pixel image of
-    `bits`-bit indices into `palette` (entries x RGBA)."""
+    `bits`-bit indices into `palette` (entries x RGBA), with `text` as tEXt chunks (Latin-1)
+    before the pixels, where a reader finds them without decoding any."""
     height, size = rows.shape
     raw = np.empty((height, size + 1), dtype=np.uint8)
     raw[:, 0] = _UP  # above the first row the standard reads zeros: Up copies it
@@ -50,6 +51,7 @@ def write(rows: np.ndarray, width: int, bits: int, palette: np.ndarray) -> bytes
             _chunk(b"IHDR", header),
             _chunk(b"PLTE", np.ascontiguousarray(palette[:, :3]).tobytes()),
             _chunk(b"tRNS", np.ascontiguousarray(palette[:, 3]).tobytes()),
+            *(_chunk(b"tEXt", key.encode("latin-1") + b"\0" + value.encode("latin-1")) for key, value in (text or {}).items()),
             _chunk(b"IDAT", data),
             _chunk(b"IEND", b""),
         )

@@ -1,4 +1,5 @@
-"""Previews drawn from the tilesheet itself, layer over layer, as Tiled and engines draw the map."""
+"""Previews drawn from the tilesheet itself, layer over layer, as Tiled and engines draw the map,
+with the map's objects on top (pipeline.tiled.markers)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,11 @@ import zlib
 import numpy as np
 from PIL import Image
 
+from typing import Sequence
+
+from pipeline.level import MapObject
 from pipeline.tiled import palette_png
+from pipeline.tiled.markers import PreviewInfo, draw, draws, markers_of, tile_object_layers, with_inks
 from pipeline.tiled.tilesheet import BuiltTileset
 
 # A preview larger than this on a side is drawn at every k-th pixel, for the smallest whole k
@@ -38,25 +43,50 @@ def render(layers: list[np.ndarray], built: BuiltTileset) -> Image.Image:
     return Image.fromarray(rgba, "RGBA")
 
 
-def preview_png(layers: list[np.ndarray], built: BuiltTileset) -> bytes:
-    """The PNG of `render(layers, built)`. A single layer of a palette sheet drawn whole (the
-    common case) is gathered packed and written directly (pipeline.tiled.palette_png)."""
+def preview_image(layers: list[np.ndarray], built: BuiltTileset, objects: Sequence[MapObject] = (), gids: Sequence[int] = ()) -> Image.Image:
+    """The preview: the tile layers, the tile objects (`gids`: each object's tile gid, 0 for
+    none) as their tiles over them, and the other objects' markers on top; its PreviewInfo in
+    `info` (written into the PNG by `png_bytes`)."""
+    info = preview_info(layers[0].shape, built, objects, gids)
+    image = render(layers + tile_object_layers(objects, gids, layers[0].shape), built)
+    if draws(info.markers, min(info.tile) / info.step):
+        image = with_inks(image, info.markers)
+        draw(image, info.markers, 1 / info.step, min(info.tile) / info.step)
+    image.info[PreviewInfo.KEY] = info.to_text()
+    return image
+
+
+def preview_info(shape: tuple[int, int], built: BuiltTileset, objects: Sequence[MapObject], gids: Sequence[int]) -> PreviewInfo:
+    h, w = shape
+    th, tw = built.atlas.rgba.shape[1:3]
+    return PreviewInfo((w, h), (tw, th), step_of(h * th, w * tw), tuple(markers_of(objects, gids, tw, th)))
+
+
+def step_of(height: int, width: int) -> int:
+    """The preview of a map this many pixels keeps every step-th pixel (1: all of them)."""
+    return max(1, -(-max(height, width) // MAX_SIDE))
+
+
+def preview_png(layers: list[np.ndarray], built: BuiltTileset, objects: Sequence[MapObject] = (), gids: Sequence[int] = ()) -> bytes:
+    """The PNG of `preview_image`. A single layer of a palette sheet drawn whole with no objects
+    (the common case) is gathered packed and written directly (pipeline.tiled.palette_png)."""
     packed, palette = built.atlas.packed, built.atlas.palette
-    if packed is not None and palette is not None and len(layers) == 1:
+    if packed is not None and palette is not None and len(layers) == 1 and not objects:
         bits, tiles = packed
-        gids = layers[0]
-        h, w = gids.shape
+        gids_ = layers[0]
+        h, w = gids_.shape
         th, tw = built.atlas.rgba.shape[1:3]
         if max(h * th, w * tw) <= MAX_SIDE:
-            return palette_png.write(_gather(tiles, gids), w * tw, bits, palette)
-    return png_bytes(render(layers, built))
+            info = preview_info((h, w), built, objects, gids)
+            return palette_png.write(_gather(tiles, gids_), w * tw, bits, palette, {PreviewInfo.KEY: info.to_text()})
+    return png_bytes(preview_image(layers, built, objects, gids))
 
 
 def _gather(atlas: np.ndarray, gids: np.ndarray) -> np.ndarray:
     """The pixels of a layer: each gid's tile where it stands."""
     h, w = gids.shape
     th, tw = atlas.shape[1:3]
-    step = max(1, -(-max(h * th, w * tw) // MAX_SIDE))
+    step = step_of(h * th, w * tw)
     if step == 1:
         # A tile's pixel row moved as a few machine words rather than byte by byte: gathering
         # and reordering a 16-pixel palette row is 2 eight-byte moves instead of 16.
@@ -89,6 +119,12 @@ def png_bytes(image: Image.Image) -> bytes:
     as the default (level 6) for 5 % more bytes, and the RGBA one 1.5x as fast at the same size;
     the level hardly matters with it (bench/scale.py times the preview)."""
     out = io.BytesIO()
-    extra = {"transparency": image.info["transparency"]} if image.mode == "P" else {}
+    extra: dict[str, object] = {"transparency": image.info["transparency"]} if image.mode == "P" else {}
+    text = image.info.get(PreviewInfo.KEY)
+    if isinstance(text, str):
+        from PIL import PngImagePlugin
+
+        extra["pnginfo"] = PngImagePlugin.PngInfo()
+        extra["pnginfo"].add_text(PreviewInfo.KEY, text)  # type: ignore[attr-defined]
     image.save(out, format="PNG", compress_type=zlib.Z_RLE, **extra)
     return out.getvalue()

@@ -50,7 +50,7 @@ class TiledMapExporter(Exporter):
     embed_tileset: bool | None = Field(None, description="Embed the tileset in every map (unset: as the profile prefers).")
     encoding: Literal["csv", "base64"] | None = Field(None, description="Tile layer data encoding (unset: csv; base64 with profile godot).")
     compression: Literal["none", "zlib", "gzip"] | None = Field(None, description="Compression of base64 layer data (unset: none; zlib with profile godot).")
-    preview: bool = Field(True, description="Also write a PNG of each map drawn from the tilesheet, as the engine shows it.")
+    preview: bool = Field(True, description="Also write a PNG of each map drawn from the tilesheet, as the engine shows it, with its objects (tile objects as their tile; points, rectangles and paths as markers).")
     preview_dir: str | None = Field(None, description="Folder inside the pack for the previews (unset: `previews` inside `dir`).")
     data_layers: bool | tuple[str, ...] = Field(
         True,
@@ -176,7 +176,11 @@ class TiledMapExporter(Exporter):
         from pipeline.thumbnail import drawn_small
 
         built, drawn = self._draw(level)
-        return drawn_small([g for _, g in drawn], built)
+        return drawn_small([g for _, g in drawn], built, level.objects, self._object_gids(level, built))
+
+    @staticmethod
+    def _object_gids(level: Level, built: BuiltTileset) -> list[int]:
+        return [object_gid(obj, built) if obj.tile else 0 for obj in level.objects]
 
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
         built, drawn = self._draw(level)
@@ -185,7 +189,7 @@ class TiledMapExporter(Exporter):
         # The image path is relative to the file that holds the tileset: the map, or the .tsx/.tsj.
         tileset = replace(tileset, image=relative_to(sheet_path, self.dir if self._embedded else "tilesets"))
         tileset = profile_tileset(PROFILES[self.profile], tileset)
-        object_gids = [object_gid(obj, built) if obj.tile else 0 for obj in level.objects]
+        object_gids = self._object_gids(level, built)
         values = self._values_paths()
         data: list[TileLayer] = []
         more: list[tuple[int, Tileset, str | None]] = []
@@ -225,6 +229,6 @@ class TiledMapExporter(Exporter):
             check_map(level.width, level.height, [(d.name, d.gids) for d in data], values_set, 1 + tileset.tilecount, [], files, values[1])
         preview = self.preview_file(ctx.stem)
         if preview:
-            files[preview] = preview_png([g for _, g in drawn], built)
+            files[preview] = preview_png([g for _, g in drawn], built, level.objects, object_gids)
         return files
 
