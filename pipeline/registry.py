@@ -195,6 +195,10 @@ class Exporter(StageParams):
         """The one of `outputs` that pictures the map, for the pack's contact sheet."""
         return None
 
+    def pack_outputs(self) -> list[str]:
+        """The files `pack_files` writes (`pcg verify` claims and compares them)."""
+        return []
+
     def pack_files(self, ctx: PackContext) -> dict[str, bytes]:
         """Files made once per pack from what its maps' files hold (an index of them), written
         after the manifest; nothing when those on disk are current. Paths as in `outputs`."""

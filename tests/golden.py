@@ -338,6 +338,33 @@ count = [1, 3]
     "export.gif": _RECORDED + '\n[stage.slow]\nuse = "export.gif"\ninput = "grow"\ndir = "slow"\nscale = 3\nframe_ms = 100\n',
     "export.tmx": _tiled("export.tmx"),
     "export.tmj": _tiled("export.tmj", 'profile = "phaser"\n'),
+    # Your own art with autotiled walls, three layers, tile objects and a polyline (the path from
+    # spawn to exit); and generated art, one layer, no preview.
+    "export.ldtk": _FURNISHED + """
+[stage.route]
+use = "place.path"
+input = "regions"
+
+[stage.art]
+use = "export.ldtk"
+input = "route"
+dir = "art"
+tileset = "tilesets/stone.toml"
+layers = [
+  { name = "floor", tile = "floor" },
+  { name = "walls", symbols = ["wall"] },
+  { name = "doors", symbols = ["door"] },
+]
+
+[stage.generated]
+use = "export.ldtk"
+input = "placed"
+dir = "generated"
+tileset_name = "generated"
+tile_size = 8
+style = "outline"
+preview = false
+""",
 }
 
 # The input of a kind that needs one and has no fixture of its own, by the family in its name.

@@ -154,6 +154,9 @@ class ExportLdtk(Exporter):
             files[preview] = preview_png([g for _, g in drawn], built)
         return files
 
+    def pack_outputs(self) -> list[str]:
+        return [self.project_file()]
+
     def pack_files(self, ctx: PackContext) -> dict[str, bytes]:
         defs_path = self._defs()
         levels = [(stem, self.level_path(stem)) for _, stem, files in ctx.maps if self.level_path(stem) in files]
