@@ -167,6 +167,16 @@ class ExportLdtk(Exporter):
         target = self.project_file()
         if is_current(ctx.pack_dir / target, key):
             return {}
-        defs = json.loads((ctx.pack_dir / defs_path).read_bytes())
-        docs = [(relative_to(path, self.dir), json.loads((ctx.pack_dir / path).read_bytes())) for _, path in levels]
-        return {target: project_json(ctx.pack, ctx.seed, self.project, defs, docs, key)}
+        defs = _read_json(ctx.pack_dir, defs_path)
+        docs = [(relative_to(path, self.dir), _read_json(ctx.pack_dir, path)) for _, path in levels]
+        try:
+            return {target: project_json(ctx.pack, ctx.seed, self.project, defs, docs, key)}
+        except (KeyError, TypeError) as exc:  # a level file edited by hand since the build
+            raise PipelineError([f"{ctx.pack_dir / target}: cannot list the levels ({type(exc).__name__}: {exc}); rebuild the pack with --force"]) from None
+
+
+def _read_json(pack_dir: Path, rel: str) -> Any:
+    try:
+        return json.loads((pack_dir / rel).read_bytes())
+    except ValueError as exc:
+        raise PipelineError([f"{pack_dir / rel}: not the JSON this build wrote ({exc}); rebuild the pack with --force"]) from None
