@@ -271,3 +271,19 @@ def test_bad_options_are_one_clear_error(tmp_path: Path, stage: str, words: list
     assert not (root / "exports" / "crypt").exists()
     line = next((l for l in out.splitlines() if "stage.ldtk." in l), "")
     assert line.startswith("error: recipes/crypt.toml: stage.ldtk.") and all(w in line for w in words), out
+
+
+def test_a_stat_whole_in_one_map_and_fractional_in_another_is_a_float_field(built: Path) -> None:
+    from pipeline.ldtk.project import project_json
+
+    ldtk = _pack(built) / "ldtk"
+    docs = [(f"world/{d['identifier']}.ldtkl", d) for d in _levels(built)]
+    docs[1][1]["fieldInstances"] = [
+        {**f, "__type": "Float", "__value": 0.5, "realEditorValues": [{"id": "V_Float", "params": [0.5]}]} if f["__identifier"] == "rooms" else f
+        for f in docs[1][1]["fieldInstances"]
+    ]
+    project = json.loads(project_json("crypt", 77, "world", _read(ldtk / "world" / "defs.json"), docs, "key"))
+    _schema().validate(project)
+    types = {f["identifier"]: f["__type"] for f in project["defs"]["levelFields"]}
+    assert types["rooms"] == "Float" and types["seed"] == "Int" and types["pack"] == "String"
+    assert json.loads(project_json("crypt", 77, "world", _read(ldtk / "world" / "defs.json"), docs, "key")) == project
