@@ -16,7 +16,7 @@ import pytest
 
 from pipeline.cache import LevelCache
 from pipeline.level import Color, Level
-from tests.conftest import TILESETS, pcg, tree_digests
+from conftest import TILESETS, pcg, tree_digests
 
 ldtkpy = pytest.importorskip("ldtkpy.api", reason="ldtkpy is a test dependency (pip install -e '.[test]')")
 

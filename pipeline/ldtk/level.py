@@ -14,7 +14,7 @@ import numpy as np
 
 from pipeline.errors import PipelineError
 from pipeline.ldtk import ids
-from pipeline.ldtk.fields import field_def, ldtk_color, points_field, property_fields
+from pipeline.ldtk.fields import ldtk_color, points_field, property_fields
 from pipeline.level import Level, MapObject, PropertyValue
 from pipeline.tiled.drawing import object_gid
 from pipeline.tiled.tilesheet import BuiltTileset
