@@ -19,6 +19,7 @@ from pipeline.fsio import atomic_write, remove_stale_temps, same_file_system, sh
 from pipeline.journal import Journal, Record
 from pipeline.levels_index import LEVELS, update_levels_index
 from pipeline.manifest import MANIFEST, assemble, environment, environment_id, read_manifest, recipe_record, write_manifest
+from pipeline.pack_files import update_pack_files
 from pipeline.plan import MapPlan, PackPlan, plan_pack
 from pipeline.recipe import Recipe
 from pipeline.registry import Exporter
@@ -147,6 +148,7 @@ class Builder:
                 if error is None:
                     update_levels_index(plan.pack_dir, recipe.pack.name, recipe.pack.order_by, manifest, temp)
                     update_contact_sheet(plan.pack_dir, recipe, manifest, temp, thumbnails)
+                    update_pack_files(plan.pack_dir, recipe, manifest, temp)
             # The manifest on disk is now this one: what it does not claim of what this build
             # (or an unfinished one before it) wrote is nobody's.
             report.files_removed += _sweep(plan, manifest, journal.record if planned else record)

@@ -39,6 +39,7 @@ BUILTIN_KINDS: dict[str, str] = {
     "dungeon.drunkard_walk": "pipeline.stages.dungeon.drunkard_walk",
     "dungeon.rooms_and_mazes": "pipeline.stages.dungeon.rooms_and_mazes",
     "export.gif": "pipeline.stages.export.gif",
+    "export.ldtk": "pipeline.stages.export.ldtk",
     "export.lua": "pipeline.stages.export.lua",
     "export.png": "pipeline.stages.export.png",
     "export.tmj": "pipeline.stages.export.tmj",
@@ -152,6 +153,17 @@ class StageParams(BaseModel):
 
 
 @dataclass(frozen=True)
+class PackContext:
+    """What an exporter's once-per-pack step (`Exporter.pack_files`) knows: the pack, and the
+    maps the manifest lists with files of this stage, by map index, with those files' digests."""
+
+    pack_dir: Path
+    pack: str
+    seed: int
+    maps: list[tuple[int, str, dict[str, str]]]  # (index, stem, {path: sha256})
+
+
+@dataclass(frozen=True)
 class ExportContext:
     """What an exporter knows about the map it writes, besides the Level itself."""
 
@@ -183,6 +195,15 @@ class Exporter(StageParams):
     def preview_file(self, stem: str) -> str | None:
         """The one of `outputs` that pictures the map, for the pack's contact sheet."""
         return None
+
+    def pack_outputs(self) -> list[str]:
+        """The files `pack_files` writes (`pcg verify` claims and compares them)."""
+        return []
+
+    def pack_files(self, ctx: PackContext) -> dict[str, bytes]:
+        """Files made once per pack from what its maps' files hold (an index of them), written
+        after the manifest; nothing when those on disk are current. Paths as in `outputs`."""
+        return {}
 
     def thumbnail(self, level: Level) -> Image.Image | None:
         """The contact sheet's thumbnail of the preview `export` draws of `level` (a PIL image

@@ -41,6 +41,7 @@ def verify_pack(manifest_path: Path, workers: int) -> VerifyResult:
             if built_with.get(key) != value:
                 result.warnings.append(f"{key} differs: maps were built with {built_with.get(key)}, this is {value}; bytes may differ")
     rebuilt: dict[int, Path] = {}
+    pack_files: set[str] = set()  # made once per pack from the maps' files (an LDtk project)
     with tempfile.TemporaryDirectory(prefix="pcg-verify-") as tmp:
         for n, (sha, indices) in enumerate(sorted(by_recipe.items())):
             # The recipes travel inside the manifest, so a pack verifies even after its recipe was
@@ -53,6 +54,7 @@ def verify_pack(manifest_path: Path, workers: int) -> VerifyResult:
                 result.problems.append(f"maps {indices}: the recipe text in the manifest does not match its sha256 {sha[:12]}")
                 continue
             recipe = load_recipe(record["path"], text=record["text"])
+            pack_files.update(rel for spec in recipe.exporters for rel in spec.params.pack_outputs())  # type: ignore[attr-defined]
             for spec in recipe.stages:
                 # Files a stage reads (rule models, tilesets and their images) live beside the
                 # recipe, not in the manifest: one edited since the build cannot rebuild alike.
@@ -87,8 +89,12 @@ def verify_pack(manifest_path: Path, workers: int) -> VerifyResult:
                 if on_disk != digest:
                     what = "is missing" if on_disk is None else "was modified"
                     result.problems.append(f"map {entry['index']}: {pack_dir / rel} {what} on disk since the build")
+        if len(by_recipe) == 1 and rebuilt:  # one rebuild made every map: it made the pack's files too
+            for rel in sorted(pack_files):
+                if sha256_file(next(iter(rebuilt.values())) / rel) != sha256_file(pack_dir / rel):
+                    result.problems.append(f"{pack_dir / rel} rebuilds differently (or is missing)")
         result.files = len(checked)
-    claimed = {rel for rel, _ in checked} | PACK_FILES
+    claimed = {rel for rel, _ in checked} | PACK_FILES | pack_files
     for path in sorted(p for p in pack_dir.rglob("*") if p.is_file()):
         rel = path.relative_to(pack_dir).as_posix()
         # Hidden files other than a build's temporary ones are the desktop's (.DS_Store), not ours.

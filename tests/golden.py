@@ -339,6 +339,33 @@ count = [1, 3]
     "export.tmx": _tiled("export.tmx"),
     "export.tmj": _tiled("export.tmj", 'profile = "phaser"\n'),
     "export.lua": _tiled("export.lua"),
+    # Your own art with autotiled walls, three layers, tile objects and a polyline (the path from
+    # spawn to exit); and generated art, one layer, no preview.
+    "export.ldtk": _FURNISHED + """
+[stage.route]
+use = "place.path"
+input = "regions"
+
+[stage.art]
+use = "export.ldtk"
+input = "route"
+dir = "art"
+tileset = "tilesets/stone.toml"
+layers = [
+  { name = "floor", tile = "floor" },
+  { name = "walls", symbols = ["wall"] },
+  { name = "doors", symbols = ["door"] },
+]
+
+[stage.generated]
+use = "export.ldtk"
+input = "placed"
+dir = "generated"
+tileset_name = "generated"
+tile_size = 8
+style = "outline"
+preview = false
+""",
 }
 
 # The input of a kind that needs one and has no fixture of its own, by the family in its name.

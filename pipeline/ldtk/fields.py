@@ -1,0 +1,118 @@
+"""Properties as LDtk fields: a map's properties become level fields, an object's its entity's
+fields, each with the LDtk type of its value (Int, Float, Bool, String, Color)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.errors import PipelineError
+from pipeline.ldtk.ids import identifier
+from pipeline.level import Color, PropertyValue
+
+POINTS = "Array<Point>"
+
+# An instance's `__type` -> its definition's `type`, whether it is an array, how LDtk shows it.
+DEF_TYPES: dict[str, tuple[str, bool, str]] = {
+    "Int": ("F_Int", False, "NameAndValue"),
+    "Float": ("F_Float", False, "NameAndValue"),
+    "Bool": ("F_Bool", False, "NameAndValue"),
+    "String": ("F_String", False, "NameAndValue"),
+    "Color": ("F_Color", False, "NameAndValue"),
+    POINTS: ("F_Point", True, "PointPath"),
+}
+
+
+def ldtk_color(color: str) -> str:
+    """"#RRGGBB" as LDtk writes colours; a colour with alpha ("#aarrggbb") loses it."""
+    return "#" + color[-6:].upper()
+
+
+def _typed(value: PropertyValue) -> tuple[str, Any, dict[str, Any]]:
+    """(`__type`, `__value`, the realEditorValues entry) of a property value."""
+    if isinstance(value, bool):
+        return "Bool", value, {"id": "V_Bool", "params": [value]}
+    if isinstance(value, int):
+        return "Int", value, {"id": "V_Int", "params": [value]}
+    if isinstance(value, float):
+        return "Float", value, {"id": "V_Float", "params": [value]}
+    if isinstance(value, Color):
+        color = ldtk_color(value)
+        return "Color", color, {"id": "V_Int", "params": [int(color[1:], 16)]}
+    return "String", value, {"id": "V_String", "params": [value]}
+
+
+def property_fields(properties: dict[str, PropertyValue], uid_of: Any, where: str) -> list[dict[str, Any]]:
+    """Field instances of `properties` in key order; `uid_of(identifier)` gives a field's defUid.
+    Two names that make the same identifier are an error naming both (`where`: whose they are)."""
+    out: list[dict[str, Any]] = []
+    seen: dict[str, str] = {}
+    for name in sorted(properties):
+        ident = identifier(name)
+        if ident in seen:
+            raise PipelineError([f"{where}: properties {seen[ident]!r} and {name!r} are both the LDtk field {ident!r}; rename one"])
+        seen[ident] = name
+        ftype, value, editor = _typed(properties[name])
+        out.append({"__identifier": ident, "__type": ftype, "__value": value, "__tile": None, "defUid": uid_of(ident), "realEditorValues": [editor]})
+    return out
+
+
+def points_field(ident: str, uid: int, cells: list[tuple[int, int]]) -> dict[str, Any]:
+    """An Array<Point> field instance of grid cells (a polyline's vertices)."""
+    return {
+        "__identifier": ident,
+        "__type": POINTS,
+        "__value": [{"cx": cx, "cy": cy} for cx, cy in cells],
+        "__tile": None,
+        "defUid": uid,
+        "realEditorValues": [{"id": "V_String", "params": [f"{cx},{cy}"]} for cx, cy in cells],
+    }
+
+
+def field_def(ident: str, uid: int, ftype: str) -> dict[str, Any]:
+    """The definition of a field whose instances have `__type` `ftype`, as LDtk writes one."""
+    def_type, is_array, display = DEF_TYPES[ftype]
+    return {
+        "identifier": ident,
+        "doc": None,
+        "__type": ftype,
+        "uid": uid,
+        "type": def_type,
+        "isArray": is_array,
+        "canBeNull": True,  # a map or object without the property leaves it null
+        "arrayMinLength": None,
+        "arrayMaxLength": None,
+        "editorDisplayMode": display,
+        "editorDisplayScale": 1,
+        "editorDisplayPos": "Above",
+        "editorLinkStyle": "StraightArrow",
+        "editorDisplayColor": None,
+        "editorAlwaysShow": False,
+        "editorShowInWorld": True,
+        "editorCutLongValues": True,
+        "editorTextSuffix": None,
+        "editorTextPrefix": None,
+        "useForSmartColor": False,
+        "exportToToc": False,
+        "searchable": False,
+        "min": None,
+        "max": None,
+        "regex": None,
+        "acceptFileTypes": None,
+        "defaultOverride": None,
+        "textLanguageMode": None,
+        "symmetricalRef": False,
+        "autoChainRef": False,
+        "allowOutOfLevelRef": True,
+        "allowedRefs": "OnlySame",
+        "allowedRefsEntityUid": None,
+        "allowedRefTags": [],
+        "tilesetUid": None,
+    }
+
+
+def merged_type(types: list[str]) -> str:
+    """The definition's type for instances of these `__type`s (in map order): Int and Float
+    together are Float (a stat whole in one map, fractional in another); otherwise the first."""
+    if set(types) == {"Int", "Float"}:
+        return "Float"
+    return types[0]

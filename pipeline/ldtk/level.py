@@ -1,0 +1,309 @@
+"""One map as an LDtk level (the `.ldtkl` file), and the definitions its layers share with every
+other map of the pack: an IntGrid layer of the symbols, the tile layers drawn with the pack's
+tileset, and an Entities layer of the map's objects."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+from pipeline.errors import PipelineError
+from pipeline.ldtk import ids
+from pipeline.ldtk.fields import ldtk_color, points_field, property_fields
+from pipeline.level import Level, MapObject, PropertyValue
+from pipeline.tiled.drawing import object_gid
+from pipeline.tiled.tilesheet import BuiltTileset
+from pipeline.tiled.tileset import Tileset
+
+ENTITIES_LAYER = "entities"
+SYMBOLS_LAYER = "symbols"
+LEVEL_BG = "#696A79"  # LDtk's default level background
+
+# Entity colours for the kinds the placement stages make; others get one of PALETTE by name.
+KIND_COLORS = {"spawn": "#4FDE6B", "exit": "#DE4F4F", "room": "#5A8BDE", "prefab": "#B07ADE", "path": "#E0C341"}
+PALETTE = ("#E07A3F", "#3FC7E0", "#E03F9B", "#9BE03F", "#8F6B4F", "#4F5BE0", "#E0D43F", "#3FE0A0")
+
+
+def layer_def(kind: str, ident: str, uid: int, grid: int, tileset_uid: int | None = None, values: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A layer definition as LDtk writes one (`kind`: IntGrid, Tiles or Entities)."""
+    return {
+        "__type": kind,
+        "identifier": ident,
+        "type": kind,
+        "uid": uid,
+        "doc": None,
+        "uiColor": None,
+        "gridSize": grid,
+        "guideGridWid": 0,
+        "guideGridHei": 0,
+        "displayOpacity": 1,
+        "inactiveOpacity": 1,
+        "hideInList": False,
+        "hideFieldsWhenInactive": True,
+        "canSelectWhenInactive": True,
+        "renderInWorldView": True,
+        "pxOffsetX": 0,
+        "pxOffsetY": 0,
+        "parallaxFactorX": 0,
+        "parallaxFactorY": 0,
+        "parallaxScaling": True,
+        "requiredTags": [],
+        "excludedTags": [],
+        "autoTilesKilledByOtherLayerUid": None,
+        "uiFilterTags": [],
+        "useAsyncRender": False,
+        "intGridValues": values or [],
+        "intGridValuesGroups": [],
+        "autoRuleGroups": [],
+        "autoSourceLayerDefUid": None,
+        "tilesetDefUid": tileset_uid,
+        "tilePivotX": 0,
+        "tilePivotY": 0,
+        "biomeFieldUid": None,
+    }
+
+
+def tile_rect(tileset: Tileset, tile_id: int) -> dict[str, Any]:
+    """Where tile `tile_id` sits in the sheet, as LDtk's TilesetRect."""
+    x, y = _src(tileset, tile_id)
+    return {"tilesetUid": ids.TILESET_UID, "x": int(x), "y": int(y), "w": tileset.tile_width, "h": tileset.tile_height}
+
+
+def _src(tileset: Tileset, tile_id: Any) -> tuple[Any, Any]:
+    # Works on numbers and numpy arrays alike; margin and spacing already count the extrusion.
+    x = tileset.margin + (tile_id % tileset.columns) * (tileset.tile_width + tileset.spacing)
+    y = tileset.margin + (tile_id // tileset.columns) * (tileset.tile_height + tileset.spacing)
+    return x, y
+
+
+def layer_uids(tile_layers: list[str]) -> list[tuple[str, str, int]]:
+    """(type, identifier, uid) of every layer, top first as LDtk orders them: the objects, the
+    tile layers (the exporter's last layer on top), the symbols at the bottom."""
+    tiles = [("Tiles", ids.identifier(name), ids.TILE_LAYER_UID_BASE + k) for k, name in enumerate(tile_layers)]
+    return [("Entities", ENTITIES_LAYER, ids.ENTITIES_LAYER_UID), *reversed(tiles), ("IntGrid", SYMBOLS_LAYER, ids.SYMBOLS_LAYER_UID)]
+
+
+def check_layer_names(tile_layers: list[str]) -> None:
+    """Layer identifiers must differ from each other and from the two layers every level has."""
+    seen: dict[str, str] = {ENTITIES_LAYER: "the objects' layer", SYMBOLS_LAYER: "the symbols' layer"}
+    for name in tile_layers:
+        ident = ids.identifier(name)
+        if ident in seen:
+            raise PipelineError([f"layers: {name!r} is the LDtk layer {ident!r}, as is {seen[ident]}; rename it"])
+        seen[ident] = f"layer {name!r}"
+
+
+def definitions(level: Level, built: BuiltTileset, tile_layers: list[str], tileset_path: str) -> bytes:
+    """The layer and tileset definitions of every map of this alphabet and tileset (the pack's
+    project adds the entity and level field definitions its maps' instances name)."""
+    tileset = built.tileset
+    grid = tileset.tile_width
+    values = []
+    seen: dict[str, str] = {}
+    for value, symbol in enumerate(level.alphabet, start=1):
+        ident = ids.identifier(symbol.name)
+        if ident in seen:
+            raise PipelineError([f"symbols {seen[ident]!r} and {symbol.name!r} are both the LDtk IntGrid value {ident!r}; rename one"])
+        seen[ident] = symbol.name
+        tile = tileset.names.get(symbol.name)
+        values.append(
+            {"value": value, "identifier": ident, "color": ldtk_color(symbol.color), "tile": None if tile is None else tile_rect(tileset, tile), "groupUid": 0}
+        )
+    layers = []
+    for kind, ident, uid in layer_uids(tile_layers):
+        if kind == "IntGrid":
+            layers.append(layer_def(kind, ident, uid, grid, values=values))
+        else:
+            layers.append(layer_def(kind, ident, uid, grid, ids.TILESET_UID if kind == "Tiles" else None))
+    tileset_def = {
+        "__cWid": tileset.columns,
+        "__cHei": tileset.rows,
+        "identifier": ids.identifier(tileset.name),
+        "uid": ids.TILESET_UID,
+        "relPath": tileset_path,
+        "embedAtlas": None,
+        "pxWid": tileset.image_size[0],
+        "pxHei": tileset.image_size[1],
+        "tileGridSize": grid,
+        "spacing": tileset.spacing,
+        "padding": tileset.margin,
+        "tags": [],
+        "tagsSourceEnumUid": None,
+        "enumTags": [],
+        # The tiles' properties (name, symbol, solid...), as JSON a game parses.
+        "customData": [{"tileId": t, "data": json.dumps(p, sort_keys=True)} for t, p in tileset.tile_properties.items()],
+        "savedSelections": [],
+    }
+    return _dumps({"layers": layers, "tilesets": [tileset_def]}, {})
+
+
+def level_file(
+    level: Level,
+    built: BuiltTileset,
+    drawn: list[tuple[str, np.ndarray]],
+    properties: dict[str, PropertyValue],
+    stem: str,
+    uid: int,
+    iid: str,
+    tileset_path: str,
+) -> bytes:
+    """The map as an LDtk level: its properties as level fields, one layer instance per layer
+    definition (`definitions`), tiles drawn as `drawn` (global ids, the tileset's first 1)."""
+    tileset = built.tileset
+    tw, th = tileset.tile_width, tileset.tile_height
+    arrays: dict[str, str] = {}
+    layers = []
+    drawn_by_ident = {ids.identifier(name): gids for name, gids in drawn}
+    for kind, ident, layer_uid in layer_uids([name for name, _ in drawn]):
+        node: dict[str, Any] = {
+            "__identifier": ident,
+            "__type": kind,
+            "__cWid": level.width,
+            "__cHei": level.height,
+            "__gridSize": tw,
+            "__opacity": 1,
+            "__pxTotalOffsetX": 0,
+            "__pxTotalOffsetY": 0,
+            "__tilesetDefUid": ids.TILESET_UID if kind == "Tiles" else None,
+            "__tilesetRelPath": tileset_path if kind == "Tiles" else None,
+            "iid": ids.iid(iid, "layer", ident),
+            "levelId": uid,
+            "layerDefUid": layer_uid,
+            "pxOffsetX": 0,
+            "pxOffsetY": 0,
+            "visible": True,
+            "optionalRules": [],
+            "intGridCsv": [],
+            "autoLayerTiles": [],
+            "seed": ids.hashed_uid(iid, ident) % 10_000_000,
+            "overrideTilesetUid": None,
+            "gridTiles": [],
+            "entityInstances": [],
+        }
+        if kind == "IntGrid":
+            node["intGridCsv"] = _placeholder(arrays, _int_grid(level.tiles))
+        elif kind == "Tiles":
+            node["gridTiles"] = _placeholder(arrays, _grid_tiles(drawn_by_ident[ident], tileset))
+        else:
+            node["entityInstances"] = [_entity(level, obj, k, built, iid) for k, obj in enumerate(level.objects)]
+        layers.append(node)
+    doc = {
+        "identifier": ids.identifier(stem),
+        "iid": iid,
+        "uid": uid,
+        "worldX": -1,  # LDtk lays levels out itself in a linear world and writes -1
+        "worldY": -1,
+        "worldDepth": 0,
+        "pxWid": level.width * tw,
+        "pxHei": level.height * th,
+        "__bgColor": LEVEL_BG,
+        "bgColor": None,
+        "useAutoIdentifier": False,
+        "bgRelPath": None,
+        "bgPos": None,
+        "bgPivotX": 0.5,
+        "bgPivotY": 0.5,
+        "__smartColor": LEVEL_BG,
+        "__bgPos": None,
+        "externalRelPath": None,
+        "fieldInstances": property_fields(properties, lambda f: ids.hashed_uid("level", f), f"map {stem!r}"),
+        "layerInstances": layers,
+        "__neighbours": [],
+    }
+    return _dumps(doc, arrays)
+
+
+def entity_color(ident: str) -> str:
+    return KIND_COLORS.get(ident) or PALETTE[ids.hashed_uid("color", ident) % len(PALETTE)]
+
+
+def _entity(level: Level, obj: MapObject, k: int, built: BuiltTileset, level_iid: str) -> dict[str, Any]:
+    tileset = built.tileset
+    tw, th = tileset.tile_width, tileset.tile_height
+    ident = ids.identifier(obj.type or obj.name)
+    area = obj.w > 0 or obj.h > 0
+    if area:  # a rectangle keeps its size; its top-left corner is the entity's pivot
+        px = (max(0, round(obj.x * tw)), max(0, round(obj.y * th)))
+        size = (max(1, round(obj.w * tw)), max(1, round(obj.h * th)))
+    else:  # a point is the one cell it lies in
+        px = (_cell(obj.x, level.width) * tw, _cell(obj.y, level.height) * th)
+        size = (tw, th)
+    properties: dict[str, PropertyValue] = {"name": obj.name, **obj.properties}
+    fields = property_fields(properties, lambda f: ids.hashed_uid("entity", ident, f), f"object {obj.name!r}")
+    if obj.points:
+        if any(f["__identifier"] == "points" for f in fields):
+            raise PipelineError([f"object {obj.name!r}: its property 'points' is the LDtk field of its polyline; rename it"])
+        cells = [(_cell(obj.x + x, level.width), _cell(obj.y + y, level.height)) for x, y in obj.points]
+        fields.append(points_field("points", ids.hashed_uid("entity", ident, "points"), cells))
+        fields.sort(key=lambda f: f["__identifier"])
+    tile = None
+    if obj.tile:
+        tile = tile_rect(tileset, object_gid(obj, built, firstgid=0))
+    return {
+        "__identifier": ident,
+        "__grid": [px[0] // tw, px[1] // th],
+        "__pivot": [0, 0],
+        "__tags": ["area" if area else "path" if obj.points else "point"],
+        "__tile": tile,
+        "__smartColor": entity_color(ident),
+        # LDtk writes null here in linear worlds, whose levels it lays out itself; many readers
+        # (ldtkpy, typed loaders) need a number: the position from the level's own origin.
+        "__worldX": px[0],
+        "__worldY": px[1],
+        "iid": ids.iid(level_iid, "entity", k),
+        "width": size[0],
+        "height": size[1],
+        "defUid": ids.hashed_uid("entity", ident),
+        "px": list(px),
+        "fieldInstances": fields,
+    }
+
+
+def _cell(position: float, extent: int) -> int:
+    return min(max(math.floor(position), 0), extent - 1)
+
+
+def _int_grid(tiles: np.ndarray) -> str:
+    # LDtk's value 0 is an empty cell: symbol i is value i + 1, so every cell has one.
+    text = np.array([str(v + 1) for v in range(256)], dtype=object)
+    return "[" + ",".join(text[tiles.ravel()]) + "]"
+
+
+def _grid_tiles(gids: np.ndarray, tileset: Tileset) -> str:
+    """The layer's tiles, row by row as LDtk stores them, one per line. Each line is pieced
+    together from the texts of its column, its row and its tile, looked up by numpy (a few
+    hundred distinct texts, not one format call per tile: three times faster on big maps)."""
+    ys, xs = np.nonzero(gids)
+    if len(ys) == 0:
+        return "[]"
+    tiles, which = np.unique(gids[ys, xs].astype(np.int64) - 1, return_inverse=True)
+    sx, sy = _src(tileset, tiles)
+    columns = np.array(['{"px":[%d,' % (x * tileset.tile_width) for x in range(gids.shape[1])], dtype=object)
+    rows = np.array(['%d],"src":[' % (y * tileset.tile_height) for y in range(gids.shape[0])], dtype=object)
+    kinds = np.array(['%d,%d],"f":0,"t":%d,"d":[' % v for v in zip(sx.tolist(), sy.tolist(), tiles.tolist())], dtype=object)
+    coords = map(str, (ys.astype(np.int64) * gids.shape[1] + xs).tolist())
+    pieces = zip(columns[xs], rows[ys], kinds[which.ravel()], coords, itertools.repeat('],"a":1},\n'))
+    return "[\n" + "".join(itertools.chain.from_iterable(pieces))[:-2] + "\n]"
+
+
+_PLACEHOLDER = re.compile(r'"(@pcg-ldtk-array-\d+@)"')
+
+
+def _placeholder(arrays: dict[str, str], text: str) -> str:
+    key = f"@pcg-ldtk-array-{len(arrays)}@"
+    arrays[key] = text
+    return key
+
+
+def _dumps(doc: dict[str, Any], arrays: dict[str, str]) -> bytes:
+    """JSON as LDtk's compact style reads: the structure indented, big arrays dense (put in
+    after json.dumps, in one pass)."""
+    text = json.dumps(doc, indent="\t", ensure_ascii=False)
+    if arrays:
+        text = _PLACEHOLDER.sub(lambda m: arrays.get(m.group(1), m.group(0)), text)
+    return (text + "\n").encode("utf-8")

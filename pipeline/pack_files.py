@@ -1,0 +1,34 @@
+"""Files an export stage makes once per pack, after the manifest (`Exporter.pack_files`): an
+index of the maps' files, such as the LDtk project that lists every level file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, cast
+
+from pipeline.fsio import atomic_write
+from pipeline.recipe import Recipe
+from pipeline.registry import Exporter, PackContext
+
+
+def update_pack_files(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], temp_dir: Path | None = None) -> None:
+    """Let every export stage write its pack files from the maps the manifest lists (in map
+    order), skipping files whose bytes are already on disk."""
+    for spec in recipe.exporters:
+        exporter = cast(Exporter, spec.params)
+        if type(exporter).pack_files is Exporter.pack_files:
+            continue
+        maps = []
+        for entry in sorted(manifest["maps"], key=lambda m: m["index"]):
+            files = entry["stages"].get(spec.name, {}).get("files", [])
+            if files:
+                maps.append((entry["index"], entry["stem"], {f: entry["files"][f] for f in files if f in entry["files"]}))
+        ctx = PackContext(pack_dir=pack_dir, pack=recipe.pack.name, seed=recipe.pack.seed, maps=maps)
+        for rel, data in exporter.pack_files(ctx).items():
+            target = pack_dir / rel
+            try:
+                if target.read_bytes() == data:
+                    continue
+            except FileNotFoundError:
+                pass
+            atomic_write(target, data, temp_dir)

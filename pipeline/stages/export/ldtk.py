@@ -1,0 +1,182 @@
+"""LDtk projects: one `.ldtkl` level file per map, and the `.ldtk` project of the pack."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from pydantic import Field, PositiveInt, PrivateAttr, ValidationInfo, field_validator, model_validator
+
+from pipeline.errors import KeyedError, PipelineError
+from pipeline.ldtk import ids
+from pipeline.ldtk.level import check_layer_names, definitions, level_file
+from pipeline.ldtk.project import is_current, project_json, sources_key
+from pipeline.level import Level
+from pipeline.paths import check_plain_name, check_relative_dir, join, relative_to
+from pipeline.registry import ExportContext, Exporter, PackContext, stage
+from pipeline.tiled.art import Style
+from pipeline.tiled.drawing import LayerSpec, draw_layers
+from pipeline.tiled.render import preview_png
+from pipeline.tiled.spec import LoadedTileset, TilesetSpec, load_tileset
+from pipeline.tiled.tilesheet import BuiltTileset, build_tileset
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+# Options that describe the generated tileset when the recipe names no tileset file.
+_GENERATED = ("tile_size", "margin", "spacing", "style")
+
+
+@stage("export.ldtk", version=1)
+class ExportLdtk(Exporter):
+    """Write the pack as an LDtk project (format 1.5): one level per map, in LDtk's separate
+    level files (`DIR/PROJECT/map_000.ldtkl`), and the project `DIR/PROJECT.ldtk` listing them,
+    which LDtk opens and LDtk's importers for Godot, Unity, Bevy, Defold and HaxeFlixel load.
+
+    Every level has an IntGrid layer `symbols` (symbol i of the alphabet is value i + 1, named
+    and coloured as the symbol), tile layers drawn with the pack's tileset exactly as
+    `export.tmx` draws them (same tileset options, tilesheet and autotiled walls), and an
+    Entities layer of the map's objects: one entity per object type (spawn, exit, room, items),
+    points as one cell, rectangles with their size, properties as typed fields (Int, Float,
+    Bool, String, Color) and polylines as Point arrays. The map's properties (seed, stats,
+    stage chain) are level fields. The project is written after the manifest, from the level
+    files of every map the pack has.
+    """
+
+    dir: str = Field("ldtk", description="Folder inside the pack for the project file and its level folder.")
+    project: str = Field("world", description="Project name: the project is DIR/PROJECT.ldtk, its levels DIR/PROJECT/*.ldtkl.")
+    tileset: str | None = Field(None, description="Tileset file (tilesets/*.toml), relative to the recipe; unset: one tile per symbol in its colour.")
+    tileset_name: str = Field("symbols", description="Name of the tileset and its tilesheet tilesets/NAME.png (with a tileset file: its `name`, unless set here).")
+    tile_size: PositiveInt = Field(16, le=1024, description="Without a tileset file: tile width and height in pixels.")
+    margin: int = Field(0, ge=0, le=64, description="Without a tileset file: pixels around the tilesheet's edge.")
+    spacing: int = Field(0, ge=0, le=64, description="Without a tileset file: pixels between tiles in the tilesheet.")
+    style: Style = Field("flat", description="Without a tileset file: flat, bevel, noise or outline.")
+    layers: tuple[LayerSpec, ...] = Field((), description="Tile layers, each {name, symbols, tile, autotile}; unset: one layer of every symbol.")
+    layer_name: str = Field("tiles", min_length=1, description="Name of the single tile layer when `layers` is unset.")
+    preview: bool = Field(True, description="Also write a PNG of each map drawn from the tilesheet.")
+    preview_dir: str | None = Field(None, description="Folder inside the pack for the previews (unset: `previews` inside `dir`).")
+
+    _loaded: LoadedTileset | None = PrivateAttr(None)
+    _tileset_spec: TilesetSpec | None = PrivateAttr(None)
+
+    _dirs = field_validator("dir", "preview_dir")(classmethod(lambda cls, v: v if v is None else check_relative_dir(v)))
+    _names = field_validator("tileset_name", "project")(classmethod(lambda cls, v: check_plain_name(v)))
+
+    @model_validator(mode="after")
+    def _resolve(self, info: ValidationInfo) -> ExportLdtk:
+        # The same tileset options as export.tmx, resolved the same way, so both draw one sheet.
+        if self.tileset is not None:
+            given = [k for k in _GENERATED if k in self.model_fields_set]
+            if given:
+                raise KeyedError(given[0], f"comes from the tileset file {self.tileset!r}; remove it here")
+            self._loaded = load_tileset(Path((info.context or {}).get("recipe_dir", ".")), self.tileset)
+            spec = self._loaded.spec
+            if "tileset_name" in self.model_fields_set:
+                spec = spec.model_copy(update={"name": self.tileset_name})
+            self._tileset_spec = spec
+        else:
+            self._tileset_spec = TilesetSpec(
+                name=self.tileset_name, tile_size=(self.tile_size, self.tile_size), margin=self.margin, spacing=self.spacing, style=self.style
+            )
+        width, height = self._spec.tile_size
+        if width != height:
+            raise KeyedError("tileset", f"LDtk's tiles are square, and {self.tileset!r} has {width} x {height} pixel tiles")
+        names = [layer.name for layer in self.layers] or [self.layer_name]
+        if len(set(names)) < len(names):
+            raise KeyedError("layers", "layer names must be unique")
+        try:
+            check_layer_names(names)
+        except PipelineError as exc:
+            raise KeyedError("layers", exc.problems[0].partition(": ")[2]) from None
+        return self
+
+    @property
+    def _spec(self) -> TilesetSpec:
+        return cast(TilesetSpec, self._tileset_spec)  # set when the parameters were validated
+
+    def files_read(self) -> dict[str, str]:
+        return dict(self._loaded.digests) if self._loaded else {}
+
+    def _sheet(self) -> str:
+        return f"tilesets/{self._spec.name}.png"
+
+    def _defs(self) -> str:
+        return join(self.dir, f"{self.project}/defs.json")
+
+    def project_file(self) -> str:
+        return join(self.dir, f"{self.project}.ldtk")
+
+    def level_path(self, stem: str) -> str:
+        return join(self.dir, f"{self.project}/{stem}.ldtkl")
+
+    def shared_outputs(self) -> list[str]:
+        return [self._defs(), self._sheet()]
+
+    def outputs(self, stem: str) -> list[str]:
+        preview = self.preview_file(stem)
+        return [self.level_path(stem), *self.shared_outputs(), *([preview] if preview else [])]
+
+    def preview_file(self, stem: str) -> str | None:
+        if not self.preview:
+            return None
+        return join(self.preview_dir if self.preview_dir is not None else join(self.dir, "previews"), f"{stem}.png")
+
+    def _draw(self, level: Level) -> tuple[BuiltTileset, list[tuple[str, Any]]]:
+        loaded = self._loaded
+        built = build_tileset(self._spec, level.alphabet, loaded.image if loaded else b"")
+        return built, draw_layers(level, built, list(self.layers) or [LayerSpec(name=self.layer_name)])
+
+    def thumbnail(self, level: Level) -> Image.Image | None:
+        if not self.preview:
+            return None
+        from pipeline.thumbnail import drawn_small
+
+        built, drawn = self._draw(level)
+        return drawn_small([g for _, g in drawn], built)
+
+    def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
+        built, drawn = self._draw(level)
+        sheet = self._sheet()
+        tileset_path = relative_to(sheet, self.dir)  # LDtk's paths are relative to the project file
+        index = ctx.provenance.get("map", 0)
+        index = index if isinstance(index, int) and not isinstance(index, bool) else 0
+        level_iid = ids.iid(ctx.provenance.get("pack", ""), ctx.provenance.get("seed", 0), self.project, ctx.stem)
+        properties = {**level.properties, **ctx.provenance}
+        names = [name for name, _ in drawn]
+        files = {
+            self.level_path(ctx.stem): level_file(level, built, drawn, properties, ctx.stem, ids.LEVEL_UID_BASE + index, level_iid, tileset_path),
+            self._defs(): definitions(level, built, names, tileset_path),
+            sheet: built.png,
+        }
+        preview = self.preview_file(ctx.stem)
+        if preview:
+            files[preview] = preview_png([g for _, g in drawn], built)
+        return files
+
+    def pack_outputs(self) -> list[str]:
+        return [self.project_file()]
+
+    def pack_files(self, ctx: PackContext) -> dict[str, bytes]:
+        defs_path = self._defs()
+        levels = [(stem, self.level_path(stem)) for _, stem, files in ctx.maps if self.level_path(stem) in files]
+        if not levels:
+            return {}
+        digests = {path: digest for _, _, files in ctx.maps for path, digest in files.items()}
+        key = sources_key(self.project, [(p, digests[p]) for p in [defs_path, *(p for _, p in levels)]])
+        target = self.project_file()
+        if is_current(ctx.pack_dir / target, key):
+            return {}
+        defs = _read_json(ctx.pack_dir, defs_path)
+        docs = [(relative_to(path, self.dir), _read_json(ctx.pack_dir, path)) for _, path in levels]
+        try:
+            return {target: project_json(ctx.pack, ctx.seed, self.project, defs, docs, key)}
+        except (KeyError, TypeError) as exc:  # a level file edited by hand since the build
+            raise PipelineError([f"{ctx.pack_dir / target}: cannot list the levels ({type(exc).__name__}: {exc}); rebuild the pack with --force"]) from None
+
+
+def _read_json(pack_dir: Path, rel: str) -> Any:
+    try:
+        return json.loads((pack_dir / rel).read_bytes())
+    except ValueError as exc:
+        raise PipelineError([f"{pack_dir / rel}: not the JSON this build wrote ({exc}); rebuild the pack with --force"]) from None
