@@ -4,32 +4,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
-from pydantic import Field, PositiveInt, PrivateAttr, ValidationInfo, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from pipeline.errors import KeyedError, PipelineError
 from pipeline.ldtk import ids
 from pipeline.ldtk.level import check_layer_names, definitions, level_file
 from pipeline.ldtk.project import is_current, project_json, sources_key
 from pipeline.level import Level
-from pipeline.paths import check_plain_name, check_relative_dir, join, relative_to
-from pipeline.registry import ExportContext, Exporter, PackContext, stage
-from pipeline.tiled.art import Style
-from pipeline.tiled.drawing import LayerSpec, draw_layers
-from pipeline.tiled.render import preview_png
-from pipeline.tiled.spec import LoadedTileset, TilesetSpec, load_tileset
-from pipeline.tiled.tilesheet import BuiltTileset, build_tileset
-
-if TYPE_CHECKING:
-    from PIL import Image
-
-# Options that describe the generated tileset when the recipe names no tileset file.
-_GENERATED = ("tile_size", "margin", "spacing", "style")
+from pipeline.paths import check_plain_name, join, relative_to
+from pipeline.registry import ExportContext, PackContext, stage
+from pipeline.stages.export.drawn_map import DrawnMapExporter
 
 
-@stage("export.ldtk", version=1)
-class ExportLdtk(Exporter):
+@stage("export.ldtk", version=2)
+class ExportLdtk(DrawnMapExporter):
     """Write the pack as an LDtk project (format 1.5): one level per map, in LDtk's separate
     level files (`DIR/PROJECT/map_000.ldtkl`), and the project `DIR/PROJECT.ldtk` listing them,
     which LDtk opens and LDtk's importers for Godot, Unity, Bevy, Defold and HaxeFlixel load.
@@ -46,39 +36,11 @@ class ExportLdtk(Exporter):
 
     dir: str = Field("ldtk", description="Folder inside the pack for the project file and its level folder.")
     project: str = Field("world", description="Project name: the project is DIR/PROJECT.ldtk, its levels DIR/PROJECT/*.ldtkl.")
-    tileset: str | None = Field(None, description="Tileset file (tilesets/*.toml), relative to the recipe; unset: one tile per symbol in its colour.")
-    tileset_name: str = Field("symbols", description="Name of the tileset and its tilesheet tilesets/NAME.png (with a tileset file: its `name`, unless set here).")
-    tile_size: PositiveInt = Field(16, le=1024, description="Without a tileset file: tile width and height in pixels.")
-    margin: int = Field(0, ge=0, le=64, description="Without a tileset file: pixels around the tilesheet's edge.")
-    spacing: int = Field(0, ge=0, le=64, description="Without a tileset file: pixels between tiles in the tilesheet.")
-    style: Style = Field("flat", description="Without a tileset file: flat, bevel, noise or outline.")
-    layers: tuple[LayerSpec, ...] = Field((), description="Tile layers, each {name, symbols, tile, autotile}; unset: one layer of every symbol.")
-    layer_name: str = Field("tiles", min_length=1, description="Name of the single tile layer when `layers` is unset.")
-    preview: bool = Field(True, description="Also write a PNG of each map drawn from the tilesheet.")
-    preview_dir: str | None = Field(None, description="Folder inside the pack for the previews (unset: `previews` inside `dir`).")
 
-    _loaded: LoadedTileset | None = PrivateAttr(None)
-    _tileset_spec: TilesetSpec | None = PrivateAttr(None)
-
-    _dirs = field_validator("dir", "preview_dir")(classmethod(lambda cls, v: v if v is None else check_relative_dir(v)))
-    _names = field_validator("tileset_name", "project")(classmethod(lambda cls, v: check_plain_name(v)))
+    _project = field_validator("project")(classmethod(lambda cls, v: check_plain_name(v)))
 
     @model_validator(mode="after")
-    def _resolve(self, info: ValidationInfo) -> ExportLdtk:
-        # The same tileset options as export.tmx, resolved the same way, so both draw one sheet.
-        if self.tileset is not None:
-            given = [k for k in _GENERATED if k in self.model_fields_set]
-            if given:
-                raise KeyedError(given[0], f"comes from the tileset file {self.tileset!r}; remove it here")
-            self._loaded = load_tileset(Path((info.context or {}).get("recipe_dir", ".")), self.tileset)
-            spec = self._loaded.spec
-            if "tileset_name" in self.model_fields_set:
-                spec = spec.model_copy(update={"name": self.tileset_name})
-            self._tileset_spec = spec
-        else:
-            self._tileset_spec = TilesetSpec(
-                name=self.tileset_name, tile_size=(self.tile_size, self.tile_size), margin=self.margin, spacing=self.spacing, style=self.style
-            )
+    def _check_layers(self) -> ExportLdtk:
         width, height = self._spec.tile_size
         if width != height:
             raise KeyedError("tileset", f"LDtk's tiles are square, and {self.tileset!r} has {width} x {height} pixel tiles")
@@ -90,13 +52,6 @@ class ExportLdtk(Exporter):
         except PipelineError as exc:
             raise KeyedError("layers", exc.problems[0].partition(": ")[2]) from None
         return self
-
-    @property
-    def _spec(self) -> TilesetSpec:
-        return cast(TilesetSpec, self._tileset_spec)  # set when the parameters were validated
-
-    def files_read(self) -> dict[str, str]:
-        return dict(self._loaded.digests) if self._loaded else {}
 
     def _sheet(self) -> str:
         return f"tilesets/{self._spec.name}.png"
@@ -117,24 +72,6 @@ class ExportLdtk(Exporter):
         preview = self.preview_file(stem)
         return [self.level_path(stem), *self.shared_outputs(), *([preview] if preview else [])]
 
-    def preview_file(self, stem: str) -> str | None:
-        if not self.preview:
-            return None
-        return join(self.preview_dir if self.preview_dir is not None else join(self.dir, "previews"), f"{stem}.png")
-
-    def _draw(self, level: Level) -> tuple[BuiltTileset, list[tuple[str, Any]]]:
-        loaded = self._loaded
-        built = build_tileset(self._spec, level.alphabet, loaded.image if loaded else b"")
-        return built, draw_layers(level, built, list(self.layers) or [LayerSpec(name=self.layer_name)])
-
-    def thumbnail(self, level: Level) -> Image.Image | None:
-        if not self.preview:
-            return None
-        from pipeline.thumbnail import drawn_small
-
-        built, drawn = self._draw(level)
-        return drawn_small([g for _, g in drawn], built)
-
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
         built, drawn = self._draw(level)
         sheet = self._sheet()
@@ -151,7 +88,7 @@ class ExportLdtk(Exporter):
         }
         preview = self.preview_file(ctx.stem)
         if preview:
-            files[preview] = preview_png([g for _, g in drawn], built)
+            files[preview] = self._preview(level, built, drawn)
         return files
 
     def pack_outputs(self) -> list[str]:

@@ -4,54 +4,33 @@ the preview drawn from the tilesheet."""
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field, PositiveInt, PrivateAttr, ValidationInfo, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from pipeline.errors import KeyedError, PipelineError
 from pipeline.level import Level
-from pipeline.paths import check_plain_name, check_relative_dir, join, relative_to
-from pipeline.registry import ExportContext, Exporter
-from pipeline.tiled.art import Style
-from pipeline.tiled.drawing import LayerSpec, draw_layers, object_gid
+from pipeline.paths import join, relative_to
+from pipeline.registry import ExportContext
+from pipeline.stages.export.drawn_map import DrawnMapExporter
+from pipeline.tiled.drawing import LayerSpec
 from pipeline.tiled.profile_rules import profile_objects, profile_tileset
 from pipeline.tiled.profiles import PROFILES, Format, ProfileName, resolve
-from pipeline.tiled.render import preview_png
-from pipeline.tiled.spec import LoadedTileset, TilesetSpec, load_tileset
-from pipeline.tiled.tilesheet import BuiltTileset, build_tileset
 from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TileLayer, TmxMap
 from pipeline.tiled.validate import check_map
 from pipeline.tiled.values import data_layer, values_paths, values_tileset
 
-if TYPE_CHECKING:
-    from PIL import Image
 
-# Options that describe the generated tileset when the recipe names no tileset file.
-_GENERATED = ("tile_size", "margin", "spacing", "style")
-
-
-class TiledMapExporter(Exporter):
+class TiledMapExporter(DrawnMapExporter):
     """Base of `export.tmx`, `export.tmj` and `export.lua`; subclasses set `format` and write the map file."""
 
     format: ClassVar[Format]
 
-    dir: str = Field(".", description="Folder inside the pack for the map files.")
-    tileset: str | None = Field(None, description="Tileset file (tilesets/*.toml), relative to the recipe; unset: one tile per symbol in its colour.")
-    tileset_name: str = Field("symbols", description="Name of the tileset and its files under tilesets/ (with a tileset file: its `name`, unless set here).")
-    tile_size: PositiveInt = Field(16, le=1024, description="Without a tileset file: tile width and height in pixels.")
-    margin: int = Field(0, ge=0, le=64, description="Without a tileset file: pixels around the tilesheet's edge.")
-    spacing: int = Field(0, ge=0, le=64, description="Without a tileset file: pixels between tiles in the tilesheet.")
-    style: Style = Field("flat", description="Without a tileset file: flat, bevel, noise or outline.")
-    layers: tuple[LayerSpec, ...] = Field((), description='Tile layers, each {name, symbols, tile, autotile}; unset: one layer of every symbol.')
-    layer_name: str = Field("tiles", min_length=1, description="Name of the single tile layer when `layers` is unset.")
     profile: ProfileName = Field("tiled", description="Engine the files are for: tiled, phaser, godot, unity, love or bevy (docs/engines.md says what each changes).")
     embed_tileset: bool | None = Field(None, description="Embed the tileset in every map (unset: as the profile prefers).")
     encoding: Literal["csv", "base64"] | None = Field(None, description="Tile layer data encoding (unset: csv; base64 with profile godot).")
     compression: Literal["none", "zlib", "gzip"] | None = Field(None, description="Compression of base64 layer data (unset: none; zlib with profile godot).")
-    preview: bool = Field(True, description="Also write a PNG of each map drawn from the tilesheet, as the engine shows it, with its objects (tile objects as their tile; points, rectangles and paths as markers).")
-    preview_dir: str | None = Field(None, description="Folder inside the pack for the previews (unset: `previews` inside `dir`).")
     data_layers: bool | tuple[str, ...] = Field(
         True,
         description="The Level's layers (region, distance...) as hidden tile layers with their exact values in the property `values`: true = all, false = none, or the names.",
@@ -60,12 +39,7 @@ class TiledMapExporter(Exporter):
         ("distance",), description="Data layers pictured in 16 bands from 0 to their largest value; the others by value mod 16 (labels)."
     )
 
-    _loaded: LoadedTileset | None = PrivateAttr(None)
-    _tileset_spec: TilesetSpec | None = PrivateAttr(None)  # what draws the maps: the file's, or one from the options
     _options: dict[str, Any] = PrivateAttr(default_factory=dict)
-
-    _dirs = field_validator("dir", "preview_dir")(classmethod(lambda cls, v: v if v is None else check_relative_dir(v)))
-    _name = field_validator("tileset_name")(classmethod(lambda cls, v: check_plain_name(v)))
 
     @field_validator("layers")
     @classmethod
@@ -77,20 +51,7 @@ class TiledMapExporter(Exporter):
         return value
 
     @model_validator(mode="after")
-    def _resolve(self, info: ValidationInfo) -> TiledMapExporter:
-        if self.tileset is not None:
-            given = [k for k in _GENERATED if k in self.model_fields_set]
-            if given:
-                raise KeyedError(given[0], f"comes from the tileset file {self.tileset!r}; remove it here")
-            self._loaded = load_tileset(Path((info.context or {}).get("recipe_dir", ".")), self.tileset)
-            self._tileset_spec = self._loaded.spec
-            if "tileset_name" in self.model_fields_set:
-                # One file drawing maps of different symbols in one pack needs a name per symbol set.
-                self._tileset_spec = self._loaded.spec.model_copy(update={"name": self.tileset_name})
-        else:
-            self._tileset_spec = TilesetSpec(
-                name=self.tileset_name, tile_size=(self.tile_size, self.tile_size), margin=self.margin, spacing=self.spacing, style=self.style
-            )
+    def _resolve_profile(self) -> TiledMapExporter:
         options, problems = resolve(
             self.profile,
             self.format,
@@ -102,13 +63,6 @@ class TiledMapExporter(Exporter):
             raise KeyedError("compression", 'needs encoding = "base64" (CSV data is never compressed)')
         self._options = options
         return self
-
-    @property
-    def _spec(self) -> TilesetSpec:
-        return cast(TilesetSpec, self._tileset_spec)  # set when the parameters were validated
-
-    def files_read(self) -> dict[str, str]:
-        return dict(self._loaded.digests) if self._loaded else {}
 
     @property
     def _embedded(self) -> bool:
@@ -153,34 +107,11 @@ class TiledMapExporter(Exporter):
         preview = self.preview_file(stem)
         return [join(self.dir, f"{stem}.{self.format}"), *self.shared_outputs(), *([preview] if preview else [])]
 
-    def preview_file(self, stem: str) -> str | None:
-        if not self.preview:
-            return None
-        return join(self.preview_dir if self.preview_dir is not None else join(self.dir, "previews"), f"{stem}.png")
-
     def write_map(self, tmap: TmxMap) -> bytes:
         raise NotImplementedError
 
     def write_tileset(self, tileset: Tileset) -> bytes:
         raise NotImplementedError
-
-    def _draw(self, level: Level) -> tuple[BuiltTileset, list[tuple[str, Any]]]:
-        """The tileset for the map's alphabet and the map's tile layers drawn with it."""
-        loaded = self._loaded
-        built = build_tileset(self._spec, level.alphabet, loaded.image if loaded else b"")
-        return built, draw_layers(level, built, list(self.layers) or [LayerSpec(name=self.layer_name)])
-
-    def thumbnail(self, level: Level) -> Image.Image | None:
-        if not self.preview:
-            return None
-        from pipeline.thumbnail import drawn_small
-
-        built, drawn = self._draw(level)
-        return drawn_small([g for _, g in drawn], built, level.objects, self._object_gids(level, built))
-
-    @staticmethod
-    def _object_gids(level: Level, built: BuiltTileset) -> list[int]:
-        return [object_gid(obj, built) if obj.tile else 0 for obj in level.objects]
 
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
         built, drawn = self._draw(level)
@@ -229,6 +160,6 @@ class TiledMapExporter(Exporter):
             check_map(level.width, level.height, [(d.name, d.gids) for d in data], values_set, 1 + tileset.tilecount, [], files, values[1])
         preview = self.preview_file(ctx.stem)
         if preview:
-            files[preview] = preview_png([g for _, g in drawn], built, level.objects, object_gids)
+            files[preview] = self._preview(level, built, drawn)
         return files
 
