@@ -110,6 +110,11 @@ class TiledMapExporter(Exporter):
     def files_read(self) -> dict[str, str]:
         return dict(self._loaded.digests) if self._loaded else {}
 
+    def object_tile_problem(self, tile: str) -> str | None:
+        from pipeline.object_tiles import tileset_problem
+
+        return tileset_problem(self._loaded.spec if self._loaded else None, self.tileset, tile)
+
     @property
     def _embedded(self) -> bool:
         return bool(self._options["embed_tileset"])

@@ -47,6 +47,9 @@ class Items(WalkableStage):
         check_finite(value)
         return value
 
+    def object_tiles(self) -> dict[str, str]:
+        return {self.tile: "tile"} if self.tile else {}
+
     def added_stats(self) -> tuple[str, ...]:
         return (f"items_{self.type}",)
 
