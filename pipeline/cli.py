@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from pipeline.executor import Executor
     from pipeline.plan import PackPlan
     from pipeline.recipe import Recipe
+    from pipeline.registry import StageParams
 
 app = typer.Typer(
     name="pcg",
@@ -474,11 +475,12 @@ def stages(
     _show_kind(console, kind, kinds[kind])
 
 
-def _list_kinds(console: "Console", kinds: dict[str, type]) -> None:
+def _list_kinds(console: "Console", kinds: dict[str, type["StageParams"]]) -> None:
     """One line per kind, its summary beside it, under a heading per family."""
     from rich.table import Table
     from rich.text import Text
 
+    from pipeline.output import print_table
     from pipeline.summary import family, summary
 
     grid = Table.grid(padding=(0, 2))
@@ -489,17 +491,15 @@ def _list_kinds(console: "Console", kinds: dict[str, type]) -> None:
         if family(name) != last:
             last = family(name)
             grid.add_row(Text(last, "bold"), "")
-        plugin = f" (from {cls.defined_in.name})" if getattr(cls, "defined_in", None) is not None else ""
+        plugin = f" (from {cls.defined_in.name})" if cls.defined_in is not None else ""
         # Docstrings are plain text: never let rich read "[w, h]" as markup.
         grid.add_row(Text("  " + name, "cyan"), Text(summary(cls.__doc__) + plugin))
-    from pipeline.output import print_table
-
-    print_table(console, grid)  # type: ignore[arg-type]
+    print_table(console, grid)
     console.print()
     console.print("`pcg stages KIND` shows a kind in full: what it does, its inputs and every parameter.")
 
 
-def _show_kind(console: "Console", name: str, cls: type) -> None:
+def _show_kind(console: "Console", name: str, cls: type["StageParams"]) -> None:
     import inspect
 
     from rich.text import Text
@@ -507,12 +507,12 @@ def _show_kind(console: "Console", name: str, cls: type) -> None:
     from pipeline import registry
 
     doc = inspect.cleandoc(cls.__doc__ or "")
-    lo, hi = cls.arity  # type: ignore[attr-defined]
+    lo, hi = cls.arity
     takes = "no input" if hi == 0 else f"{lo}..{hi} inputs" if lo != hi else f"{lo} input{'s' if lo > 1 else ''}"
-    plugin = f", from {cls.defined_in.name}" if cls.defined_in is not None else ""  # type: ignore[attr-defined]
-    console.print(Text.assemble((name, "bold cyan"), f"  (version {cls.version}, {takes}{plugin})"))  # type: ignore[attr-defined]
+    plugin = f", from {cls.defined_in.name}" if cls.defined_in is not None else ""
+    console.print(Text.assemble((name, "bold cyan"), f"  (version {cls.version}, {takes}{plugin})"))
     console.print(Text("  " + doc.replace("\n", "\n  ")), soft_wrap=True)
-    for row in registry.param_rows(cls):  # type: ignore[arg-type]
+    for row in registry.param_rows(cls):
         bounds = f"  ({row['constraints']})" if row["constraints"] else ""
         console.print(Text.assemble("    ", (row["name"], "green"), f": {row['type']} = {row['default']}{bounds}"))
         if row["doc"]:
