@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from pipeline.executor import Executor
     from pipeline.plan import PackPlan
     from pipeline.recipe import Recipe
+    from pipeline.registry import StageParams
 
 app = typer.Typer(
     name="pcg",
@@ -32,14 +33,16 @@ CACHE = typer.Option(Path(".pcg-cache"), "--cache", help="Folder for cached inte
 TARGETS = typer.Argument(None, help="Recipe files, or folders whose *.toml files are recipes (default: recipes/).")
 JOBS = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores).")
 QUIET = typer.Option(False, "--quiet", "-q", help="Print only errors.")
+# Every command that takes a built pack takes it these ways (Workspace.pack_folder).
+PACK_HELP = "A built pack: its name under exports/, its folder, its manifest.json, or its recipe."
 
 F = TypeVar("F", bound=Callable[..., object])
 
 
 def _console(stderr: bool = False) -> "Console":
-    from rich.console import Console
+    from pipeline.output import console
 
-    return Console(stderr=stderr, highlight=False)
+    return console(stderr)
 
 
 def _fail(problems: list[str]) -> None:
@@ -216,15 +219,18 @@ def _build(
             console.print(f"Up to date: {', '.join(fresh)}.")
     failures = [f for r in reports for f in r.failures]
     if failures:
-        from rich.table import Table
         from rich.text import Text
 
-        table = Table(title=f"{_count(len(failures), 'map')} failed", title_justify="left")
+        from pipeline.output import print_table
+        from pipeline.output import table as new_table
+
+        err = _console(stderr=True)
+        table = new_table(err, f"{_count(len(failures), 'map')} failed")
         for col in ("recipe", "map", "stage", "message"):
             table.add_column(col)
         for f in failures:
             table.add_row(Text(f.recipe), str(f.map), Text(f.stage), Text(f.message))
-        _console(stderr=True).print(table)
+        print_table(err, table)
     if problems:
         _fail(problems)
     if failures or problems:
@@ -299,12 +305,13 @@ def explain(
     """Show, per stage, whether it is fresh or stale and why, without building anything."""
     from collections import Counter
 
-    from rich.table import Table
     from rich.text import Text
 
     from pipeline.builder import Builder
     from pipeline.cache import LevelCache
     from pipeline.errors import PipelineError
+    from pipeline.output import print_table
+    from pipeline.output import table as new_table
     from pipeline.recipe import load_recipe
 
     if recipe.is_dir():
@@ -313,7 +320,8 @@ def explain(
     _check_maps([loaded], maps)
     levels = LevelCache(cache)
     plan = Builder(exports_root=out, cache=levels, only=sorted(set(maps)) if maps else None).plan(loaded)
-    table = Table(title=f"{loaded.pack.name} ({loaded.path}): {_count(len(plan.maps), 'map')}", title_justify="left")
+    console = _console()
+    table = new_table(console, f"{loaded.pack.name} ({loaded.path}): {_count(len(plan.maps), 'map')}")
     for col in ("stage", "kind", "status", "why"):
         table.add_column(col)
     for spec in loaded.stages:
@@ -326,8 +334,7 @@ def explain(
             why = "; ".join(x for x in (why, f"cached for {cached}/{len(states)} maps") if x)
         status = "[green]fresh[/green]" if not stale else f"[yellow]stale[/yellow] {len(stale)}/{len(states)}"
         table.add_row(spec.name, spec.kind, status, Text(why))
-    console = _console()
-    console.print(table)
+    print_table(console, table)
     todo = plan.stale_maps
     if plan.owner is not None:
         console.print(f"{plan.pack_dir} was built from {plan.owner}: `pcg build` refuses to replace it without --force.")
@@ -341,15 +348,19 @@ def explain(
 @app.command()
 @_user_errors
 def verify(
-    manifest: Path = typer.Argument(..., help="A pack's manifest.json, or its pack folder."),
+    pack: Path = typer.Argument(..., help=PACK_HELP),
     jobs: Optional[int] = JOBS,
     quiet: bool = QUIET,
+    out: Path = EXPORTS,
 ) -> None:
     """Rebuild a pack from its manifest in a temporary folder and compare every file's sha256."""
     from pipeline.executor import default_workers
+    from pipeline.manifest import MANIFEST
     from pipeline.verify import verify_pack
+    from pipeline.workspace import Workspace
 
-    result = verify_pack(manifest / "manifest.json" if manifest.is_dir() else manifest, jobs or default_workers())
+    folder = Workspace(out, CACHE.default).pack_folder(pack)
+    result = verify_pack(folder / MANIFEST, jobs or default_workers())
     console = _console()
     for line in result.warnings:
         _console(stderr=True).print(f"[yellow]warning:[/yellow] {line}")
@@ -363,7 +374,10 @@ def verify(
 @app.command()
 @_user_errors
 def stats(
-    recipe: Path = typer.Argument(..., help="The recipe whose pack to summarise (built first if stale)."),
+    pack: Path = typer.Argument(
+        ..., help="A recipe (its pack is built first if stale), or a built pack: its name under exports/, its folder or its manifest.json."
+    ),
+    format_: str = typer.Option("table", "--format", help="table (for people), csv or json (for scripts; docs/commands.md has their shapes)."),
     jobs: Optional[int] = JOBS,
     out: Path = EXPORTS,
     cache: Path = CACHE,
@@ -373,31 +387,39 @@ def stats(
     Stages whose Level an export stage writes are measured: dead ends, solution length,
     diameter, loops, straightness (see README).
     """
-    from rich.table import Table
-
     from pipeline.errors import PipelineError
-    from pipeline.manifest import MANIFEST, read_manifest
-    from pipeline.recipe import load_recipe
-    from pipeline.report import stage_stats
+    from pipeline.manifest import MANIFEST, load_manifest
+    from pipeline.output import print_table
+    from pipeline.output import table as new_table
+    from pipeline.report import stage_kinds, stage_stats, stats_csv, stats_json
+    from pipeline.workspace import Workspace
 
-    loaded = load_recipe(recipe)
+    if format_ not in ("table", "csv", "json"):
+        raise PipelineError([f"--format: table, csv or json (got {format_!r})"])
     console = _console()
-    _build([loaded], [], jobs, False, None, out, cache, True, console)
-    manifest = read_manifest(out / loaded.pack.name / MANIFEST)
-    summary = stage_stats(manifest) if manifest else {}
+    if pack.suffix == ".toml":
+        from pipeline.recipe import load_recipe
+
+        _build([load_recipe(pack)], [], jobs, False, None, out, cache, True, console)
+    folder = Workspace(out, cache).pack_folder(pack)
+    manifest = load_manifest(folder / MANIFEST)
+    summary = stage_stats(manifest)
     if not summary:
-        raise PipelineError([f"{recipe}: no stage of this pack has statistics (only stages that an export stage writes are measured)"])
+        raise PipelineError([f"{pack}: no stage of this pack has statistics (only stages that an export stage writes are measured)"])
+    if format_ != "table":
+        sys.stdout.write(stats_json(manifest) if format_ == "json" else stats_csv(manifest))
+        return
     keys = list(dict.fromkeys(k for table in summary.values() for k in table))
-    table = Table(title=f"{loaded.pack.name}: mean ± sd over {len(manifest['maps'])} maps", title_justify="left")  # type: ignore[index]
+    table = new_table(console, f"{manifest['pack']['name']}: mean ± sd over {len(manifest['maps'])} maps")
     table.add_column("stage")
     table.add_column("kind")
     for key in keys:
         table.add_column(key, justify="right")
-    kinds = {s.name: s.kind for s in loaded.stages}
+    kinds = stage_kinds(manifest)
     for name, values in summary.items():
         cells = [f"{values[k][0]:.4g} ± {values[k][1]:.2g}" if k in values else "" for k in keys]
         table.add_row(name, kinds.get(name, "?"), *cells)
-    console.print(table)
+    print_table(console, table)
 
 
 @app.command("list")
@@ -408,15 +430,17 @@ def list_(
     cache: Path = CACHE,
 ) -> None:
     """List the recipes with their pack, size, stages and build state."""
-    from rich.table import Table
     from rich.text import Text
 
     from pipeline.builder import Builder
     from pipeline.cache import LevelCache
+    from pipeline.output import print_table
+    from pipeline.output import table as new_table
 
     recipes, problems = _load_all(targets or [DEFAULT_RECIPES], out, cache)
     builder = Builder(exports_root=out, cache=LevelCache(cache))
-    table = Table()
+    console = _console()
+    table = new_table(console)
     for col in ("recipe", "pack", "maps", "stages", "state"):
         table.add_column(col, overflow="fold")
     for recipe in recipes:
@@ -424,7 +448,7 @@ def list_(
         stale = len(plan.stale_maps)
         state = "[green]up to date[/green]" if not stale else f"[yellow]{stale} stale[/yellow]"
         table.add_row(Text(recipe.path), recipe.pack.name, str(recipe.pack.maps), ", ".join(s.name for s in recipe.stages), state)
-    _console().print(table)
+    print_table(console, table)
     if problems:
         _fail(problems)
         raise typer.Exit(1)
@@ -433,38 +457,66 @@ def list_(
 @app.command()
 @_user_errors
 def stages(
-    kind: Optional[str] = typer.Argument(None, help="Show one stage kind in full."),
+    kind: Optional[str] = typer.Argument(None, help="Show this stage kind in full: what it does, its inputs and every parameter."),
     recipes: list[Path] = typer.Option([], "--recipe", "-r", help="Also the stages of these recipes' plugins (a file or a folder)."),
 ) -> None:
-    """List every stage kind with its parameters, or show one in full."""
-    import inspect
-
-    from rich.text import Text
-
+    """List every stage kind, one line each by family; `pcg stages KIND` shows one in full."""
     from pipeline import registry
     from pipeline.errors import PipelineError, did_you_mean
     from pipeline.recipe import plugin_kinds_of
 
     kinds = dict(sorted({**registry.kinds(), **plugin_kinds_of(recipes)}.items()))
     console = _console()
-    if kind is not None and kind not in kinds:
+    if kind is None:
+        _list_kinds(console, kinds)
+        return
+    if kind not in kinds:
         raise PipelineError([f"unknown stage kind {kind!r}{did_you_mean(kind, kinds) or ' (run `pcg stages` for the list)'}"])
+    _show_kind(console, kind, kinds[kind])
+
+
+def _list_kinds(console: "Console", kinds: dict[str, type["StageParams"]]) -> None:
+    """One line per kind, its summary beside it, under a heading per family."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from pipeline.output import print_table
+    from pipeline.summary import family, summary
+
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True)
+    grid.add_column()
+    last = None
     for name, cls in kinds.items():
-        if kind is not None and name != kind:
-            continue
-        doc = inspect.cleandoc(cls.__doc__ or "")
-        lo, hi = cls.arity
-        takes = "no input" if hi == 0 else f"{lo}..{hi} inputs" if lo != hi else f"{lo} input{'s' if lo > 1 else ''}"
-        plugin = f", from {cls.defined_in.name}" if cls.defined_in is not None else ""
-        console.print(Text.assemble((name, "bold cyan"), f"  (version {cls.version}, {takes}{plugin})"))
-        # Docstrings and param docs are plain text: never let rich read "[w, h]" as markup.
-        console.print(Text("  " + (doc if kind else doc.splitlines()[0]).replace("\n", "\n  ")), soft_wrap=True)
-        for row in registry.param_rows(cls):
-            bounds = f"  ({row['constraints']})" if row["constraints"] else ""
-            console.print(Text.assemble("    ", (row["name"], "green"), f": {row['type']} = {row['default']}{bounds}"))
-            if row["doc"]:
-                console.print(Text(f"        {row['doc']}"), soft_wrap=True)
-        console.print()
+        if family(name) != last:
+            last = family(name)
+            grid.add_row(Text(last, "bold"), "")
+        plugin = f" (from {cls.defined_in.name})" if cls.defined_in is not None else ""
+        # Docstrings are plain text: never let rich read "[w, h]" as markup.
+        grid.add_row(Text("  " + name, "cyan"), Text(summary(cls.__doc__) + plugin))
+    print_table(console, grid)
+    console.print()
+    console.print("`pcg stages KIND` shows a kind in full: what it does, its inputs and every parameter.")
+
+
+def _show_kind(console: "Console", name: str, cls: type["StageParams"]) -> None:
+    import inspect
+
+    from rich.text import Text
+
+    from pipeline import registry
+
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    lo, hi = cls.arity
+    takes = "no input" if hi == 0 else f"{lo}..{hi} inputs" if lo != hi else f"{lo} input{'s' if lo > 1 else ''}"
+    plugin = f", from {cls.defined_in.name}" if cls.defined_in is not None else ""
+    console.print(Text.assemble((name, "bold cyan"), f"  (version {cls.version}, {takes}{plugin})"))
+    console.print(Text("  " + doc.replace("\n", "\n  ")), soft_wrap=True)
+    for row in registry.param_rows(cls):
+        bounds = f"  ({row['constraints']})" if row["constraints"] else ""
+        console.print(Text.assemble("    ", (row["name"], "green"), f": {row['type']} = {row['default']}{bounds}"))
+        if row["doc"]:
+            console.print(Text(f"        {row['doc']}"), soft_wrap=True)
 
 
 @app.command()
@@ -490,7 +542,7 @@ def schema(
 @app.command()
 @_user_errors
 def show(
-    pack: Path = typer.Argument(..., help="A pack: its name under exports/, its folder, or its recipe."),
+    pack: Path = typer.Argument(..., help=PACK_HELP),
     open_: Optional[bool] = typer.Option(
         None, "--open/--no-open", help="Open the contact sheet in the image viewer (default: when there is a desktop)."
     ),
@@ -504,16 +556,9 @@ def show(
 
     from pipeline.contact_sheet import CONTACT_SHEET
     from pipeline.errors import PipelineError
-    from pipeline.manifest import MANIFEST
+    from pipeline.workspace import Workspace
 
-    if pack.suffix == ".toml" and pack.is_file():
-        from pipeline.recipe import load_recipe
-
-        folder = out / load_recipe(pack).pack.name
-    else:
-        folder = pack if (pack / MANIFEST).is_file() else out / pack
-    if not (folder / MANIFEST).is_file():
-        raise PipelineError([f"{pack}: not a built pack (no {MANIFEST} in {folder}); build it with `pcg build`"])
+    folder = Workspace(out, CACHE.default).pack_folder(pack)
     sheet = folder / CONTACT_SHEET
     if not sheet.is_file():
         raise PipelineError([f"{folder}: no {CONTACT_SHEET} (the pack has no previews, or its recipe sets contact_sheet = false)"])
@@ -533,7 +578,7 @@ def show(
 @app.command()
 @_user_errors
 def clean(
-    packs: List[Path] = typer.Argument(None, help="Also delete these packs: names under exports/, or pack folders."),
+    packs: List[Path] = typer.Argument(None, help="Also delete these packs: names under exports/, pack folders, their manifest.json or recipes."),
     all_packs: bool = typer.Option(False, "--all", help="Also delete every pack folder (those with a manifest.json)."),
     out: Path = EXPORTS,
     cache: Path = CACHE,

@@ -75,10 +75,17 @@ def _shown(value: Any) -> str:
 
 
 def _readable(err: dict[str, Any], field_names: Iterable[str]) -> str:
-    """Turn one pydantic error into the short phrase a recipe author needs."""
+    """Turn one pydantic error into the short phrase a recipe author needs, quoting the value
+    given once: a validator's own message may quote it already."""
+    phrase = _phrase(err, field_names)
+    if err["type"] in ("missing", "extra_forbidden") or "input" not in err or "(got " in phrase:
+        return phrase
+    return f"{phrase} (got {_shown(err['input'])})"
+
+
+def _phrase(err: dict[str, Any], field_names: Iterable[str]) -> str:
     kind = err["type"]
     ctx = err.get("ctx", {})
-    got = f" (got {_shown(err['input'])})" if "input" in err else ""
     if kind == "missing":
         return "is required"
     if kind == "extra_forbidden":
@@ -87,28 +94,25 @@ def _readable(err: dict[str, Any], field_names: Iterable[str]) -> str:
         return f"unknown parameter{hint or ' (valid: ' + ', '.join(field_names) + ')'}"
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
         op = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}[kind]
-        bound = next(iter(ctx.values()))
-        return f"must be {op} {bound}{got}"
-    if kind in ("int_type", "int_parsing", "int_from_float"):
-        return f"must be an integer{got}"
-    if kind in ("float_type", "float_parsing"):
-        return f"must be a number{got}"
-    if kind in ("bool_type", "bool_parsing"):
-        return f"must be true or false{got}"
-    if kind in ("string_type",):
-        return f"must be a string{got}"
+        return f"must be {op} {next(iter(ctx.values()))}"
+    simple = {
+        "int_type": "must be an integer", "int_parsing": "must be an integer", "int_from_float": "must be an integer",
+        "float_type": "must be a number", "float_parsing": "must be a number",
+        "bool_type": "must be true or false", "bool_parsing": "must be true or false",
+        "string_type": "must be a string", "tuple_type": "must be a list", "list_type": "must be a list",
+    }
+    if kind in simple:
+        return simple[kind]
     if kind == "literal_error":
-        return f"must be one of {ctx.get('expected')}{got}"
+        return f"must be one of {ctx.get('expected')}"
     if kind in ("too_short", "too_long"):
-        return f"must have {'at least' if kind == 'too_short' else 'at most'} {ctx.get('min_length', ctx.get('max_length'))} items{got}"
-    if kind in ("tuple_type", "list_type"):
-        return f"must be a list{got}"
+        return f"must have {'at least' if kind == 'too_short' else 'at most'} {ctx.get('min_length', ctx.get('max_length'))} items"
     if kind == "string_pattern_mismatch":
-        return f"must match {ctx.get('pattern')}{got}"
+        return f"must match {ctx.get('pattern')}"
     if kind == "value_error":
-        return f"{str(ctx.get('error', err['msg']))}{got}"
+        return str(ctx.get("error", err["msg"]))
     msg = err["msg"]
-    return f"{msg[0].lower()}{msg[1:]}{got}"
+    return f"{msg[0].lower()}{msg[1:]}"
 
 
 def validation_problems(exc: ValidationError, prefix: str, field_names: Iterable[str]) -> list[str]:

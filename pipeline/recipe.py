@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pipeline import registry
 from pipeline.errors import RecipeError, did_you_mean, validation_problems
 from pipeline.fsio import read_regular
+from pipeline.object_tiles import check_object_tiles
 from pipeline.paths import check_plain_name
 from pipeline.registry import RESERVED_KEYS, StageParams
 
@@ -207,6 +208,7 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
     if pack is not None:
         _check_outputs(ordered, pack, problems)
         _check_order_by(ordered, pack, problems)
+        check_object_tiles(ordered, problems)
     if problems or pack is None:
         raise RecipeError(f"{shown}: {p}" for p in problems)
     return Recipe(path=shown, text=text, pack=pack, stages=tuple(ordered))

@@ -136,6 +136,11 @@ class StageParams(BaseModel):
         file starts or stops matching one."""
         return []
 
+    def object_tiles(self) -> dict[str, str]:
+        """The tiles this stage draws the objects it adds with, as {tile name: the parameter that
+        names it}: the recipe fails to load when an exporter downstream cannot draw one."""
+        return {}
+
     def companions(self, name: str) -> list[tuple[str, StageParams]]:
         """Exporters this stage's own options ask for, as (suffix, params): each becomes a stage
         `NAME.SUFFIX` fed by this one (a rewrite stage with `record = true` adds its GIF)."""
@@ -191,6 +196,11 @@ class Exporter(StageParams):
 
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
         raise NotImplementedError
+
+    def object_tile_problem(self, tile: str) -> str | None:
+        """Why this exporter cannot draw an object with the tile called `tile`, when that is
+        known as the recipe loads; None when it can, may (it depends on the map), or draws no tiles."""
+        return None
 
     def preview_file(self, stem: str) -> str | None:
         """The one of `outputs` that pictures the map, for the pack's contact sheet."""

@@ -1,9 +1,19 @@
-"""`pcg stats`: the statistics of a built pack, aggregated per stage over its maps."""
+"""`pcg stats`: the statistics of a built pack, aggregated per stage over its maps, and the
+forms scripts read them in (`--format csv|json`, described in docs/commands.md)."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import math
-from typing import Any
+from typing import Any, Literal
+
+Format = Literal["table", "csv", "json"]
+
+# Raised with `--format json`, so a script can tell which shape it reads.
+JSON_FORMAT = 1
+CSV_HEADER = ("stage", "kind", "stat", "mean", "sd", "maps")
 
 # The maze statistics in the order a table shows them; other numeric stats follow.
 PREFERRED = ("cells", "dead_end_pct", "solution_pct", "diameter", "loops", "straightness")
@@ -25,5 +35,40 @@ def stage_stats(manifest: dict[str, Any]) -> dict[str, dict[str, tuple[float, fl
             xs = table[key]
             mean = sum(xs) / len(xs)
             sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
-            out[name][key] = (mean, round(sd, 9), len(xs))  # no 1e-16 noise for constant stats
+            out[name][key] = (round(mean, 9), round(sd, 9), len(xs))  # no 1e-16 noise for constant stats
     return out
+
+
+def stage_kinds(manifest: dict[str, Any]) -> dict[str, str]:
+    """Each stage's kind, as the manifest records it."""
+    return {name: str(entry.get("kind", "?")) for name, entry in manifest["stages"].items()}
+
+
+def stats_json(manifest: dict[str, Any]) -> str:
+    """The statistics as one JSON document: `{"format": 1, "pack", "maps", "stages": [{"stage",
+    "kind", "stats": {STAT: {"mean", "sd", "maps"}}}]}`, stages in recipe order and stats in
+    table order (keys never sorted: order carries meaning, and it is stable)."""
+    kinds = stage_kinds(manifest)
+    doc = {
+        "format": JSON_FORMAT,
+        "pack": manifest["pack"]["name"],
+        "maps": len(manifest["maps"]),
+        "stages": [
+            {"stage": name, "kind": kinds.get(name, "?"), "stats": {k: {"mean": m, "sd": sd, "maps": n} for k, (m, sd, n) in table.items()}}
+            for name, table in stage_stats(manifest).items()
+        ],
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def stats_csv(manifest: dict[str, Any]) -> str:
+    """The statistics as CSV, one row per stage and stat: `stage,kind,stat,mean,sd,maps`. Long
+    rather than wide, so the columns are the same whichever stats a pack has."""
+    kinds = stage_kinds(manifest)
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    for name, table in stage_stats(manifest).items():
+        for key, (mean, sd, n) in table.items():
+            writer.writerow((name, kinds.get(name, "?"), key, repr(mean), repr(sd), n))
+    return buf.getvalue()

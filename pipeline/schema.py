@@ -6,6 +6,7 @@ from typing import Any
 
 from pipeline import registry
 from pipeline.recipe import PackConfig
+from pipeline.summary import summary
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
 
@@ -47,7 +48,7 @@ def recipe_schema(extra: dict[str, type[registry.StageParams]] | None = None) ->
                 "if": {"properties": {"use": {"const": kind}}, "required": ["use"]},
                 "then": {
                     "description": doc,
-                    "properties": {"use": {"const": kind, "description": doc.splitlines()[0]}, **wiring, **params.get("properties", {})},
+                    "properties": {"use": {"const": kind, "description": summary(doc)}, **wiring, **params.get("properties", {})},
                     "required": ["use", *params.get("required", [])],
                     "additionalProperties": False,
                 },

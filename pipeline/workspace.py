@@ -162,11 +162,19 @@ class Workspace:
     # -- cleaning -------------------------------------------------------------------------
 
     def pack_folder(self, pack: Path) -> Path:
-        """A pack named as commands accept it: its folder, or its name under the exports folder."""
-        folder = pack if (pack / MANIFEST).is_file() else self.out / pack
+        """A built pack as every command that takes one accepts it (`show`, `stats`, `verify`,
+        `clean`): its folder, its manifest.json, its recipe, or its name under the exports folder."""
+        if pack.suffix == ".toml" and pack.is_file():
+            folder = self.out / load_recipe(pack).pack.name
+            where = str(folder)
+        elif pack.name == MANIFEST and pack.is_file():
+            folder, where = pack.parent, str(pack.parent)
+        else:
+            folder = pack if (pack / MANIFEST).is_file() else self.out / pack
+            where = " or ".join(dict.fromkeys(map(str, (pack, self.out / pack))))
         # Only folders we built: a stray name must never delete anything else.
         if not (folder / MANIFEST).is_file():
-            raise PipelineError([f"{pack}: not a pack (no {MANIFEST} in {pack} or {self.out / pack})"])
+            raise PipelineError([f"{pack}: not a built pack (no {MANIFEST} in {where}); build it with `pcg build`"])
         return folder
 
     def clean(self, packs: Iterable[Path], all_packs: bool, waiting: Callable[[], None] = lambda: None) -> list[Path]:

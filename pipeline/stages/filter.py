@@ -20,12 +20,12 @@ _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
 
 @stage("filter", version=1)
 class Filter(StageParams):
-    """Pass a map on only if its properties satisfy `where`, e.g. `"difficulty >= 8"` or
-    `"regions == 1 and path_length > 40"` (comparisons of property names with numbers, strings
-    or true/false, joined by `and`, `or`, `not` and parentheses). A map that fails is made
-    again from the next seeds (every stage of it, as attempt 1, 2, ...), up to `attempts`
-    tries; the attempt that passed is recorded in the manifest and the TMX properties, so the
-    map still rebuilds bit for bit.
+    """Pass a map on only if its properties satisfy `where`. `where` compares property names
+    with numbers, strings or true/false, joined by `and`, `or`, `not` and parentheses, e.g.
+    `"difficulty >= 8"` or `"regions == 1 and path_length > 40"`. A map that fails is made again
+    from the next seeds (every stage of it, as attempt 1, 2, ...), up to `attempts` tries; the
+    attempt that passed is recorded in the manifest and the TMX properties, so the map still
+    rebuilds bit for bit.
     """
 
     arity: ClassVar[tuple[int, int]] = (1, 1)

@@ -27,16 +27,16 @@ from pipeline.stages.export.gif import FRAME_COLORS, FRAMES
 
 @stage("rewrite", version=1)
 class Rewrite(StageParams):
-    """Run a program of pattern rewrite rules with MarkovJunior's semantics: `one` applies one
+    """Run a program of pattern rewrite rules with MarkovJunior's semantics. `one` applies one
     random match, `all` a random maximal set of non-overlapping matches, `prl` every match with
     probability `p`; `markov` runs its first child that applies, `sequence` each child until it
     fails; `path` draws shortest paths; `fields` and `observe` (with `search`) steer `one` and
     `all` towards a goal; `convolution` is a cellular automaton step, `convchain` resamples a
     texture after a sample; `map` and `wfc` (wave function collapse, from a sample or a tileset)
-    make a new grid in other values, which the map then has. Without an input it starts
-    from a `size` grid of the first value (plus the second in the centre with `origin = true`);
-    with one, from that map, matching its symbols by char (its layers and objects pass through;
-    its properties, which describe the old tiles, do not).
+    make a new grid in other values, which the map then has. Without an input it starts from a
+    `size` grid of the first value (plus the second in the centre with `origin = true`); with
+    one, from that map, matching its symbols by char (its layers and objects pass through; its
+    properties, which describe the old tiles, do not).
 
     `program` is the node tree inline, e.g. `{ markov = [ { one = "RBB=GGR" }, { one = "RGG=WWR" } ] }`,
     or the path of a MarkovJunior model file (`rules/MazeBacktracker.xml`, relative to the

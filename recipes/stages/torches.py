@@ -19,8 +19,9 @@ from pipeline.stages.regions.walkable import WalkableStage
 
 @stage("demo.torches", version=1)
 class Torches(WalkableStage):
-    """Hang torches on walls that face a floor tile to their south, about `spacing` tiles apart
-    along each wall, as point objects of type `torch` (exported to the map's object layer)."""
+    """Hang torches on walls that face a floor tile to their south. They go about `spacing`
+    tiles apart along each wall, as point objects of type `torch` (exported to the map's object
+    layer)."""
 
     arity: ClassVar[tuple[int, int]] = (1, 1)  # one input Level
     # The map properties it adds: lets `[pack] order_by = "torches"` be checked as the recipe loads.

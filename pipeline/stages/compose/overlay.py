@@ -14,10 +14,10 @@ from pipeline.stages.regions.walkable import WalkableStage
 
 @stage("compose.overlay", version=1)
 class Overlay(StageParams):
-    """Paint the second input (`inputs = ["base", "top"]`) onto the first: every tile of the top
-    whose symbol is one of `symbols` (unset: all but the top's fill, its first symbol) replaces
-    the base's tile, optionally only `where` the base has one of the given symbols. Both inputs
-    must have the same size.
+    """Paint one map's tiles over another's. The second input (`inputs = ["base", "top"]`) is
+    painted onto the first: every tile of the top whose symbol is one of `symbols` (unset: all
+    but the top's fill, its first symbol) replaces the base's tile, optionally only `where` the
+    base has one of the given symbols. Both inputs must have the same size.
 
     Symbols merge by name: the base's alphabet comes first, then the top's symbols it lacks.
     Objects of both inputs are kept (the base's first), and so are their layers; where both

@@ -28,11 +28,12 @@ class _Node:
 
 @stage("dungeon.bsp", version=1)
 class Bsp(StageParams):
-    """Binary space partition: split the map in two (across its longer side, at a random
-    fraction between `split_min` and `split_max`) and each part again, until a part is smaller
-    than twice `min_leaf` (or, with probability, once it is under `max_leaf`). Each leaf gets a
-    random room at least `padding` tiles inside it; sibling subtrees are joined by a corridor
-    between a room of each, `"L"`-shaped or `"straight"` where the rooms face each other.
+    """Rooms and corridors from a binary space partition. Split the map in two (across its
+    longer side, at a random fraction between `split_min` and `split_max`) and each part again,
+    until a part is smaller than twice `min_leaf` (or, with probability, once it is under
+    `max_leaf`). Each leaf gets a random room at least `padding` tiles inside it; sibling
+    subtrees are joined by a corridor between a room of each, `"L"`-shaped or `"straight"` where
+    the rooms face each other.
 
     Rooms never overlap. Every room is also a `room` rectangle object and a `room` layer
     (room number per tile, 0 elsewhere).

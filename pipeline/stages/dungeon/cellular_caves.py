@@ -16,11 +16,12 @@ from pipeline.stages.regions.label import label_regions
 
 @stage("dungeon.cellular_caves", version=1)
 class CellularCaves(StageParams):
-    """Caves: fill a `size` grid with walls at random (`fill`), then smooth it `iterations`
-    times with the birth/survival rule: a floor tile becomes wall when at least `birth` of its
-    8 neighbours are walls, a wall stays wall when at least `survival` are (the map's edge
-    counts as wall). The default 5/4 is the classic "4-5 rule". Then `keep = "largest"` fills
-    every cave but the largest, or `keep = "connect"` digs the shortest tunnels joining them all.
+    """Caves grown by a cellular automaton. Fill a `size` grid with walls at random (`fill`),
+    then smooth it `iterations` times with the birth/survival rule: a floor tile becomes wall
+    when at least `birth` of its 8 neighbours are walls, a wall stays wall when at least
+    `survival` are (the map's edge counts as wall). The default 5/4 is the classic "4-5 rule".
+    Then `keep = "largest"` fills every cave but the largest, or `keep = "connect"` digs the
+    shortest tunnels joining them all.
     """
 
     adds_stats: ClassVar[tuple[str, ...] | None] = ("floor_pct", "caves")

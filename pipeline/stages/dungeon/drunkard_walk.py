@@ -16,9 +16,9 @@ from pipeline.grid.graph import DX, DY, RANGE_62_BITS, below
 
 @stage("dungeon.drunkard_walk", version=1)
 class DrunkardWalk(StageParams):
-    """The drunkard's walk: start in the middle of a `size` grid of wall and step to a random
-    neighbour, digging floor, until `target` of the tiles are floor. The walk never digs the
-    outer border. One connected, organic cave.
+    """Caves dug by a random walk (the drunkard's walk). Start in the middle of a `size` grid of
+    wall and step to a random neighbour, digging floor, until `target` of the tiles are floor.
+    The walk never digs the outer border. One connected, organic cave.
     """
 
     adds_stats: ClassVar[tuple[str, ...] | None] = ("floor_pct",)

@@ -23,14 +23,14 @@ NO_MAZE = "none"
 
 @stage("dungeon.rooms_and_mazes", version=2)
 class RoomsAndMazes(StageParams):
-    """Rooms and mazes (Bob Nystrom, "Rooms and Mazes", 2014): try `room_attempts` random rooms
-    (odd sizes in `room_size`, at odd positions, so they line up with maze cells) and keep those
-    that overlap no other; fill the rest with a maze (`maze`, any generator of the catalogue;
-    the growing tree by default, where `winding` is the share of steps that continue from the
-    newest cell; a non-perfect generator also cuts its loops; "none": rooms alone); open one
-    door between every two regions along a random spanning tree, plus each other possible
-    door with `extra_connector_chance` (loops); then, with `remove_dead_ends`, fill every dead
-    end until none is left.
+    """Rooms joined by maze corridors (Bob Nystrom, "Rooms and Mazes", 2014). Try
+    `room_attempts` random rooms (odd sizes in `room_size`, at odd positions, so they line up
+    with maze cells) and keep those that overlap no other; fill the rest with a maze (`maze`,
+    any generator of the catalogue; the growing tree by default, where `winding` is the share of
+    steps that continue from the newest cell; a non-perfect generator also cuts its loops;
+    "none": rooms alone); open one door between every two regions along a random spanning tree,
+    plus each other possible door with `extra_connector_chance` (loops); then, with
+    `remove_dead_ends`, fill every dead end until none is left.
 
     Doors are their own symbol (`door`). Rooms are `room` rectangle objects and a `room` layer.
     """

@@ -75,6 +75,11 @@ class DrawnMapExporter(Exporter):
     def files_read(self) -> dict[str, str]:
         return dict(self._loaded.digests) if self._loaded else {}
 
+    def object_tile_problem(self, tile: str) -> str | None:
+        from pipeline.object_tiles import tileset_problem
+
+        return tileset_problem(self._loaded.spec if self._loaded else None, self.tileset, tile)
+
     def preview_file(self, stem: str) -> str | None:
         if not self.preview:
             return None

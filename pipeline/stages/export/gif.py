@@ -16,8 +16,10 @@ from pipeline.registry import ExportContext, Exporter, stage
 
 @stage("export.gif", version=1)
 class ExportGif(Exporter):
-    """Write an animated GIF of the frames its input stage recorded (a rewrite stage with
-    `record = true`, which adds this exporter by itself), holding the final frame for a second.
+    """Write an animated GIF of how each map was made, from the frames its input stage recorded.
+
+    The input is a rewrite stage with `record = true`, which adds this exporter by itself; the
+    GIF holds the final frame for a second.
     Each pixel of the map is drawn `scale` x `scale`; 0 picks a scale that keeps the GIF
     about 512 pixels across."""
 

@@ -20,9 +20,11 @@ from pipeline.stages.export.drawn_map import DrawnMapExporter
 
 @stage("export.ldtk", version=2)
 class ExportLdtk(DrawnMapExporter):
-    """Write the pack as an LDtk project (format 1.5): one level per map, in LDtk's separate
-    level files (`DIR/PROJECT/map_000.ldtkl`), and the project `DIR/PROJECT.ldtk` listing them,
-    which LDtk opens and LDtk's importers for Godot, Unity, Bevy, Defold and HaxeFlixel load.
+    """Write the pack as an LDtk project (format 1.5), one level per map.
+
+    Levels are LDtk's separate level files (`DIR/PROJECT/map_000.ldtkl`), and the project
+    `DIR/PROJECT.ldtk` lists them; LDtk opens it, and LDtk's importers for Godot, Unity, Bevy,
+    Defold and HaxeFlixel load it.
 
     Every level has an IntGrid layer `symbols` (symbol i of the alphabet is value i + 1, named
     and coloured as the symbol), tile layers drawn with the pack's tileset exactly as

@@ -11,9 +11,10 @@ from pipeline.tiled.tmx import TmxMap
 
 @stage("export.tmj", version=9)
 class ExportTmj(TiledMapExporter):
-    """Write each map as Tiled JSON (.tmj): the same map as `export.tmx` (tileset, layers,
-    objects, properties, preview), with the tileset embedded and layer data as a plain array
-    by default, which is what Phaser and other JSON-only engines load. With
+    """Write each map as Tiled JSON (.tmj), the format Phaser and other JSON-only engines load.
+
+    It is the same map as `export.tmx` (tileset, layers, objects, properties, preview), with the
+    tileset embedded and layer data as a plain array by default. With
     `embed_tileset = false` the tileset goes to tilesets/NAME.tsj.
     """
 

@@ -10,9 +10,10 @@ from pipeline.tiled.tmx import TmxMap
 
 @stage("export.tmx", version=9)
 class ExportTmx(TiledMapExporter):
-    """Write each map as a Tiled TMX file, as Tiled itself writes it, with its tileset (.tsx)
-    and tilesheet PNG under tilesets/ (shared by every map of the pack) and a preview PNG drawn
-    from that tilesheet.
+    """Write each map as a Tiled TMX file with its tileset, tilesheet and preview.
+
+    The file is as Tiled itself writes it; the tileset (.tsx) and tilesheet PNG go under
+    tilesets/ (shared by every map of the pack), and the preview PNG is drawn from that tilesheet.
 
     The tileset comes from a tileset file (`tileset = "../tilesets/dungeon.toml"`: your own
     tilesheet or generated art, autotiled walls, per-tile properties) or, without one, is one

@@ -12,9 +12,9 @@ from pipeline.grid.graph import below, find, union
 
 @stage("maze.eller", version=1)
 class Eller(MazeGenerator):
-    """Eller's algorithm: carve row by row, keeping only which cells of the current row are
-    already connected; join neighbours at random, send at least one passage down from every set,
-    and close all sets on the last row.
+    """Eller's algorithm: carve the maze row by row, remembering only the current row. Keep
+    which cells of that row are already connected; join neighbours at random, send at least one
+    passage down from every set, and close all sets on the last row.
 
     Needs memory for one row only, so it can stream mazes of unlimited height; about 28% dead
     ends with a slight horizontal texture.

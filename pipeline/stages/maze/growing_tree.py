@@ -31,8 +31,9 @@ def parse_selection(text: str) -> np.ndarray:
 
 @stage("maze.growing_tree", version=1)
 class GrowingTree(MazeGenerator):
-    """Growing tree: keep a list of active cells; each step take one by `selection`, carve to a
-    random unvisited neighbour (adding it to the list) or, if it has none, drop it.
+    """Growing tree: grow the maze from a list of active cells, picked by `selection`. Each step
+    take one, carve to a random unvisited neighbour (adding it to the list) or, if it has none,
+    drop it.
 
     `newest` is the recursive backtracker (long rivers, ~10% dead ends), `random` behaves like
     Prim's (short branches, ~30%), `oldest` grows in waves from the start, `middle` in between.

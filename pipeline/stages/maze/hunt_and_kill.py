@@ -12,8 +12,9 @@ from pipeline.grid.graph import DX, DY, below, neighbours_where
 
 @stage("maze.hunt_and_kill", version=1)
 class HuntAndKill(MazeGenerator):
-    """Hunt-and-kill: walk at random into unvisited cells; when the walk is stuck, scan the grid
-    row by row for an unvisited cell next to the maze, join it, and walk on from there.
+    """Hunt-and-kill: a random walk that, when stuck, hunts for a new start next to the maze.
+    Walk at random into unvisited cells; when the walk is stuck, scan the grid row by row for an
+    unvisited cell next to the maze, join it, and walk on from there.
 
     Like the recursive backtracker it makes long winding passages (about 11% dead ends), but needs
     no stack.

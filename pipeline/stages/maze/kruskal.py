@@ -12,8 +12,9 @@ from pipeline.grid.graph import random_order, union
 
 @stage("maze.kruskal", version=2)
 class Kruskal(MazeGenerator):
-    """Kruskal's algorithm: take every wall between two cells in random order and open it when the
-    cells are not yet connected (union-find).
+    """Kruskal's algorithm: open walls in random order unless they would close a loop. Take
+    every wall between two cells in random order and open it when the cells are not yet
+    connected (union-find).
 
     The maze grows everywhere at once as many small trees merging: short, even texture with
     about 30% dead ends.

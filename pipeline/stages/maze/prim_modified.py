@@ -12,8 +12,9 @@ from pipeline.grid.graph import DX, DY, below, neighbours_where
 
 @stage("maze.prim_modified", version=1)
 class PrimModified(MazeGenerator):
-    """Modified Prim's algorithm (Walter D. Pullen's name): keep the cells next to the maze; each
-    step pick one at random and join it to a random neighbour already in the maze.
+    """Modified Prim's algorithm: grow the maze by a random frontier cell at each step. Keep the
+    cells next to the maze (the name is Walter D. Pullen's); each step pick one at random and
+    join it to a random neighbour already in the maze.
 
     The most dead ends of the catalogue's tree growers (about 36%): a spiky, radial texture.
     """

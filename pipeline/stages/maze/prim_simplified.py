@@ -12,8 +12,9 @@ from pipeline.grid.graph import DX, DY, below
 
 @stage("maze.prim_simplified", version=1)
 class PrimSimplified(MazeGenerator):
-    """Simplified Prim's algorithm (Walter D. Pullen's name): keep the walls between the maze and
-    the cells outside it, and each step open one chosen uniformly at random.
+    """Simplified Prim's algorithm: grow the maze through a random frontier wall at each step.
+    Keep the walls between the maze and the cells outside it (the name is Walter D. Pullen's),
+    and each step open one chosen uniformly at random.
 
     Radial texture with many short dead ends (about 32%); cheaper than true Prim's.
     """

@@ -12,8 +12,9 @@ from pipeline.grid.graph import DX, DY
 
 @stage("maze.prim_true", version=2)
 class PrimTrue(MazeGenerator):
-    """True Prim's algorithm (Walter D. Pullen's name): give every wall a random weight and grow a
-    minimum spanning tree from one cell, always opening the lightest wall on the frontier.
+    """True Prim's algorithm: a minimum spanning tree over random wall weights. Give every wall
+    a random weight and grow the tree from one cell, always opening the lightest wall on the
+    frontier (the name is Walter D. Pullen's).
 
     Short branches everywhere, about 30% dead ends: the same mazes as Kruskal's with the same
     weights, grown from one point instead of everywhere at once.

@@ -12,8 +12,9 @@ from pipeline.stages.maze.generator import MazeGenerator
 
 @stage("maze.recursive_division", version=1)
 class RecursiveDivision(MazeGenerator):
-    """Recursive division: start from one open room, add a wall with a single gap across it, and
-    divide each side the same way until rooms are one cell wide.
+    """Recursive division: split open rooms by walls with one gap until rooms are one cell wide.
+    Start from one open room, add a wall with a single gap across it, and divide each side the
+    same way.
 
     The only wall adder of the catalogue: long straight walls give a boxy, rectangular texture
     (about 23% dead ends). A room w cells wide and h high is cut by a horizontal wall with

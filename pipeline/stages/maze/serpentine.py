@@ -13,9 +13,10 @@ from pipeline.stages.maze.nonperfect import NonPerfectGenerator
 
 @stage("maze.serpentine", version=1)
 class Serpentine(NonPerfectGenerator):
-    """Serpentine (boustrophedon) maze: one passage runs the full width of each row (or height of
-    each column) and turns at alternate ends into the next, then `cut_walls` opens random walls
-    between neighbouring passages, giving shortcuts across the switchbacks.
+    """Serpentine (boustrophedon) maze: one passage switching back row by row, with shortcuts.
+    The passage runs the full width of each row (or height of each column) and turns at
+    alternate ends into the next, then `cut_walls` opens random walls between neighbouring
+    passages, giving shortcuts across the switchbacks.
     """
 
     direction: Literal["horizontal", "vertical"] = Field("horizontal", description="Which way the long passages run.")

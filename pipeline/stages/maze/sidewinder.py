@@ -12,8 +12,9 @@ from pipeline.stages.maze.generator import MazeGenerator
 
 @stage("maze.sidewinder", version=1)
 class Sidewinder(MazeGenerator):
-    """Sidewinder: the top row is one open corridor; every other row is cut into random runs of
-    cells joined east-west, and each run opens one passage north from a random cell of it.
+    """Sidewinder: carve runs of cells east-west, each opening one passage north. The top row is
+    one open corridor; every other row is cut into random runs of cells joined east-west, and
+    each run opens one passage north from a random cell of it.
 
     About 27% dead ends, with a vertical texture and an unbroken top corridor; solving it from the
     bottom up is easy, since no dead end points north.

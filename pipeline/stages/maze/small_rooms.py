@@ -12,8 +12,9 @@ from pipeline.stages.maze.rooms import join_blocks
 
 @stage("maze.small_rooms", version=1)
 class SmallRooms(NonPerfectGenerator):
-    """Connected small rooms: the grid is tiled with open rooms of `room` x `room` cells, the rooms
-    are joined by one door each into a random tree, and then `cut_walls` adds loops.
+    """Connected small rooms: a grid of open rooms joined by doors, with loops. The grid is
+    tiled with open rooms of `room` x `room` cells, the rooms are joined by one door each into a
+    random tree, and then `cut_walls` adds loops.
 
     Reads as a warren of chambers rather than corridors; every cell is reachable.
     """

@@ -14,9 +14,10 @@ from pipeline.stages.maze.rooms import join_blocks
 
 @stage("maze.spiral", version=1)
 class Spiral(NonPerfectGenerator):
-    """Spiral maze: the grid is cut into blocks of `spiral` x `spiral` cells, each carved as one
-    passage winding from a random corner to its centre (clockwise or not, at random); the blocks
-    are joined into a random tree by single doors, and `cut_walls` adds loops.
+    """Spiral maze: blocks of spiralling passages joined by doors, with loops. The grid is cut
+    into blocks of `spiral` x `spiral` cells, each carved as one passage winding from a random
+    corner to its centre (clockwise or not, at random); the blocks are joined into a random tree
+    by single doors, and `cut_walls` adds loops.
     """
 
     spiral: int = Field(8, ge=2, le=256, description="Block size in cells: the width of one spiral.")

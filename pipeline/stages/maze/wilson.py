@@ -12,8 +12,9 @@ from pipeline.stages.maze.generator import MazeGenerator
 
 @stage("maze.wilson", version=1)
 class Wilson(MazeGenerator):
-    """Wilson's algorithm: from each cell not yet in the maze, walk at random until the walk hits
-    the maze, erase the loops it made, and add the path.
+    """Wilson's algorithm: add loop-erased random walks to the maze until it fills the grid.
+    From each cell not yet in the maze, walk at random until the walk hits the maze, erase the
+    loops it made, and add the path.
 
     Samples spanning trees uniformly like Aldous-Broder (about 29% dead ends, no bias), usually
     much faster: its first walks are long, later ones short.

@@ -19,12 +19,13 @@ ItemCount = count_type(1_000_000)
 
 @stage("place.items", version=1)
 class Items(WalkableStage):
-    """Scatter `count` point objects of `type` on walkable tiles (or on `symbols`), each at least
-    `spacing` tiles (straight-line) from every other item and from the map's existing point
-    objects (spawn, exit); `count = [min, max]` draws how many per map. Tiles are tried in a
-    random order from the map's seed, so the same seed places the same items. Fewer than
-    `count` are placed when the map runs out of room; `items_<type>` says how many. With `tile`, exporters write each item as a tile object
-    drawn with that tile; `properties` go on every item, typed as written.
+    """Scatter `count` objects of `type` on walkable tiles, spaced apart. They go on walkable
+    tiles (or on `symbols`), each at least `spacing` tiles (straight-line) from every other item
+    and from the map's existing point objects (spawn, exit); `count = [min, max]` draws how many
+    per map. Tiles are tried in a random order from the map's seed, so the same seed places the
+    same items. Fewer than `count` are placed when the map runs out of room; `items_<type>` says
+    how many. With `tile`, exporters write each item as a tile object drawn with that tile;
+    `properties` go on every item, typed as written.
     """
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
@@ -45,6 +46,9 @@ class Items(WalkableStage):
     def _finite(cls, value: dict[str, Union[bool, int, float, str]]) -> dict[str, Union[bool, int, float, str]]:
         check_finite(value)
         return value
+
+    def object_tiles(self) -> dict[str, str]:
+        return {self.tile: "tile"} if self.tile else {}
 
     def added_stats(self) -> tuple[str, ...]:
         return (f"items_{self.type}",)

@@ -15,8 +15,9 @@ from pipeline.stages.regions.walkable import WalkableStage
 
 @stage("place.rooms", version=1)
 class Rooms(WalkableStage):
-    """Every room as a `room` rectangle object (its bounding box) with `room` (its number),
-    `region` (the walkable region it belongs to, largest region first) and `area` (tiles).
+    """Mark every room of the map as a `room` rectangle object. Each rectangle is the room's
+    bounding box, with `room` (its number), `region` (the walkable region it belongs to, largest
+    region first) and `area` (tiles).
 
     Rooms come from the map's `room` layer where a generator wrote one (BSP, rooms and mazes);
     otherwise they are found: the walkable tiles inside some `min_size` x `min_size` open

@@ -16,8 +16,9 @@ from pipeline.stages.post.maze_input import MazeEdit
 
 @stage("post.braid", version=1)
 class Braid(MazeEdit):
-    """Braid a maze: visit a `fraction` of its dead ends in random order and open one more wall
-    of each, preferring a wall into another dead end so that one opening removes two.
+    """Braid a maze: open a `fraction` of its dead ends into loops. Visit them in random order
+    and open one more wall of each, preferring a wall into another dead end so that one opening
+    removes two.
 
     A fully braided maze (`fraction = 1`) has no dead ends, only loops (except where a dead end
     has no closed wall to another cell, as at the ends of a one-cell-wide maze): harder to solve

@@ -17,8 +17,9 @@ from pipeline.stages.post.maze_input import MazeEdit
 
 @stage("post.prune_dead_ends", version=1)
 class PruneDeadEnds(MazeEdit):
-    """Fill dead ends with wall: each pass fills every dead end (except a `keep` fraction, chosen
-    at random), which may make its neighbour a new dead end for the next pass.
+    """Fill dead ends with wall, pass after pass. Each pass fills every dead end (except a
+    `keep` fraction, chosen at random), which may make its neighbour a new dead end for the next
+    pass.
 
     `passes = 1` trims one cell off every branch; `passes = 0` repeats until no dead end is left
     (with `keep = 0`, a perfect maze shrinks to a single cell, and a braided one to its loops).

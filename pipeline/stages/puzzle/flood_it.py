@@ -14,13 +14,13 @@ from pipeline.stages.regions.label import label_regions
 
 @stage("puzzle.flood_it", version=1)
 class FloodIt(StageParams):
-    """Rate a blob map as a flood-it puzzle: from the top-left tile, each move paints the
-    flooded area one colour, which joins every touching patch of that colour; the board is
-    solved when it is one colour. Records `moves_greedy` (always the colour that floods the
-    most tiles; ties to the first colour), and for boards of at most `optimal_max_patches`
-    patches `moves_optimal` (a shortest solution, by iterative-deepening search; left out if
-    `search_budget` states do not settle it). `difficulty` is the optimal count when known,
-    else the greedy one.
+    """Rate a blob map as a flood-it puzzle: how many moves solve it. From the top-left tile,
+    each move paints the flooded area one colour, which joins every touching patch of that
+    colour; the board is solved when it is one colour. Records `moves_greedy` (always the colour
+    that floods the most tiles; ties to the first colour), and for boards of at most
+    `optimal_max_patches` patches `moves_optimal` (a shortest solution, by iterative-deepening
+    search; left out if `search_budget` states do not settle it). `difficulty` is the optimal
+    count when known, else the greedy one.
     """
 
     arity: ClassVar[tuple[int, int]] = (1, 1)

@@ -16,9 +16,10 @@ from pipeline.stages.regions.walkable import WalkableStage
 
 @stage("regions.distance", version=1)
 class Distance(WalkableStage):
-    """Breadth-first distance, in 4-neighbour steps over walkable tiles, from every tile of a
-    symbol (`from_symbol`) or from the map objects with a name (`from_object`, e.g. "spawn"),
-    into an int32 layer (-1 where unreachable). Sets `distance_max`."""
+    """Breadth-first distance over walkable tiles, from a symbol or from named objects, into a
+    layer. Distances are 4-neighbour steps from every tile of a symbol (`from_symbol`) or from
+    the map objects with a name (`from_object`, e.g. "spawn"), in an int32 layer (-1 where
+    unreachable). Sets `distance_max`."""
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
     adds_stats: ClassVar[tuple[str, ...] | None] = ("distance_max",)

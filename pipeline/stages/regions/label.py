@@ -17,10 +17,10 @@ from pipeline.threads import in_parallel, spare_cores
 
 @stage("regions.label", version=1)
 class Label(WalkableStage):
-    """Label the connected regions of the chosen symbols (flood fill, 4- or 8-connected) into a
-    `region` layer: 0 elsewhere, 1..N by size, largest first (ties in reading order of their
-    first tile). Sets `regions` (N), `region_largest` and `region_sizes` (sizes, largest first,
-    comma-separated) in the map's properties.
+    """Label the connected regions of the chosen symbols into a `region` layer. Regions are
+    flood-filled (4- or 8-connected) and numbered 1..N by size, largest first (ties in reading
+    order of their first tile); 0 elsewhere. Sets `regions` (N), `region_largest` and
+    `region_sizes` (sizes, largest first, comma-separated) in the map's properties.
 
     `symbols` names what to label; by default every symbol but `walls`.
     """

@@ -1,0 +1,48 @@
+"""How the CLI prints for a person at a terminal and for a pipe or a log file.
+
+At a terminal, tables are boxed and fit the window (rich wraps long cells). Anywhere else (CI
+logs, `| less`, `> file`) no width is known and nothing must be cut: lines are as long as their
+text, tables are plain columns (a header line, then rows, two spaces apart, no box-drawing
+characters and no trailing spaces), and there is no colour."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+# The width given to a console that is not a terminal: wide enough that rich never wraps, folds
+# or cuts a cell ("dead…"); rich lays tables out to their content, not to this width.
+UNBOUNDED = 1_000_000
+
+
+def console(stderr: bool = False) -> "Console":
+    from rich.console import Console
+
+    probe = Console(stderr=stderr, highlight=False)
+    if probe.is_terminal:
+        return probe
+    return Console(stderr=stderr, highlight=False, width=UNBOUNDED, no_color=True)
+
+
+def table(con: "Console", title: str | None = None) -> "Table":
+    """An empty table in the form `con` prints well: boxed at a terminal, plain columns elsewhere."""
+    from rich.table import Table
+
+    if con.is_terminal:
+        return Table(title=title, title_justify="left")
+    return Table(title=title, title_justify="left", box=None, pad_edge=False, show_edge=False, title_style="", header_style="")
+
+
+def print_table(con: "Console", tab: "Table") -> None:
+    """Print `tab`; off a terminal without the spaces rich pads every line with to the table's width."""
+    if con.is_terminal:
+        con.print(tab)
+        return
+    with con.capture() as captured:
+        con.print(tab)
+    for line in captured.get().splitlines():
+        con.file.write(line.rstrip() + "\n")
+    con.file.flush()
