@@ -231,7 +231,9 @@ def test_an_installed_package_adds_stages_through_its_entry_point(tmp_path: Path
     write_recipe(tmp_path, "pkg", PLUGIN_RECIPE.format(name="pkg", maps=2).replace('plugins = ["stages/torches.py"]\n', "").replace("demo.torches", "mygame.torches"))
     run = lambda *args: subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)  # noqa: E731
     listed = run("stages")
-    assert "mygame.torches  (version 1, 1 input, from mygame_stages)" in listed.stdout, listed.stderr
+    assert any(line.split()[:1] == ["mygame.torches"] for line in listed.stdout.splitlines()), listed.stdout + listed.stderr
+    shown = run("stages", "mygame.torches")
+    assert "mygame.torches  (version 1, 1 input, from mygame_stages)" in shown.stdout, shown.stderr
     built = run("build", "recipes", "-j", "2")
     assert built.returncode == 0, built.stderr
     assert torches_of(tmp_path / "exports" / "pkg")
