@@ -138,6 +138,10 @@ class Builder:
         report.built = len(results)
         manifest = self._manifest(plan, results)
         try:
+            # Pack files (an LDtk project) come before the manifest, which records their digests.
+            pack_files = update_pack_files(plan.pack_dir, recipe, manifest, temp) if error is None else (plan.previous or {}).get("pack_files", {})
+            if pack_files:
+                manifest["pack_files"] = pack_files
             if error is None:
                 report.files_removed = self._remove_obsolete(plan, manifest)
             if plan.stamps is not None:
@@ -148,7 +152,6 @@ class Builder:
                 if error is None:
                     update_levels_index(plan.pack_dir, recipe.pack.name, recipe.pack.order_by, manifest, temp)
                     update_contact_sheet(plan.pack_dir, recipe, manifest, temp, thumbnails)
-                    update_pack_files(plan.pack_dir, recipe, manifest, temp)
             # The manifest on disk is now this one: what it does not claim of what this build
             # (or an unfinished one before it) wrote is nobody's.
             report.files_removed += _sweep(plan, manifest, journal.record if planned else record)
@@ -289,9 +292,13 @@ class Builder:
 
     def _remove_obsolete(self, plan: PackPlan, manifest: dict[str, Any]) -> int:
         """Delete files an earlier build wrote that no map of this pack writes any more (if unmodified)."""
-        keep = {f for m in manifest["maps"] for f in m["files"]}
+        keep = {f for m in manifest["maps"] for f in m["files"]} | set(manifest.get("pack_files", {}))
         current = {m["index"] for m in manifest["maps"]}
         removed = 0
+        for rel, digest in (plan.previous or {}).get("pack_files", {}).items():
+            if rel not in keep and self._stamps(plan).digest(plan.pack_dir / rel, rel) == digest:
+                (plan.pack_dir / rel).unlink()
+                removed += 1
         for entry in (plan.previous or {}).get("maps", []):
             if entry["index"] not in current and entry["index"] < plan.recipe.pack.maps:
                 continue  # a map of the pack whose rebuild failed: its files wait for the next build
@@ -325,7 +332,9 @@ class PackWriteError(PipelineError):
 def _planned_paths(plan: PackPlan, maps: list[MapPlan]) -> set[str]:
     """Every file the stale maps' export stages may write (relative to the pack folder)."""
     exporters = {s.name: cast(Exporter, s.params) for s in plan.recipe.exporters}
-    return {path for m in maps for name in m.exports for path in exporters[name].outputs(m.stem)}
+    paths = {path for m in maps for name in m.exports for path in exporters[name].outputs(m.stem)}
+    # Pack files are rewritten when any map is: a build killed before its manifest leaves them unclaimed.
+    return paths | {path for e in exporters.values() for path in e.pack_outputs()} if paths else paths
 
 
 # Files of the pack that the builder itself writes from the manifest.
@@ -336,7 +345,7 @@ def _sweep(plan: PackPlan, manifest: dict[str, Any], record: Record) -> int:
     """Delete files at paths the journal lists that the new manifest does not claim, if a build
     wrote exactly those bytes there or no earlier manifest ever claimed the path; a file edited
     by hand since is kept. Returns how many were deleted."""
-    claimed = {f for m in manifest["maps"] for f in m["files"]} | PACK_FILES
+    claimed = {f for m in manifest["maps"] for f in m["files"]} | PACK_FILES | set(manifest.get("pack_files", {}))
     before = {f for m in (plan.previous or {}).get("maps", []) for f in m["files"]}
     removed = 0
     for rel in sorted(record.planned - claimed):

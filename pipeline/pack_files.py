@@ -6,14 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
-from pipeline.fsio import atomic_write
+from pipeline.fsio import atomic_write, sha256_bytes, sha256_file
 from pipeline.recipe import Recipe
 from pipeline.registry import Exporter, PackContext
 
 
-def update_pack_files(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], temp_dir: Path | None = None) -> None:
+def update_pack_files(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], temp_dir: Path | None = None) -> dict[str, str]:
     """Let every export stage write its pack files from the maps the manifest lists (in map
-    order), skipping files whose bytes are already on disk."""
+    order), skipping files whose bytes are already on disk. Returns the sha256 of every pack file
+    the recipe's stages have on disk now, for the manifest: a later build that no longer makes
+    one removes it, unless it was edited since."""
+    digests: dict[str, str] = {}
     for spec in recipe.exporters:
         exporter = cast(Exporter, spec.params)
         if type(exporter).pack_files is Exporter.pack_files:
@@ -24,11 +27,19 @@ def update_pack_files(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], 
             if files:
                 maps.append((entry["index"], entry["stem"], {f: entry["files"][f] for f in files if f in entry["files"]}))
         ctx = PackContext(pack_dir=pack_dir, pack=recipe.pack.name, seed=recipe.pack.seed, maps=maps)
-        for rel, data in exporter.pack_files(ctx).items():
+        made = exporter.pack_files(ctx)
+        for rel, data in made.items():
             target = pack_dir / rel
+            digests[rel] = sha256_bytes(data)
             try:
                 if target.read_bytes() == data:
                     continue
             except FileNotFoundError:
                 pass
             atomic_write(target, data, temp_dir)
+        for rel in exporter.pack_outputs():
+            if rel not in made:  # current already (or no map to list)
+                digest = sha256_file(pack_dir / rel)
+                if digest is not None:
+                    digests[rel] = digest
+    return dict(sorted(digests.items()))

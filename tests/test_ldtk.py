@@ -4,6 +4,7 @@ ldtkpy, and read back against the maps it was made from and the TMX drawn of the
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import shutil
 import xml.etree.ElementTree as ET
@@ -247,6 +248,21 @@ def test_the_project_follows_the_pack(tmp_path: Path) -> None:
     pcg("build", "recipes", "-q", cwd=root)
     assert [h["identifier"] for h in _read(project)["levels"]] == ["map_000", "map_001"]
     assert not (_pack(root) / "ldtk" / "world" / "map_002.ldtkl").exists()
+
+
+@pytest.mark.parametrize("edited", [False, True])
+def test_a_recipe_without_the_stage_leaves_no_project_behind_unless_it_was_edited(tmp_path: Path, edited: bool) -> None:
+    root = _project_root(tmp_path)
+    pcg("build", "recipes", "-q", cwd=root)
+    project = _pack(root) / "ldtk" / "world.ldtk"
+    assert json.loads((_pack(root) / "manifest.json").read_text())["pack_files"] == {"ldtk/world.ldtk": hashlib.sha256(project.read_bytes()).hexdigest()}
+    if edited:  # saved from LDtk since: the user's work, kept
+        project.write_bytes(project.read_bytes().replace(b'"bgColor"', b'"bgColor" ', 1))
+    (root / "recipes" / "crypt.toml").write_text(RECIPE[: RECIPE.index(_LDTK_STAGE)])
+    pcg("build", "recipes", "-q", cwd=root)
+    assert project.exists() == edited
+    assert not list((_pack(root) / "ldtk" / "world").glob("*.ldtkl"))
+    assert "pack_files" not in json.loads((_pack(root) / "manifest.json").read_text())
 
 
 _LDTK_STAGE = '[stage.ldtk]\nuse = "export.ldtk"\ninput = "route"\ntileset = "../tilesets/stone.toml"\nlayers = [\n  { name = "floor"'
