@@ -65,10 +65,11 @@ def rim_field(mask: int, kind: WangKind, width: int, height: int) -> tuple[np.nd
     return dist, facing
 
 
-def wall_material(rgb: tuple[int, int, int], width: int, height: int, style: Style, key: str) -> np.ndarray:
+def wall_material(rgb: tuple[int, int, int], width: int, height: int, style: Style, key: str, grain: bool = False) -> np.ndarray:
     """The wall's surface before rims: `bevel` lays it in courses of stone blocks (half a tile
-    high, offset by half a block each course, so it runs on across tiles), `noise` gives it grain."""
-    tile = symbol_tile(rgb, width, height, "noise" if style == "noise" else "flat", key)
+    high, offset by half a block each course, so it runs on across tiles); `noise` (or `grain`)
+    gives it grain."""
+    tile = symbol_tile(rgb, width, height, "noise" if style == "noise" or grain else "flat", key)
     if style == "bevel" and min(width, height) >= 6:
         y, x = np.indices((height, width))
         course = height // 2
@@ -111,7 +112,7 @@ def style_rims(tile: np.ndarray, dist: np.ndarray, facing: np.ndarray, style: St
         rgb[band & ~lit] = blend(rgb[band & ~lit], 0, 3, 8)
         rgb[edge] = blend(rgb[edge], 0, 1, 2)
     elif style == "noise":
-        limit = min(reach, 3)
+        limit = min(reach, 3, max(1, (min(width, height) - 1) // 2 - 1))  # a rough lip, clear of the middle
         y, x = np.indices((height, width))
         along = np.where((facing == UP) | (facing == DOWN), x, y)
         lip_x, lip_y = _lip(key, width, max(limit, 1)), _lip(key, height, max(limit, 1))

@@ -9,7 +9,7 @@ from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TmxMap
 
 
-@stage("export.tmj", version=7)
+@stage("export.tmj", version=8)
 class ExportTmj(TiledMapExporter):
     """Write each map as Tiled JSON (.tmj): the same map as `export.tmx` (tileset, layers,
     objects, properties, preview), with the tileset embedded and layer data as a plain array

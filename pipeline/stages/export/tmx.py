@@ -8,7 +8,7 @@ from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TmxMap
 
 
-@stage("export.tmx", version=7)
+@stage("export.tmx", version=8)
 class ExportTmx(TiledMapExporter):
     """Write each map as a Tiled TMX file, as Tiled itself writes it, with its tileset (.tsx)
     and tilesheet PNG under tilesets/ (shared by every map of the pack) and a preview PNG drawn
