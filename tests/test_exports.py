@@ -342,6 +342,8 @@ TILESET_RECIPE = maze_recipe("t", '[stage.tmx]\nuse = "export.tmx"\ninput = "maz
         ("[properties.wall]\nw = nan\n", "properties.wall.w: must be a finite number"),
         ('name = ".."\n', "tilesets/t.toml: name: must be a plain name"),
         ("bogus = 1\n", "tilesets/t.toml: bogus: unknown parameter"),
+        ('[icons]\ndoor = "portal"\n', "tilesets/t.toml: icons.door: must be one of 'door', 'chest' or 'key'"),
+        ('tile_size = 4\n[icons]\ndoor = "door"\n', "tile_size: icons need tiles of at least 6 x 6 pixels"),
         ("tile_size = [16\n", "tilesets/t.toml: not valid TOML"),
     ],
 )
