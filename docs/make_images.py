@@ -23,7 +23,6 @@ sys.path.insert(0, str(ROOT))
 
 from pipeline.level import Symbol  # noqa: E402
 from pipeline.tiled.art import STYLES, blend, ground_tile, lay_out  # noqa: E402
-from pipeline.tiled.autotile import choose  # noqa: E402
 from pipeline.tiled.icons import icon_tile  # noqa: E402
 from pipeline.tiled.render import render  # noqa: E402
 from pipeline.tiled.spec import TilesetSpec, load_tileset  # noqa: E402
@@ -84,8 +83,7 @@ def _draw(built: BuiltTileset) -> Image.Image:
         where = index == i
         auto = built.autotiles.get(symbol.name)
         if auto is not None:
-            pieces = choose(where, auto.kind, auto.edge_inside)
-            gids[where] = np.asarray(auto.tile_ids, dtype=np.uint32)[pieces[where]] + 1
+            gids[where] = auto.pieces(index, i, [s.name for s in ALPHABET])[where] + 1
         else:
             gids[where] = ts.tile_id(symbol.name) + 1
     objects = np.zeros_like(gids)

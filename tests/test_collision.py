@@ -149,3 +149,22 @@ def test_real_tiled_reads_and_writes_the_same_collision(pack: Path, tmp_path: Pa
     tilesets = json.loads((pack / "json" / "map_000.tmj").read_text())["tilesets"]
     embedded = {t["id"]: t.get("objectgroup") for t in next(t for t in tilesets if t["name"] == "dungeon")["tiles"]}
     assert exported == embedded
+
+
+def test_walls_run_on_into_doors_they_join() -> None:
+    """With `joins = ["door"]` a wall beside a door is drawn as if the door were wall: no rim
+    around the door, which sits in its wall; without it, the wall ends at the door."""
+    from pipeline.level import Symbol
+    from pipeline.tiled.autotile import BLOB_MASKS, E, W
+    from pipeline.tiled.spec import load_tileset
+    from pipeline.tiled.tilesheet import build_tileset
+
+    alphabet = (Symbol("#", "wall", "#000000"), Symbol(".", "floor", "#ffffff"), Symbol("+", "door", "#8b4513"))
+    loaded = load_tileset(ROOT / "tilesets", "dungeon.toml")
+    tiles = np.array([[1, 1, 1], [0, 2, 0], [1, 1, 1]])  # a door between two one-tile walls
+    for joins, expect in ((("door",), (E, W)), ((), (0, 0))):
+        spec = loaded.spec.model_copy(update={"autotile": {"wall": loaded.spec.autotile["wall"].model_copy(update={"joins": joins})}})
+        auto = build_tileset(spec, alphabet, b"").autotiles["wall"]
+        ids = auto.pieces(tiles, 0, [s.name for s in alphabet])
+        left, right = (BLOB_MASKS[auto.tile_ids.index(int(ids[1, x]))] for x in (0, 2))
+        assert (left & E, right & W) == expect, joins

@@ -37,6 +37,7 @@ class AutotileSpec(BaseModel):
     tiles: tuple[int, ...] | None = Field(None, description="Own art: every tile id of the set, in the standard order.")
     on: str | None = Field(None, description="What the symbol meets: generated pieces are drawn over its tile, and it is the set's second colour (default: floor, else the first other symbol).")
     edge: Literal["inside", "outside"] = Field("inside", description="Whether the symbol runs on past the map's edge.")
+    joins: tuple[str, ...] = Field((), description="Symbols the symbol runs on into, as if they were more of it (doors set in walls).")
 
     @model_validator(mode="after")
     def _one_source(self) -> AutotileSpec:

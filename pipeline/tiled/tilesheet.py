@@ -15,7 +15,7 @@ from pipeline.errors import PipelineError
 from pipeline.level import PropertyValue, Symbol
 from pipeline.tiled.art import cut_tiles, ground_tile, lay_out, symbol_tile
 from pipeline.tiled.icons import icon_tile
-from pipeline.tiled.autotile import WangKind, set_masks, wang_id
+from pipeline.tiled.autotile import WangKind, choose, set_masks, wang_id
 from pipeline.tiled.palette_png import bits_for, pack
 from pipeline.tiled.spec import AutotileSpec, TilesetSpec
 from pipeline.tiled.tileset import Rect, Tileset, WangSet, sheet_grid
@@ -31,6 +31,15 @@ class Autotile:
     kind: WangKind
     tile_ids: tuple[int, ...]
     edge_inside: bool
+    joins: tuple[str, ...] = ()  # symbols counted as more of it when picking pieces
+
+    def pieces(self, tiles: np.ndarray, index: int, names: list[str]) -> np.ndarray:
+        """Tile id for every cell of symbol `index` in a map of symbol indices (others: undefined)."""
+        inside = tiles == index
+        others = [i for i, n in enumerate(names) if n in self.joins]
+        if others:
+            inside = inside | np.isin(tiles, others)
+        return np.asarray(self.tile_ids, dtype=np.int64)[choose(inside, self.kind, self.edge_inside)]
 
 
 @dataclass(frozen=True)
@@ -180,7 +189,7 @@ def _generated(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> BuiltTileset:
         pieces = wall_pieces(auto_spec.set, materials[name], spec.style, name)
         first = len(art)
         art.extend(pieces)
-        auto = Autotile(auto_spec.set, tuple(range(first, len(art))), auto_spec.edge == "inside")
+        auto = Autotile(auto_spec.set, tuple(range(first, len(art))), auto_spec.edge == "inside", auto_spec.joins)
         autotiles[name] = auto
         for tile_id in auto.tile_ids:
             tile_properties[tile_id] = _properties(spec, name, by_name[name])
@@ -215,7 +224,7 @@ def _own_art(spec: TilesetSpec, alphabet: tuple[Symbol, ...], data: bytes) -> Bu
         ids = auto_spec.tile_ids()
         if ids is None:  # refused when the tileset loaded: a sheet of one's own names its pieces
             raise PipelineError([f"tileset {spec.name!r}: autotile.{name}: give `first` or `tiles` (the set's ids in {spec.image})"])
-        auto = Autotile(auto_spec.set, ids, auto_spec.edge == "inside")
+        auto = Autotile(auto_spec.set, ids, auto_spec.edge == "inside", auto_spec.joins)
         autotiles[name] = auto
         for tile_id in ids:
             tile_properties[tile_id] = _properties(spec, name, by_name[name])
