@@ -27,11 +27,6 @@ def flat(rgb: tuple[int, int, int], w: int = 16, h: int = 16) -> np.ndarray:
     return symbol_tile(rgb, w, h, "flat", "x")
 
 
-def is_fg(tile: np.ndarray, fg: np.ndarray) -> np.ndarray:
-    """Per pixel: drawn from fg (flat fg and bg only, of distinct colours)."""
-    return np.all(tile == fg, axis=-1)
-
-
 # --- symbol tiles -------------------------------------------------------------------------------
 
 
