@@ -1,4 +1,5 @@
-"""Tile art: deterministic styles, Wang tiles that join without seams, sheets that Tiled cuts back."""
+"""Tile art: deterministic styles, seamless ground, wall pieces that fill their tiles and join without
+seams, pictures, sheets that Tiled cuts back."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.tiled.art import STYLES, cut_tiles, lay_out, symbol_tile, wang_tiles
+from pipeline.tiled.art import STYLES, cut_tiles, ground_tile, lay_out, symbol_tile
+from pipeline.tiled.icons import icon_tile
+from pipeline.tiled.walls import lone_wall, wall_material, wall_pieces
 from pipeline.tiled.autotile import BLOB_MASKS, CORNER_MASKS, E, N, NE, NW, S, SE, SW, W
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,11 +25,6 @@ NOISE_DIGEST = "a111ed037f8e027408dfa729316d6e340842a74d53cf7709de2d12e81311d52f
 
 def flat(rgb: tuple[int, int, int], w: int = 16, h: int = 16) -> np.ndarray:
     return symbol_tile(rgb, w, h, "flat", "x")
-
-
-def is_fg(tile: np.ndarray, fg: np.ndarray) -> np.ndarray:
-    """Per pixel: drawn from fg (flat fg and bg only, of distinct colours)."""
-    return np.all(tile == fg, axis=-1)
 
 
 # --- symbol tiles -------------------------------------------------------------------------------
@@ -98,10 +96,24 @@ def test_bad_arguments():
     with pytest.raises(ValueError):
         symbol_tile((0, 0, 256), 8, 8, "flat", "a")
     with pytest.raises(ValueError):
-        wang_tiles("blob", flat(FG_RGB, 2, 2), flat(BG_RGB, 2, 2), "flat")
+        wall_pieces("blob", flat(FG_RGB, 2, 2), "flat", "wall")
+    with pytest.raises(ValueError):
+        wall_pieces("blob", flat(FG_RGB), "shiny", "wall")  # type: ignore[arg-type]
 
 
-# --- Wang tiles ---------------------------------------------------------------------------------
+def test_ground_is_seamless():
+    """Ground has no per-tile border in any style but bevel's faint flagstone groove: floors read
+    as one surface, not graph paper or raised squares."""
+    for style in STYLES:
+        tile = ground_tile((100, 100, 100), 16, 16, style, "floor").astype(int)
+        if style in ("flat", "outline"):
+            assert np.all(tile[..., :3] == 100), style
+        if style == "bevel":
+            assert np.all(tile[1:, 1:, :3] == 100) and np.all(tile[0, :, :3] < 100) and np.all(tile[:, 0, :3] < 100)
+            assert np.all(tile[0, :, :3] >= 100 * 7 // 8)  # faint: sunk, not a wall
+
+
+# --- wall pieces --------------------------------------------------------------------------------
 
 SIZES = [(16, 16), (8, 8), (3, 3), (12, 7), (5, 9)]
 EDGE_MIDDLE = {N: (0, None), S: (-1, None), W: (None, 0), E: (None, -1)}  # row, column; None = middle
@@ -114,59 +126,60 @@ def middle_of_edge(tile: np.ndarray, bit: int) -> np.ndarray:
     return tile[h // 2 if row is None else row, w // 2 if col is None else col]
 
 
+def pieces(kind: str, material: np.ndarray, style: str) -> dict[int, np.ndarray]:
+    masks = BLOB_MASKS if kind == "blob" else CORNER_MASKS
+    return dict(zip(masks, wall_pieces(kind, material, style, "wall"), strict=True))  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(("kind", "count"), [("blob", 47), ("corner", 16)])
 @pytest.mark.parametrize("style", STYLES)
-def test_wang_set_size_and_type(kind, count, style):
-    fg, bg = symbol_tile(FG_RGB, 12, 10, style, "wall"), symbol_tile(BG_RGB, 12, 10, style, "floor")
-    tiles = wang_tiles(kind, fg, bg, style)
+def test_wall_set_size_and_type(kind, count, style):
+    material = wall_material(FG_RGB, 12, 10, style, "wall")
+    tiles = wall_pieces(kind, material, style, "wall")
     assert len(tiles) == count
     assert all(t.shape == (10, 12, 4) and t.dtype == np.uint8 and np.all(t[..., 3] == 255) for t in tiles)
-    assert [t.tobytes() for t in tiles] == [t.tobytes() for t in wang_tiles(kind, fg, bg, style)]
-    # Tiles differ, or autotiling could not tell them apart.
+    assert [t.tobytes() for t in tiles] == [t.tobytes() for t in wall_pieces(kind, material, style, "wall")]
+    # Pieces differ, or a player could not see where a wall ends.
     assert len({t.tobytes() for t in tiles}) == count
 
 
+@pytest.mark.parametrize("kind", ["blob", "corner"])
+@pytest.mark.parametrize("style", STYLES)
 @pytest.mark.parametrize("size", SIZES)
-def test_blob_full_and_pillar(size):
-    fg, bg = flat(FG_RGB, *size), flat(BG_RGB, *size)
-    tiles = dict(zip(BLOB_MASKS, wang_tiles("blob", fg, bg, "flat"), strict=True))
-    assert np.array_equal(tiles[255], fg)
-    pillar = tiles[0]
-    h, w = pillar.shape[:2]
-    for y, x in CORNER_PIXEL.values():
-        assert np.array_equal(pillar[y, x], bg[y, x])
-    assert np.array_equal(pillar[h // 2, w // 2], fg[h // 2, w // 2])
-    assert not np.any(is_fg(pillar, fg)[[0, -1], :]) and not np.any(is_fg(pillar, fg)[:, [0, -1]])
+def test_pieces_are_all_wall(kind, style, size):
+    """Every pixel of every piece is the wall (material, or material shaded for the rim): there is
+    no floor inside a wall tile for a player to see and not walk on."""
+    material = flat(FG_RGB, *size)
+    for tile in pieces(kind, material, style).values():
+        assert np.all(tile[..., 3] == 255)
+        assert not np.any(np.all(tile[..., :3] == BG_RGB, axis=-1))
+        # Shading keeps a pixel's hue: each is a blend of the wall colour toward black or white.
+        r, g, b = (tile[..., i].astype(int) for i in range(3))
+        assert np.all(g == b) and np.all(r >= g)
 
 
-@pytest.mark.parametrize("size", SIZES)
-def test_blob_edge_middles_follow_the_bits(size):
-    fg, bg = flat(FG_RGB, *size), flat(BG_RGB, *size)
-    for mask, tile in zip(BLOB_MASKS, wang_tiles("blob", fg, bg, "flat"), strict=True):
+@pytest.mark.parametrize("size", [s for s in SIZES if min(s) >= 5])  # in a 3-pixel tile every pixel is near a side
+@pytest.mark.parametrize("style", STYLES)
+def test_blob_rims_follow_the_bits(size, style):
+    """A side's middle pixel is bare material where the wall runs on and rim where it does not; a
+    corner pixel is rim unless both sides beside it and the diagonal are wall."""
+    material = flat(FG_RGB, *size)
+    for mask, tile in pieces("blob", material, style).items():
         for bit in (N, E, S, W):
-            assert np.array_equal(middle_of_edge(tile, bit), fg[0, 0]) == bool(mask & bit), (mask, bit)
+            assert np.array_equal(middle_of_edge(tile, bit), material[0, 0]) == bool(mask & bit), (mask, bit)
         for bit, (y, x) in CORNER_PIXEL.items():
-            assert np.array_equal(tile[y, x], fg[0, 0]) == bool(mask & bit), (mask, bit)
+            assert np.array_equal(tile[y, x], material[0, 0]) == bool(mask & bit), (mask, bit)
+    assert np.array_equal(pieces("blob", material, style)[255], material)
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_corner_full_empty_and_corners(size):
-    fg, bg = flat(FG_RGB, *size), flat(BG_RGB, *size)
-    tiles = dict(zip(CORNER_MASKS, wang_tiles("corner", fg, bg, "flat"), strict=True))
-    assert np.array_equal(tiles[NE | SE | SW | NW], fg)
-    h, w = fg.shape[:2]
-    assert np.array_equal(tiles[0][h // 2, w // 2], fg[0, 0])
-    assert not np.any(is_fg(tiles[0], fg)[[0, -1], :]) and not np.any(is_fg(tiles[0], fg)[:, [0, -1]])
+def test_corner_set_rims(size):
+    material = flat(FG_RGB, *size)
+    tiles = pieces("corner", material, "flat")
+    assert np.array_equal(tiles[NE | SE | SW | NW], material)
     for mask, tile in tiles.items():
         for bit, (y, x) in CORNER_PIXEL.items():
-            assert np.array_equal(tile[y, x], fg[0, 0]) == bool(mask & bit), (mask, bit)
-        # Each side is split in half between the two corners beside it, as its neighbour's is.
-        shape = is_fg(tile, fg)
-        west, north = np.arange(w) < w // 2, np.arange(h) < h // 2
-        assert np.array_equal(shape[0], np.where(west, bool(mask & NW), bool(mask & NE))), mask
-        assert np.array_equal(shape[-1], np.where(west, bool(mask & SW), bool(mask & SE))), mask
-        assert np.array_equal(shape[:, 0], np.where(north, bool(mask & NW), bool(mask & SW))), mask
-        assert np.array_equal(shape[:, -1], np.where(north, bool(mask & NE), bool(mask & SE))), mask
+            assert np.array_equal(tile[y, x], material[0, 0]) == bool(mask & bit), (mask, bit)
 
 
 def neighbour_pairs(kind: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -178,19 +191,25 @@ def neighbour_pairs(kind: str) -> tuple[list[tuple[int, int]], list[tuple[int, i
     down = [(S, N), (SE, NE), (SW, NW)] if kind == "blob" else [(SE, NE), (SW, NW)]
 
     def pairs(bits: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        return [(a, b) for a in masks for b in masks if all(bool(a & x) == bool(b & y) for x, y in bits)]
+        # Both tiles are wall: the first's side bit toward the second is set, and the second's back.
+        first, second = bits[0] if kind == "blob" else (0, 0)
+        return [
+            (a, b)
+            for a in masks
+            for b in masks
+            if all(bool(a & x) == bool(b & y) for x, y in bits) and (kind != "blob" or (a & first and b & second))
+        ]
 
     return pairs(across), pairs(down)
 
 
 @pytest.mark.parametrize("kind", ["blob", "corner"])
 @pytest.mark.parametrize("style", STYLES)
-@pytest.mark.parametrize("size", [(16, 16), (9, 7)])
+@pytest.mark.parametrize("size", [(16, 16), (9, 7), (12, 12)])
 def test_neighbours_join_without_seams(kind, style, size):
-    """Wherever two tiles may meet, the pixels along their shared side match exactly, shading and
-    all: no outline or bevel is drawn where the shape runs on into the next tile."""
-    fg, bg = flat(FG_RGB, *size), flat(BG_RGB, *size)
-    tiles = dict(zip(BLOB_MASKS if kind == "blob" else CORNER_MASKS, wang_tiles(kind, fg, bg, style), strict=True))
+    """Wherever two wall tiles meet, the pixels along their shared side match exactly, rims and
+    all: a run of wall, straight, bent, thin or diagonal, is one wall."""
+    tiles = pieces(kind, flat(FG_RGB, *size), style)
     across, down = neighbour_pairs(kind)
     assert across and down
     for a, b in across:
@@ -199,50 +218,38 @@ def test_neighbours_join_without_seams(kind, style, size):
         assert np.array_equal(tiles[a][-1], tiles[b][0]), (a, b)
 
 
-@pytest.mark.parametrize("kind", ["blob", "corner"])
-def test_styles_shade_only_the_inner_boundary(kind):
-    fg, bg = flat(FG_RGB), flat(BG_RGB)
-    plain = wang_tiles(kind, fg, bg, "flat")
-    for style in ("outline", "bevel"):
-        for p, s in zip(plain, wang_tiles(kind, fg, bg, style), strict=True):
-            changed = np.any(p != s, axis=-1)
-            assert not np.any(changed & ~is_fg(p, fg))  # only the shape is shaded
-            shape = is_fg(p, fg)
-            if shape.all():
-                assert not changed.any()
-    # Noise comes from fg itself: the noise style leaves shading alone.
-    assert all(np.array_equal(p, s) for p, s in zip(plain, wang_tiles(kind, fg, bg, "noise"), strict=True))
-
-
 def test_bevel_lit_above_shaded_below():
-    fg, bg = flat(FG_RGB), flat(BG_RGB)
-    pillar = wang_tiles("blob", fg, bg, "bevel")[BLOB_MASKS.index(0)].astype(int)
-    # Inset 4: the pillar is rows and columns 4..11.
-    assert np.all(pillar[4, 5:11, :3].sum(-1) > sum(FG_RGB))
-    assert np.all(pillar[11, 5:11, :3].sum(-1) < sum(FG_RGB))
-    assert np.all(pillar[5:11, 4, :3].sum(-1) > sum(FG_RGB))
-    assert np.all(pillar[5:11, 11, :3].sum(-1) < sum(FG_RGB))
+    pillar = lone_wall(flat(FG_RGB), "bevel", "wall").astype(int)
+    # The outline is row/column 0 and 15, the bevel the two pixels inside it.
+    assert np.all(pillar[1:3, 4:12, :3].sum(-1) > sum(FG_RGB))
+    assert np.all(pillar[13:15, 4:12, :3].sum(-1) < sum(FG_RGB))
+    assert np.all(pillar[4:12, 1:3, :3].sum(-1) > sum(FG_RGB))
+    assert np.all(pillar[4:12, 13:15, :3].sum(-1) < sum(FG_RGB))
+    assert np.all(pillar[0, :, :3].sum(-1) < sum(FG_RGB))
 
 
-def test_textured_fg_shows_through():
-    fg = symbol_tile(FG_RGB, 16, 16, "noise", "wall")
-    bg = symbol_tile(BG_RGB, 16, 16, "noise", "floor")
-    tiles = dict(zip(BLOB_MASKS, wang_tiles("blob", fg, bg, "noise"), strict=True))
-    assert np.array_equal(tiles[255], fg)
-    assert np.array_equal(tiles[0][0, 0], bg[0, 0]) and np.array_equal(tiles[0][8, 8], fg[8, 8])
+def test_bevel_material_is_stone_courses():
+    material = wall_material(FG_RGB, 16, 16, "bevel", "wall").astype(int)
+    mortar = material[..., :3].sum(-1) < sum(FG_RGB)
+    assert mortar[0].all() and mortar[8].all()  # a course every half tile
+    assert mortar[1:8, 0].all() and mortar[9:16, 8].all() and not mortar[9:16, 0].any()  # offset joints
 
 
-def test_translucent_fg_is_composited_over_bg():
-    fg = flat(FG_RGB)
-    fg[..., 3] = 0
-    fg[6:10, 6:10, 3] = 255
-    bg = flat(BG_RGB)
-    full = wang_tiles("blob", fg, bg, "flat")[BLOB_MASKS.index(255)]
-    assert np.array_equal(full[0, 0], bg[0, 0]) and np.array_equal(full[8, 8], (*FG_RGB, 255))
-    fg[..., 3] = 128
-    half = wang_tiles("blob", fg, bg, "flat")[BLOB_MASKS.index(255)].astype(int)
-    expect = [round((f * 128 + b * 127) / 255) for f, b in zip(FG_RGB, BG_RGB, strict=True)]
-    assert list(half[0, 0, :3]) == expect and half[0, 0, 3] == 255
+def test_icons():
+    floor = flat(BG_RGB)
+    door = icon_tile("door", (150, 80, 40), 16, 16, floor, FG_RGB)
+    assert np.all(door[..., 3] == 255)
+    # The frame is the wall's colour on every side, so it meets the walls whichever way it stands.
+    for edge in (door[0], door[-1], door[:, 0], door[:, -1]):
+        assert np.all(edge[:, :3] == FG_RGB)
+    chest = icon_tile("chest", (200, 130, 45), 16, 16, None, FG_RGB)
+    assert chest[0, 0, 3] == 0 and chest[8, 8, 3] == 255  # an object tile: clear around the chest
+    for icon in ("door", "chest", "key"):
+        for size in ((6, 6), (12, 12), (16, 16), (32, 24)):
+            tile = icon_tile(icon, (150, 80, 40), *size, None, FG_RGB)
+            assert tile.shape == (size[1], size[0], 4) and tile[..., 3].any()
+    with pytest.raises(ValueError):
+        icon_tile("door", (1, 2, 3), 5, 5, None, FG_RGB)
 
 
 # --- sheets -------------------------------------------------------------------------------------

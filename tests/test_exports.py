@@ -227,7 +227,7 @@ def test_wang_sets_parse_with_their_type_and_tile_count(examples: Path) -> None:
     # The isolated piece stays out of a set (its wangid is plain ground's); the ground tile is in.
     assert seen["stone"] == ("mixed", 47, 2)
     assert seen["maze"] == ("mixed", 47, 2)
-    assert seen["caves"] == ("corner", 16, 2)
+    assert seen["caves"] == ("mixed", 47, 2)  # the corner set is checked in test_collision.py
     assert seen["dungeon"] == ("mixed", 47, 2)
 
 
@@ -420,6 +420,8 @@ TILESET_RECIPE = maze_recipe("t", '[stage.tmx]\nuse = "export.tmx"\ninput = "maz
         ("[properties.wall]\nw = nan\n", "properties.wall.w: must be a finite number"),
         ('name = ".."\n', "tilesets/t.toml: name: must be a plain name"),
         ("bogus = 1\n", "tilesets/t.toml: bogus: unknown parameter"),
+        ('[icons]\ndoor = "portal"\n', "tilesets/t.toml: icons.door: must be one of 'door', 'chest' or 'key'"),
+        ('tile_size = 4\n[icons]\ndoor = "door"\n', "tile_size: icons need tiles of at least 6 x 6 pixels"),
         ("tile_size = [16\n", "tilesets/t.toml: not valid TOML"),
     ],
 )

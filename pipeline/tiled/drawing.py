@@ -10,7 +10,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pipeline.errors import PipelineError
 from pipeline.level import Level, MapObject
-from pipeline.tiled.autotile import choose
 from pipeline.tiled.tilesheet import BuiltTileset
 
 ALL = "*"
@@ -51,9 +50,7 @@ def draw_layers(level: Level, built: BuiltTileset, layers: list[LayerSpec], firs
             if spec.tile is not None:
                 gids[where] = firstgid + _tile(tileset.tile_id, spec.tile, f"layers.{spec.name}.tile")
             elif auto is not None and spec.autotile:
-                pieces = choose(where, auto.kind, auto.edge_inside)
-                ids = np.asarray(auto.tile_ids, dtype=np.uint32) + firstgid
-                gids[where] = ids[pieces[where]]
+                gids[where] = auto.pieces(level.tiles, index, names)[where] + firstgid
             else:
                 gids[where] = firstgid + _tile(tileset.tile_id, name, f"layers.{spec.name}: symbol {name!r}")
         out.append((spec.name, gids))

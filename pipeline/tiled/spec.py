@@ -19,6 +19,7 @@ from pipeline.level import check_colors, check_finite
 from pipeline.paths import check_plain_name
 from pipeline.fsio import read_regular
 from pipeline.tiled.art import Style
+from pipeline.tiled.icons import Icon
 from pipeline.tiled.autotile import SET_SIZE, WangKind
 from pipeline.tiled.tileset import sheet_grid
 
@@ -36,6 +37,7 @@ class AutotileSpec(BaseModel):
     tiles: tuple[int, ...] | None = Field(None, description="Own art: every tile id of the set, in the standard order.")
     on: str | None = Field(None, description="What the symbol meets: generated pieces are drawn over its tile, and it is the set's second colour (default: floor, else the first other symbol).")
     edge: Literal["inside", "outside"] = Field("inside", description="Whether the symbol runs on past the map's edge.")
+    joins: tuple[str, ...] = Field((), description="Symbols the symbol runs on into, as if they were more of it (doors set in walls).")
 
     @model_validator(mode="after")
     def _one_source(self) -> AutotileSpec:
@@ -72,7 +74,8 @@ class TilesetSpec(BaseModel):
     style: Style = Field("flat", description="Generated art: flat, bevel, noise or outline.")
     tiles: dict[str, int] = Field(default_factory=dict, description="Own art: symbol (or object tile) name -> tile id.")
     colors: dict[str, str] = Field(default_factory=dict, description="Generated art: colour per name, over the symbols' own; new names become object tiles.")
-    properties: dict[str, dict[str, TileProperty]] = Field(default_factory=dict, description="Per-name tile properties, e.g. solid = true.")
+    icons: dict[str, Icon] = Field(default_factory=dict, description="Generated art: names drawn as a picture (door, chest or key) in their colour.")
+    properties: dict[str, dict[str, TileProperty]] = Field(default_factory=dict, description="Per-name tile properties; solid = true also gives the tile a full-tile collision box.")
     autotile: dict[str, AutotileSpec] = Field(default_factory=dict, description="Symbols drawn with a Wang set.")
 
     @field_validator("tile_size", mode="before")
@@ -121,6 +124,8 @@ class TilesetSpec(BaseModel):
     def _art(self) -> TilesetSpec:
         if self.autotile and min(self.tile_size) < 3:
             raise KeyedError("tile_size", f"autotiled tiles need at least 3 x 3 pixels to draw their pieces (got {list(self.tile_size)})")
+        if self.icons and min(self.tile_size) < 6:
+            raise KeyedError("tile_size", f"icons need tiles of at least 6 x 6 pixels (got {list(self.tile_size)})")
         if self.image is None:
             for key in ("tiles",):
                 if key in self.model_fields_set:
@@ -129,7 +134,7 @@ class TilesetSpec(BaseModel):
                 if auto.tile_ids() is not None:
                     raise KeyedError(f"autotile.{name}", "`first`/`tiles` pick tiles of your own `image`; generated art draws them")
         else:
-            for key in ("colors", "style"):
+            for key in ("colors", "style", "icons"):
                 if key in self.model_fields_set:
                     raise KeyedError(key, "belongs to generated art (a tileset without `image`)")
             if not self.tiles:

@@ -20,6 +20,24 @@ def sheet_grid(width: int, height: int, tile_width: int, tile_height: int, margi
     return max(columns, 0), max(rows, 0)
 
 
+Rect = tuple[int, int, int, int]
+
+
+def _collision_element(parent: ET.Element, rects: tuple[Rect, ...]) -> None:
+    # Tiled numbers a tile's object group 2 and its objects from 1, and writes it after properties.
+    group = ET.SubElement(parent, "objectgroup", {"draworder": "index", "id": "2"})
+    for i, (x, y, w, h) in enumerate(rects, 1):
+        ET.SubElement(group, "object", {"id": str(i), "x": str(x), "y": str(y), "width": str(w), "height": str(h)})
+
+
+def _collision_json(rects: tuple[Rect, ...]) -> dict[str, Any]:
+    objects = [
+        {"height": h, "id": i, "name": "", "rotation": 0, "type": "", "visible": True, "width": w, "x": x, "y": y}
+        for i, (x, y, w, h) in enumerate(rects, 1)
+    ]
+    return {"draworder": "index", "id": 2, "name": "", "objects": objects, "opacity": 1, "type": "objectgroup", "visible": True, "x": 0, "y": 0}
+
+
 @dataclass(frozen=True)
 class WangSet:
     """Autotiling of one symbol: colour 1 is the symbol, colour 2 what surrounds it."""
@@ -62,6 +80,8 @@ class Tileset:
     names: dict[str, int] = field(default_factory=dict)
     tile_properties: dict[int, dict[str, PropertyValue]] = field(default_factory=dict)
     wangsets: tuple[WangSet, ...] = ()
+    # Collision shapes by tile id, as Tiled's collision editor stores them: rectangles (x, y, w, h).
+    collision: dict[int, tuple[Rect, ...]] = field(default_factory=dict)
 
     @property
     def tilecount(self) -> int:
@@ -96,14 +116,24 @@ class Tileset:
         attrs.update({"tilecount": str(self.tilecount), "columns": str(self.columns)})
         node = ET.Element("tileset", attrs)
         ET.SubElement(node, "image", {"source": self.image, "width": str(self.image_width), "height": str(self.image_height)})
-        for tile_id in sorted(self.tile_properties):
+        for tile_id in sorted(self.tile_properties.keys() | self.collision.keys()):
             tile = ET.SubElement(node, "tile", {"id": str(tile_id)})
-            add_properties(tile, self.tile_properties[tile_id])
+            add_properties(tile, self.tile_properties.get(tile_id, {}))
+            if tile_id in self.collision:
+                _collision_element(tile, self.collision[tile_id])
         if self.wangsets:
             group = ET.SubElement(node, "wangsets")
             for wangset in self.wangsets:
                 group.append(wangset.element())
         return node
+
+    def _tile_json(self, tile_id: int) -> dict[str, Any]:
+        tile: dict[str, Any] = {"id": tile_id}
+        if tile_id in self.collision:
+            tile["objectgroup"] = _collision_json(self.collision[tile_id])
+        if self.tile_properties.get(tile_id):
+            tile["properties"] = json_properties(self.tile_properties[tile_id])
+        return tile
 
     def tsx(self) -> bytes:
         return to_bytes(self.element())
@@ -124,11 +154,8 @@ class Tileset:
                 "tileheight": self.tile_height,
             }
         )
-        if self.tile_properties:
-            out["tiles"] = [
-                {"id": tile_id, "properties": json_properties(self.tile_properties[tile_id])}
-                for tile_id in sorted(self.tile_properties)
-            ]
+        if self.tile_properties or self.collision:
+            out["tiles"] = [self._tile_json(tile_id) for tile_id in sorted(self.tile_properties.keys() | self.collision.keys())]
         out["tilewidth"] = self.tile_width
         if firstgid is None:
             out.update({"tiledversion": TILED_VERSION, "type": "tileset", "version": FORMAT_VERSION})

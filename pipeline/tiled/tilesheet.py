@@ -13,11 +13,13 @@ from PIL import Image
 
 from pipeline.errors import PipelineError
 from pipeline.level import PropertyValue, Symbol
-from pipeline.tiled.art import cut_tiles, lay_out, symbol_tile, wang_tiles
-from pipeline.tiled.autotile import WangKind, set_masks, wang_id
+from pipeline.tiled.art import cut_tiles, ground_tile, lay_out, symbol_tile
+from pipeline.tiled.icons import icon_tile
+from pipeline.tiled.autotile import WangKind, choose, set_masks, wang_id
 from pipeline.tiled.palette_png import bits_for, pack
 from pipeline.tiled.spec import AutotileSpec, TilesetSpec
-from pipeline.tiled.tileset import Tileset, WangSet, sheet_grid
+from pipeline.tiled.tileset import Rect, Tileset, WangSet, sheet_grid
+from pipeline.tiled.walls import lone_wall, wall_material, wall_pieces
 
 MAX_COLUMNS = 16
 
@@ -29,6 +31,15 @@ class Autotile:
     kind: WangKind
     tile_ids: tuple[int, ...]
     edge_inside: bool
+    joins: tuple[str, ...] = ()  # symbols counted as more of it when picking pieces
+
+    def pieces(self, tiles: np.ndarray, index: int, names: list[str]) -> np.ndarray:
+        """Tile id for every cell of symbol `index` in a map of symbol indices (others: undefined)."""
+        inside = tiles == index
+        others = [i for i, n in enumerate(names) if n in self.joins]
+        if others:
+            inside = inside | np.isin(tiles, others)
+        return np.asarray(self.tile_ids, dtype=np.int64)[choose(inside, self.kind, self.edge_inside)]
 
 
 @dataclass(frozen=True)
@@ -145,27 +156,44 @@ def _generated(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> BuiltTileset:
     for name, color in spec.colors.items():
         colors[name] = Symbol("?", name, color).rgb()
     names = list(colors)  # alphabet order, then the object tiles the file adds
-    art = [symbol_tile(colors[n], tw, th, spec.style, n) for n in names]
+    walls = [n for n in spec.autotile if n in by_name]  # a shared tileset may autotile symbols this pack does not use
+    partners = {n: _partner(spec.name, n, spec.autotile[n], alphabet) for n in walls}
+    materials = {n: wall_material(colors[n], tw, th, spec.style, n) for n in walls}
+    # Ground is drawn seamless, so it reads as one surface: floor, and with walls every symbol that
+    # is not a wall or a picture (the ground of rooms, vaults, water). Without walls, each symbol
+    # keeps its style's tile (puzzle boards want their cells told apart).
+    ground = {"floor"} & set(names)
+    if walls:
+        ground |= {n for n in by_name if n not in materials and n not in spec.icons}
+    frame = colors[walls[0]] if walls else None
+    # What pictures of symbols stand on: what the walls meet, else any ground.
+    floor = next((n for n in [p.name for p in partners.values()] + names if n in ground), None)
+
+    def plain(name: str) -> np.ndarray:
+        if name in materials:
+            return lone_wall(materials[name], spec.style, name)
+        if name in spec.icons:
+            # A symbol's picture stands on the ground; an object tile is drawn over the map, on clear pixels.
+            under = ground_tile(colors[floor], tw, th, spec.style, floor) if name in by_name and floor else None
+            return icon_tile(spec.icons[name], colors[name], tw, th, under, frame or colors[name])
+        if name in ground:
+            return ground_tile(colors[name], tw, th, spec.style, name)
+        return symbol_tile(colors[name], tw, th, spec.style, name)
+
+    art = [plain(n) for n in names]
     tile_properties = {i: _properties(spec, n, by_name.get(n)) for i, n in enumerate(names)}
     autotiles: dict[str, Autotile] = {}
     wangsets = []
-    for name, auto_spec in spec.autotile.items():
-        if name not in by_name:
-            continue  # a shared tileset may autotile symbols this pack does not use
-        partner = _partner(spec.name, name, auto_spec, alphabet)
-        # Pieces shade the shape's outline themselves: drawn over bevelled or outlined tiles
-        # they would show every tile's border and the wall would look like a grid.
-        ground = "noise" if spec.style == "noise" else "flat"
-        fg = symbol_tile(colors[name], tw, th, ground, name)
-        bg = symbol_tile(colors[partner.name], tw, th, ground, partner.name)
-        pieces = wang_tiles(auto_spec.set, fg, bg, spec.style)
+    for name in walls:
+        auto_spec = spec.autotile[name]
+        pieces = wall_pieces(auto_spec.set, materials[name], spec.style, name)
         first = len(art)
         art.extend(pieces)
-        auto = Autotile(auto_spec.set, tuple(range(first, len(art))), auto_spec.edge == "inside")
+        auto = Autotile(auto_spec.set, tuple(range(first, len(art))), auto_spec.edge == "inside", auto_spec.joins)
         autotiles[name] = auto
         for tile_id in auto.tile_ids:
             tile_properties[tile_id] = _properties(spec, name, by_name[name])
-        wangsets.append(_wangset(by_name[name], partner, names.index(partner.name), auto, spec.colors))
+        wangsets.append(_wangset(by_name[name], partners[name], names.index(partners[name].name), auto, spec.colors))
     columns = min(len(art), MAX_COLUMNS)
     rows = math.ceil(len(art) / columns)
     pixels = lay_out(art, columns, spec.margin, spacing=spec.spacing, extrude=spec.extrude)
@@ -196,7 +224,7 @@ def _own_art(spec: TilesetSpec, alphabet: tuple[Symbol, ...], data: bytes) -> Bu
         ids = auto_spec.tile_ids()
         if ids is None:  # refused when the tileset loaded: a sheet of one's own names its pieces
             raise PipelineError([f"tileset {spec.name!r}: autotile.{name}: give `first` or `tiles` (the set's ids in {spec.image})"])
-        auto = Autotile(auto_spec.set, ids, auto_spec.edge == "inside")
+        auto = Autotile(auto_spec.set, ids, auto_spec.edge == "inside", auto_spec.joins)
         autotiles[name] = auto
         for tile_id in ids:
             tile_properties[tile_id] = _properties(spec, name, by_name[name])
@@ -226,6 +254,10 @@ def _tileset(
     wangsets: list[WangSet],
 ) -> Tileset:
     # Extrusion widens the gutters: the tiles themselves stay where Tiled expects them.
+    full: tuple[Rect, ...] = ((0, 0, *spec.tile_size),)
+    # Walls are drawn filling their tiles (generated art always; own art by the README's rule),
+    # so a solid tile collides over its whole square: what the player sees is what stops them.
+    collision = {i: full for i, props in sorted(tile_properties.items()) if props.get("solid") is True}
     return Tileset(
         name=spec.name,
         tile_width=spec.tile_size[0],
@@ -239,6 +271,7 @@ def _tileset(
         names=names,
         tile_properties=dict(sorted(tile_properties.items())),
         wangsets=tuple(wangsets),
+        collision=collision,
     )
 
 

@@ -18,7 +18,7 @@ from pipeline.registry import ExportContext, PackContext, stage
 from pipeline.stages.export.drawn_map import DrawnMapExporter
 
 
-@stage("export.ldtk", version=2)
+@stage("export.ldtk", version=3)
 class ExportLdtk(DrawnMapExporter):
     """Write the pack as an LDtk project (format 1.5), one level per map.
 
