@@ -5,6 +5,7 @@ sheet rows carry no empty band. (tests/test_exports.py checks the previews again
 from __future__ import annotations
 
 import io
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -93,7 +94,8 @@ def test_the_megamaze_thumbnail_is_a_readable_detail_and_says_so(tmp_path: Path)
     assert thumb.info[DETAIL_KEY] == "detail: 40x40 of 401x401" and thumb.size == (THUMB, THUMB)
     # Readable: walls and floors are their own colours, not a grey blur, and the gaps between
     # walls along a row (corridors, with the floor tiles' own outlines) at least 2 pixels.
-    wall, floor = np.array([0x1D, 0x2B, 0x53]), np.array([0xFF, 0xF1, 0xE8])
+    colors = tomllib.loads((TILESETS / "maze.toml").read_text())["colors"]
+    wall, floor = (np.array([int(colors[name][i : i + 2], 16) for i in (1, 3, 5)]) for name in ("wall", "floor"))
     px = rgb(thumb).astype(int)
     near = lambda c: (np.abs(px - c).sum(axis=-1) < 90)  # noqa: E731
     assert near(wall).mean() > 0.2 and near(floor).mean() > 0.2

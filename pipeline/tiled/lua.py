@@ -19,7 +19,7 @@ import numpy as np
 from pipeline.level import Color, PropertyValue
 from pipeline.tiled import TILED_VERSION
 from pipeline.tiled.properties import property_type
-from pipeline.tiled.tileset import Tileset, WangSet
+from pipeline.tiled.tileset import Rect, Tileset, WangSet
 from pipeline.tiled.tmx import TmxMap, base64_data, csv_rows, object_box, polyline_pixels
 
 # The Lua format's own version, which Tiled 1.8 writes (it is not the TMX format version).
@@ -90,15 +90,36 @@ def _tileset(tileset: Tileset, firstgid: int) -> Table:
         ("properties", []),
         ("wangsets", [(None, _wangset(w)) for w in tileset.wangsets]),
         ("tilecount", tileset.tilecount),
-        # Tiled lists only the tiles that have something to say (here: properties).
-        (
-            "tiles",
-            [
-                (None, [("id", tile_id), ("properties", _properties(tileset.tile_properties[tile_id]))])
-                for tile_id in sorted(tileset.tile_properties)
-                if tileset.tile_properties[tile_id]
-            ],
-        ),
+        # Tiled lists only the tiles that have something to say: properties, collision shapes.
+        ("tiles", [(None, _tile(tileset, tile_id)) for tile_id in sorted(tileset.tile_properties.keys() | tileset.collision.keys()) if _has_data(tileset, tile_id)]),
+    ]
+
+
+def _has_data(tileset: Tileset, tile_id: int) -> bool:
+    return bool(tileset.tile_properties.get(tile_id)) or bool(tileset.collision.get(tile_id))
+
+
+def _tile(tileset: Tileset, tile_id: int) -> Table:
+    tile: Table = [("id", tile_id)]
+    if tileset.tile_properties.get(tile_id):
+        tile.append(("properties", _properties(tileset.tile_properties[tile_id])))
+    if tileset.collision.get(tile_id):
+        tile.append(("objectGroup", _collision(tileset.collision[tile_id])))
+    return tile
+
+
+def _collision(rects: tuple[Rect, ...]) -> Table:
+    """A tile's collision shapes as Tiled writes its collision editor's: group 2, objects from 1."""
+    shapes: Table = [
+        (None, [
+            ("id", i), ("name", ""), ("type", ""), ("shape", "rectangle"), ("x", x), ("y", y), ("width", w), ("height", h),
+            ("rotation", 0), ("visible", True), ("properties", []),
+        ])
+        for i, (x, y, w, h) in enumerate(rects, 1)
+    ]
+    return [
+        ("type", "objectgroup"), ("draworder", "index"), ("id", 2), ("name", ""), ("visible", True), ("opacity", 1),
+        ("offsetx", 0), ("offsety", 0), ("parallaxx", 1), ("parallaxy", 1), ("properties", []), ("objects", shapes),
     ]
 
 

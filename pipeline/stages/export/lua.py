@@ -12,7 +12,7 @@ from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TmxMap
 
 
-@stage("export.lua", version=3)
+@stage("export.lua", version=4)
 class ExportLua(TiledMapExporter):
     """Write each map in Tiled's Lua format (.lua), the map file LÖVE's STI loads.
 
