@@ -155,7 +155,8 @@ def set_key(text: str, table: tuple[str, ...], key: str, value: str, parent: tup
 
 def remove_key(text: str, table: tuple[str, ...], key: str) -> str:
     """`text` without `key` in `[table]`. A table left with no keys goes too (with the blank
-    line before it), unless it holds comments, which stay with its header."""
+    line before it), unless comments are about it (inside it, or just above its header): they
+    stay, with the header."""
     lines = _lines(text)
     where = "[" + ".".join(table) + "]"
     tables = _tables(lines)
@@ -169,7 +170,8 @@ def remove_key(text: str, table: tuple[str, ...], key: str) -> str:
         return text
     if len(mine) == len(spans):
         block = range(t.header, mine[-1] + 1)
-        commented = "#" in lines[t.header] or any(not _is_content(lines[i]) and lines[i].strip() for i in block)
+        above = t.header > 0 and lines[t.header - 1].lstrip().startswith("#")  # a comment about the table
+        commented = above or "#" in lines[t.header] or any(not _is_content(lines[i]) and lines[i].strip() for i in block)
         if not commented:
             start = t.header - 1 if t.header > 0 and not lines[t.header - 1].strip() else t.header
             del lines[start : mine[-1] + 1]
