@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from pipeline.builder import PackReport
     from pipeline.executor import Executor
+    from pipeline.pins import SeedChange
     from pipeline.plan import PackPlan
     from pipeline.recipe import Recipe
     from pipeline.registry import StageParams
@@ -343,6 +344,96 @@ def explain(
     console.print(
         f"`pcg build` would rebuild {len(todo)} of {_count(len(plan.maps), 'map')}." if todo else "Up to date: `pcg build` would run no stage."
     )
+    _print_pins(console, loaded, maps)
+
+
+def _print_pins(console: "Console", recipe: "Recipe", maps: list[int] | None) -> None:
+    from pipeline.output import print_table
+    from pipeline.output import table as new_table
+    from pipeline.pins import overrides
+
+    shown = [o for o in overrides(recipe) if not maps or o.map in maps]
+    if not shown:
+        return
+    from rich.markup import escape
+
+    # A line, not a table title: a title wraps to the width of this narrow table.
+    console.print(escape(f"{_count(len(shown), 'map')} with a seed of its own in [pack.seeds] (the pack seed is {recipe.pack.seed}):"), soft_wrap=True)
+    table = new_table(console)
+    for col in ("map", "seed", "how"):
+        table.add_column(col)
+    for o in shown:
+        table.add_row(str(o.map), str(o.seed), o.how + ("" if o.in_pack else f" (unused: the pack has {recipe.pack.maps} maps)"))
+    print_table(console, table)
+
+
+MAP_ARG = typer.Argument(..., help="The map's index in the pack (0 is the first).")
+PACK_OR_RECIPE = typer.Argument(..., help=PACK_HELP + " A pack leads to the recipe its manifest records.")
+
+
+def _seed_edited(change: "SeedChange", what: str) -> None:
+    from rich.markup import escape
+
+    where = escape(change.recipe)
+    if not change.written:
+        state = f"pinned at {change.seed}" if change.pinned else f"not pinned (it follows the pack seed, {change.seed})"
+        _console().print(f"{where}: map {change.map} is {state} already; nothing changed", soft_wrap=True)
+        return
+    seeds = f"seed {change.seed}" if change.before == change.seed else f"seed {change.before} -> {change.seed}"
+    _console().print(f"{where}: map {change.map} {what} ({seeds})", soft_wrap=True)
+
+
+@app.command()
+@_user_errors
+def pin(
+    pack: Path = PACK_OR_RECIPE,
+    map_index: int = MAP_ARG,
+    seed: Optional[int] = typer.Option(None, "--seed", help="Pin this seed rather than the map's current one."),
+    out: Path = EXPORTS,
+    cache: Path = CACHE,
+) -> None:
+    """Freeze one map's seed into the recipe ([pack.seeds]), so a new pack seed leaves that map as it is."""
+    from pipeline.pins import pin as pin_map
+    from pipeline.pins import recipe_of
+
+    _seed_edited(pin_map(recipe_of(pack, out, cache), map_index, seed), "pinned")
+
+
+@app.command()
+@_user_errors
+def reroll(
+    pack: Path = PACK_OR_RECIPE,
+    map_index: int = MAP_ARG,
+    build_: bool = typer.Option(False, "--build", help="Then build the pack (only that map is stale)."),
+    jobs: Optional[int] = JOBS,
+    out: Path = EXPORTS,
+    cache: Path = CACHE,
+) -> None:
+    """Give one map a new seed, written into the recipe ([pack.seeds]); the other maps keep theirs."""
+    from pipeline.pins import recipe_of
+    from pipeline.pins import reroll as reroll_map
+    from pipeline.recipe import load_recipe
+
+    path = recipe_of(pack, out, cache)
+    change = reroll_map(path, map_index)
+    _seed_edited(change, f"re-rolled ({change.rerolls}x)")
+    if build_:
+        _build([load_recipe(path)], [], jobs, False, None, out, cache, False, _console())
+
+
+@app.command()
+@_user_errors
+def unpin(
+    pack: Path = PACK_OR_RECIPE,
+    map_index: int = MAP_ARG,
+    out: Path = EXPORTS,
+    cache: Path = CACHE,
+) -> None:
+    """Remove one map's seed from the recipe ([pack.seeds]): it follows the pack seed again."""
+    from pipeline.pins import recipe_of
+    from pipeline.pins import unpin as unpin_map
+
+    _seed_edited(unpin_map(recipe_of(pack, out, cache), map_index), "unpinned")
 
 
 @app.command()

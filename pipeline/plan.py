@@ -14,7 +14,7 @@ from typing import Any
 from pipeline.cache import LevelCache
 from pipeline.level import PropertyValue
 from pipeline.manifest import project_path, recipe_config, recipe_record
-from pipeline.recipe import Recipe
+from pipeline.recipe import Recipe, recorded_seed
 from pipeline.registry import embedded_versions, stage_config
 from pipeline.seeds import stage_seed
 from pipeline.stamps import Stamps
@@ -82,7 +82,7 @@ class KeyMaker:
         out: dict[str, tuple[str, tuple[int, ...]]] = {}
         pack = self.recipe.pack
         for spec in self.recipe.stages:
-            seed = stage_seed(index, spec.name, pack.seed, attempt)
+            seed = stage_seed(index, spec.name, pack.seed_of(index), attempt)
             parts = dict(self.static[spec.name])
             # Seeds are ints and keys hex: their canonical JSON is written out directly.
             parts["seed"] = "[" + ",".join(str(s) for s in seed) + "]"
@@ -99,7 +99,7 @@ class KeyMaker:
 def export_provenance(recipe: Recipe, index: int, exporter: str, attempt: int = 0) -> dict[str, PropertyValue]:
     """What an exporter records about where a map came from (TMX map properties)."""
     chain = " > ".join(s.kind for s in recipe.upstream(exporter))
-    out: dict[str, PropertyValue] = {"pack": recipe.pack.name, "map": index, "seed": recipe.pack.seed, "stages": chain}
+    out: dict[str, PropertyValue] = {"pack": recipe.pack.name, "map": index, "seed": recipe.pack.seed_of(index), "stages": chain}
     if attempt:
         out["attempt"] = attempt  # a filter rejected the earlier ones
     return out
@@ -151,7 +151,7 @@ def plan_pack(
             if force:
                 reasons: list[str] = ["--force"]
             else:
-                reasons = _why_stale(spec.name, key, prev, before, recipe, keys)
+                reasons = _why_stale(spec.name, index, key, prev, before, recipe, keys)
                 if not reasons and spec.is_exporter and prev is not None:
                     reasons = _outputs_changed(pack_dir, prev, spec.name, digests, plan.stamps)
             stages[spec.name] = StagePlan(spec.name, key, seed, bool(reasons), tuple(reasons))
@@ -178,6 +178,7 @@ def _stages_to_run(recipe: Recipe, stages: dict[str, StagePlan], exports: tuple[
 
 def _why_stale(
     name: str,
+    index: int,
     key: str,
     prev: dict[str, Any] | None,
     before: dict[str, Any] | None,
@@ -194,7 +195,7 @@ def _why_stale(
         return ["new stage"]
     spec = recipe.by_name[name]
     old = before["stages"][name]
-    prev_seed = before["pack"].get("seed")
+    prev_seed, seed = recorded_seed(before["pack"], index), recipe.pack.seed_of(index)
     reasons = []
     if old.get("kind") != spec.kind:
         reasons.append(f"stage kind changed ({old.get('kind')} -> {spec.kind})")
@@ -218,8 +219,8 @@ def _why_stale(
     origin = spec.params.defined_in
     if (origin.sha256 if origin else None) != old.get("plugin") and old.get("kind") == spec.kind:
         reasons.append(f"plugin code changed ({origin.name if origin else 'now built in'})")
-    if prev_seed != recipe.pack.seed:
-        reasons.append(f"pack seed changed ({prev_seed} -> {recipe.pack.seed})")
+    if prev_seed != seed:
+        reasons.append(_seed_change(before["pack"], recipe, index, prev_seed, seed))
     if list(old.get("inputs", [])) != list(spec.inputs):
         reasons.append("inputs changed (" + ", ".join(old.get("inputs", [])) + " -> " + ", ".join(spec.inputs) + ")")
     else:
@@ -229,6 +230,15 @@ def _why_stale(
     if not reasons and spec.is_exporter and before["pack"] != recipe.pack.model_dump(mode="json"):
         reasons.append("pack name or map_name changed")
     return reasons or ["cache key changed"]
+
+
+def _seed_change(before: dict[str, Any], recipe: Recipe, index: int, prev_seed: int | None, seed: int) -> str:
+    """Why a map's seed changed: the pack seed, or its own [pack.seeds] entry."""
+    was, now = before.get("seeds", {}).get(str(index)), recipe.pack.seeds.get(str(index))
+    if was is None and now is None:
+        return f"pack seed changed ({prev_seed} -> {seed})"
+    what = "unpinned" if now is None else "pinned" if isinstance(now, int) else f"re-rolled ({now.rerolls}x)"
+    return f"map seed {what} ({prev_seed} -> {seed})"
 
 
 def _short(value: Any) -> str:

@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import tomli
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 from pipeline import registry
-from pipeline.errors import RecipeError, did_you_mean, validation_problems
+from pipeline.errors import KeyedError, RecipeError, did_you_mean, validation_problems
 from pipeline.fsio import read_regular
 from pipeline.object_tiles import check_object_tiles
 from pipeline.paths import check_plain_name
@@ -37,6 +37,21 @@ _MAP_SPEC = re.compile(r"^(0[1-9][0-9]?)?d?$")
 # both grow linearly, so 1,000,000 maps would take over a minute and several GB before anything
 # is built or shown. Bigger packs are split into several recipes.
 MAX_MAPS = 100_000
+
+
+SEED_LIMIT = 2**63  # seeds are signed 64-bit in TOML
+# A map index as a [pack.seeds] key: no leading zeros, so that "7" and "07" cannot both name map 7.
+MapKey = Annotated[str, StringConstraints(pattern=r"^(0|[1-9][0-9]{0,5})$")]
+Seed = Annotated[int, Field(ge=0, lt=SEED_LIMIT)]
+
+
+class Reroll(BaseModel):
+    """A `[pack.seeds]` entry written by `pcg reroll`: the map's seed and how often it was re-rolled."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seed: Seed = Field(description="The map's seed in place of the pack seed.")
+    rerolls: int = Field(ge=1, description="How many times `pcg reroll` gave the map a new seed (the next re-roll derives from it).")
 
 
 class PackConfig(BaseModel):
@@ -68,6 +83,16 @@ class PackConfig(BaseModel):
     )
     plugins: tuple[str, ...] = Field(
         (), description="Python files defining stages of your own with @stage (relative to the recipe), e.g. [\"stages/vaults.py\"]."
+    )
+    seeds: dict[MapKey, Seed | Reroll] = Field(
+        default_factory=dict,
+        # Left out of the manifest's record when empty, so packs without overrides record what they always did.
+        exclude_if=lambda seeds: not seeds,
+        json_schema_extra={"additionalProperties": False},  # for editors: keys are map indices only
+        description=(
+            "Per-map seed overrides (`pcg pin`, `pcg reroll`, `pcg unpin` write them): map index = seed, or"
+            " { seed, rerolls } for a re-rolled map. Such a map keeps its seed when the pack seed changes."
+        ),
     )
 
     @field_validator("name")
@@ -103,8 +128,51 @@ class PackConfig(BaseModel):
         check_plain_name(value.format(map=0))
         return value
 
+    @field_validator("seeds", mode="before")
+    @classmethod
+    def _seed_table(cls, value: Any) -> Any:
+        """One clear line per mistake, under the map's key (the typed check would report each
+        mistake twice, once per form an entry may take)."""
+        if not isinstance(value, dict):
+            return value
+        for key, entry in value.items():
+            if not re.fullmatch(r"0|[1-9][0-9]{0,5}", key) or int(key) >= MAX_MAPS:
+                raise KeyedError(key, f"keys are map indices 0..{MAX_MAPS - 1}, written without leading zeros")
+            if isinstance(entry, dict):
+                extra = sorted(set(entry) - {"seed", "rerolls"})
+                if extra or "seed" not in entry or "rerolls" not in entry:
+                    raise KeyedError(key, f"a re-rolled map is {{ seed = N, rerolls = K }} (got keys {', '.join(sorted(entry))})")
+                seed, rerolls = entry["seed"], entry["rerolls"]
+                if not _is_int(rerolls) or rerolls < 1:
+                    raise KeyedError(f"{key}.rerolls", f"must be an integer >= 1 (got {rerolls!r})")
+            else:
+                seed = entry
+            if not _is_int(seed) or not 0 <= seed < SEED_LIMIT:
+                where = f"{key}.seed" if isinstance(entry, dict) else key
+                raise KeyedError(where, f"a seed is an integer 0..2**63-1 (got {seed!r})")
+        return value
+
     def stem(self, map_index: int) -> str:
         return self.map_name.format(map=map_index)
+
+    def seed_of(self, map_index: int) -> int:
+        """Map `map_index`'s seed: its `[pack.seeds]` override, else the pack seed."""
+        override = self.seeds.get(str(map_index))
+        if override is None:
+            return self.seed
+        return override if isinstance(override, int) else override.seed
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def recorded_seed(pack: dict[str, Any], map_index: int) -> int | None:
+    """A map's seed as a manifest's record of `[pack]` has it (the JSON form of PackConfig)."""
+    override = pack.get("seeds", {}).get(str(map_index))
+    if override is None:
+        return pack.get("seed")
+    return override if isinstance(override, int) else override.get("seed")
 
 
 @dataclass(frozen=True)
