@@ -58,15 +58,19 @@ def int_range(least: int, most: int) -> Any:
     return ranged(Annotated[int, Field(ge=least, le=most)])
 
 
-def draw(value: IntRange, rng: np.random.Generator) -> int:
+def draw(value: IntRange, rng: np.random.Generator, step: int = 1) -> int:
     """The value for this map: fixed, or one draw from [min, max] (from `rng` only then, so a
-    fixed value leaves the stream as it always was)."""
-    return value if isinstance(value, int) else int(rng.integers(value[0], value[1] + 1))
+    fixed value leaves the stream as it always was); with `step`, only min, min + step, ..."""
+    if isinstance(value, int):
+        return value
+    if step == 1:
+        return int(rng.integers(value[0], value[1] + 1))
+    return value[0] + step * int(rng.integers(0, (value[1] - value[0]) // step + 1))
 
 
-def draw_size(size: SizeRange, rng: np.random.Generator) -> tuple[int, int]:
+def draw_size(size: SizeRange, rng: np.random.Generator, step: int = 1) -> tuple[int, int]:
     """[width, height], each side fixed or drawn (width first)."""
-    return draw(size[0], rng), draw(size[1], rng)
+    return draw(size[0], rng, step), draw(size[1], rng, step)
 
 
 def least(value: IntRange) -> int:

@@ -112,3 +112,22 @@ def test_a_bad_range_is_one_error_naming_file_stage_and_key(tmp_path: Path, cell
     with pytest.raises(RecipeError) as caught:
         load_recipe(path)
     assert caught.value.problems == [f"{path}: {expected}"]
+
+
+def test_rooms_and_mazes_draws_odd_sizes_and_rewrite_draws_its_grid(tmp_path: Path) -> None:
+    from pipeline.stages.dungeon.rooms_and_mazes import RoomsAndMazes
+    from pipeline.stages.rewrite import Rewrite
+
+    dungeon = RoomsAndMazes.model_validate({"size": ((21, 31), 21), "room_attempts": 20})
+    widths = set()
+    for i in range(12):
+        level = dungeon.run([], rng_for((i, 1)))
+        h, w = level.tiles.shape
+        assert w % 2 == 1 and 21 <= w <= 31 and h == 21
+        assert (level.properties["size_w"], level.properties["size_h"]) == (w, h)
+        widths.add(w)
+    assert len(widths) > 1
+    grow = Rewrite.model_validate({"size": (8, (5, 9)), "values": "BW", "origin": True, "program": {"markov": [{"one": "WB=WW"}]}})
+    level = grow.run([], rng_for((3,)))
+    assert level.tiles.shape == (level.properties["size_h"], 8) and 5 <= level.properties["size_h"] <= 9
+    assert "size_h" in grow.added_stats() and "size_h" not in Rewrite.model_validate({"size": (8, 9), "values": "BW", "program": {"markov": [{"one": "WB=WW"}]}}).added_stats()
