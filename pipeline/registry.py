@@ -455,7 +455,7 @@ def _schema_type(prop: dict[str, Any], defs: dict[str, Any]) -> str:
     if "const" in prop:
         return _toml_value(prop["const"])
     if "anyOf" in prop:
-        return " | ".join(_schema_type(p, defs) for p in prop["anyOf"])
+        return " | ".join(_schema_type(p, defs) + _bounds_suffix(p) for p in prop["anyOf"])
     if "prefixItems" in prop:
         return "[" + ", ".join(_schema_type(p, defs) + _bounds_suffix(p) for p in prop["prefixItems"]) + "]"
     if prop.get("type") == "array" and "items" in prop:
