@@ -117,7 +117,7 @@ def test_the_report_takes_directions_from_the_test() -> None:
     assert _aims("difficulty >= 8") == {"difficulty": "max"}
     assert _aims("3 > loops and regions == 1") == {"loops": "min", "regions": (1.0, 1.0)}
     assert _aims("8 <= d <= 12") == {"d": (8.0, 12.0)}
-    assert _aims("a > 3 or b < 2") == {}
+    assert _aims("a > 3 or b < 2") == {} and _aims("") == {}
 
 
 def test_without_best_the_params_are_what_they_were() -> None:

@@ -117,6 +117,8 @@ def _aims(text: str) -> dict[str, Aim]:
     """Which way is better for each property that `text` bounds by numbers in comparisons joined
     by `and`: up for `x >= 8`, down for `x < 3`, into [low, high] for `3 <= x <= 9` or `x == 5`.
     Properties under `or` or `not` get none (there, closer to passing has no one direction)."""
+    if not text.strip():
+        return {}
     tree = ast.parse(text, mode="eval").body
     terms = tree.values if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And) else [tree]
     low: dict[str, float] = {}
