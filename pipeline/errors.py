@@ -25,9 +25,10 @@ class Rejected(PipelineError):
     """A `filter` stage turned a map down: the build makes it again from the next attempt's
     seeds, up to `attempts` in all."""
 
-    def __init__(self, message: str, attempts: int):
+    def __init__(self, message: str, attempts: int, values: dict[str, Any] | None = None):
         super().__init__([message])
         self.attempts = attempts
+        self.values = values or {}  # what the test looked at, for the report when every attempt fails
         self.stage = ""  # set by the worker
 
 

@@ -24,6 +24,8 @@ from pipeline.level import Level, PropertyValue
 if TYPE_CHECKING:
     from PIL import Image
 
+    from pipeline.best import BestOf, Tried
+
 # Keys of a [stage.NAME] table that belong to the recipe, not to the stage's params.
 RESERVED_KEYS = ("use", "input", "inputs")
 
@@ -118,6 +120,16 @@ class StageParams(BaseModel):
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         raise NotImplementedError
+
+    def best_of(self) -> BestOf | None:
+        """For a stage that may reject maps: compare several attempts that pass and keep the best
+        (see pipeline.best). None: the first attempt that passes is kept."""
+        return None
+
+    def rejection_report(self, tried: list[Tried], total: int) -> str | None:
+        """The failure message when none of `total` attempts passed, from what the stage saw in
+        the attempts it turned down (`Rejected.values`); None: the last rejection's message."""
+        return None
 
     def embeds(self) -> list[StageParams]:
         """Stages whose code this one runs as part of its own (rooms and mazes runs the maze
@@ -443,7 +455,7 @@ def _schema_type(prop: dict[str, Any], defs: dict[str, Any]) -> str:
     if "const" in prop:
         return _toml_value(prop["const"])
     if "anyOf" in prop:
-        return " | ".join(_schema_type(p, defs) for p in prop["anyOf"])
+        return " | ".join(_schema_type(p, defs) + _bounds_suffix(p) for p in prop["anyOf"])
     if "prefixItems" in prop:
         return "[" + ", ".join(_schema_type(p, defs) + _bounds_suffix(p) for p in prop["prefixItems"]) + "]"
     if prop.get("type") == "array" and "items" in prop:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, cast
 
+from pipeline.best import Tried
 from pipeline.cache import LevelCache
 from pipeline.errors import PipelineError, Rejected
 from pipeline.fsio import atomic_write, sha256_bytes, sha256_file
@@ -108,56 +109,125 @@ def clash(path: str, other: str) -> str:
 
 def run_map(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
     """Build one map; while a filter stage rejects it, build it again from the next attempt's
-    seeds (every stage's key and seed change, so cached Levels of other attempts never mix in)."""
+    seeds (every stage's key and seed change, so cached Levels of other attempts never mix in).
+    A stage that asks for the best of several attempts (`best_of`) has them all made first."""
+    chooser = next((s.name for s in recipe.stages if s.params.best_of() is not None), None)
+    # An attempt other than 0 comes from the plan: one a build chose before from the same stages.
+    if chooser is not None and task.attempt == 0:
+        return _run_best(recipe, cache, task, chooser)
     start = task.attempt
     maker: KeyMaker | None = None
+    tried: dict[str, list[Tried]] = {}
     while True:
         try:
             result = _run_attempt(recipe, cache, task)
         except Rejected as rejected:
+            tried.setdefault(rejected.stage, []).append((task.attempt, rejected.values))
             if task.attempt + 1 >= rejected.attempts:
-                tried = task.attempt + 1 - start
-                message = f"{rejected.problems[0]}; no map passed in {tried} attempt{'s' if tried != 1 else ''} (raise attempts, or loosen where)"
-                return MapResult(task.index, failure=(rejected.stage, message))
-            attempt = task.attempt + 1
+                return _rejected(recipe, task.index, rejected, tried, task.attempt + 1 - start)
             maker = maker or KeyMaker(recipe)
-            keys = maker.keys(task.index, attempt)
-            task = replace(
-                task,
-                attempt=attempt,
-                keys={n: k for n, (k, _) in keys.items()},
-                seeds={n: s for n, (_, s) in keys.items()},
-                run=(),  # every Level from the cache if there, else made
-            )
+            task = _at_attempt(maker, task, task.attempt + 1)
             continue
-        if task.attempt:
-            result.attempt, result.keys, result.seeds = task.attempt, task.keys, task.seeds
-        return result
+        return _with_attempt(result, task)
 
 
-def _run_attempt(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
-    result = MapResult(task.index)
-    levels: dict[str, Level] = {}
+def _run_best(recipe: Recipe, cache: LevelCache, task: MapTask, name: str) -> MapResult:
+    """Make attempts until `of` of them pass (or `attempts` are spent), keep the one whose stat
+    scores best (the earliest of equal scores), and export that one."""
+    best = recipe.by_name[name].params.best_of()
+    if best is None:  # chosen by run_map for having one
+        raise RuntimeError(f"stage {name!r} has no best_of")
+    maker = KeyMaker(recipe)
+    tried: dict[str, list[Tried]] = {}
+    winner: tuple[float, MapTask, _Levels] | None = None
+    passed = attempt = 0
+    last: Rejected | None = None
+    while attempt < best.attempts and passed < best.of:
+        if attempt:
+            task = _at_attempt(maker, task, attempt)
+        levels = _Levels(recipe, cache, task, MapResult(task.index))
+        try:
+            level = levels(name)
+            score = _call(name, lambda: best.score(level.properties))
+        except Rejected as rejected:
+            tried.setdefault(rejected.stage, []).append((attempt, rejected.values))
+            last = rejected
+        except StageFailed as failed:
+            return MapResult(task.index, failure=(failed.stage, failed.message))
+        else:
+            passed += 1
+            if winner is None or score > winner[0]:
+                winner = (score, task, levels)
+        attempt += 1
+    if winner is None:
+        if last is None:  # attempts >= 1, so some attempt ran and was turned down
+            raise RuntimeError("no attempt ran")
+        return _rejected(recipe, task.index, last, tried, attempt)
+    _, task, levels = winner
+    try:
+        result = _run_attempt(recipe, cache, task, levels)
+    except Rejected as rejected:  # a later filter turned the best attempt down
+        return MapResult(task.index, failure=(rejected.stage, f"{rejected.problems[0]} (in attempt {task.attempt}, the best by {name}'s best)"))
+    return _with_attempt(result, task)
 
-    def level_of(name: str) -> Level:
-        if name in levels:
-            return levels[name]
-        level = None if name in task.run else cache.load(task.keys[name])
+
+def _at_attempt(maker: KeyMaker, task: MapTask, attempt: int) -> MapTask:
+    keys = maker.keys(task.index, attempt)
+    return replace(
+        task,
+        attempt=attempt,
+        keys={n: k for n, (k, _) in keys.items()},
+        seeds={n: s for n, (_, s) in keys.items()},
+        run=(),  # every Level from the cache if there, else made
+    )
+
+
+def _with_attempt(result: MapResult, task: MapTask) -> MapResult:
+    if task.attempt:
+        result.attempt, result.keys, result.seeds = task.attempt, task.keys, task.seeds
+    return result
+
+
+def _rejected(recipe: Recipe, index: int, rejected: Rejected, tried: dict[str, list[Tried]], total: int) -> MapResult:
+    """The failure of a map none of whose attempts passed: the stage's report of them if it
+    makes one, else its last rejection's message."""
+    message = recipe.by_name[rejected.stage].params.rejection_report(tried.get(rejected.stage, []), total)
+    if message is None:
+        message = f"{rejected.problems[0]}; no map passed in {total} attempt{'s' if total != 1 else ''} (raise attempts, or loosen where)"
+    return MapResult(index, failure=(rejected.stage, message))
+
+
+class _Levels:
+    """The Levels of one attempt of a map, each loaded from the cache or made on first use."""
+
+    def __init__(self, recipe: Recipe, cache: LevelCache, task: MapTask, result: MapResult):
+        self.recipe, self.cache, self.task, self.result = recipe, cache, task, result
+        self.levels: dict[str, Level] = {}
+
+    def __call__(self, name: str) -> Level:
+        if name in self.levels:
+            return self.levels[name]
+        task = self.task
+        level = None if name in task.run else self.cache.load(task.keys[name])
         if level is None:
-            spec = recipe.by_name[name]
+            spec = self.recipe.by_name[name]
             # Each stage gets its own shallow copies: arrays are read-only, and a stage that
             # edits an input's properties or objects must not change what another stage sees.
-            inputs = [private_copy(level_of(i)) for i in spec.inputs]
+            inputs = [private_copy(self(i)) for i in spec.inputs]
             level = _call(name, lambda: spec.params.run(inputs, rng_for(task.seeds[name])))
             if not isinstance(level, Level):
                 raise StageFailed(name, f"returned {type(level).__name__}, not a Level")
-            result.ran.append(name)
-            cache.store(task.keys[name], level)
+            self.result.ran.append(name)
+            self.cache.store(task.keys[name], level)
         freeze(level)
-        levels[name] = level
-        result.stats[name] = dict(level.properties)
+        self.levels[name] = level
+        self.result.stats[name] = dict(level.properties)
         return level
 
+
+def _run_attempt(recipe: Recipe, cache: LevelCache, task: MapTask, levels: _Levels | None = None) -> MapResult:
+    level_of = levels or _Levels(recipe, cache, task, MapResult(task.index))
+    result = level_of.result
     try:
         for name in task.exports:
             spec = recipe.by_name[name]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import ast
 import operator
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Literal, Union
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
 
+from pipeline.best import Aim, BestOf, Tried, failure_report
 from pipeline.errors import PipelineError, Rejected
 from pipeline.level import Level, PropertyValue
 from pipeline.registry import StageParams, stage
@@ -18,39 +19,146 @@ _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
 }
 
 
+class Best(BaseModel):
+    """`best = { stat = "difficulty", of = 8, aim = "max" }`: compare `of` passing attempts."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    stat: str = Field(min_length=1, description="The property compared, e.g. \"difficulty\".")
+    of: int = Field(ge=2, le=10_000, description="How many attempts that pass `where` to compare.")
+    aim: Union[Literal["max", "min"], float, tuple[float, float]] = Field(
+        "max", description='"max", "min", a target number, or a band [low, high]: inside the band first, then the closest.'
+    )
+
+    @field_validator("aim")
+    @classmethod
+    def _band(cls, value: Aim) -> Aim:
+        if isinstance(value, tuple) and value[0] > value[1]:
+            raise ValueError(f"a band must be [low, high] with low <= high (got {list(value)})")
+        return value
+
+
 @stage("filter", version=1)
 class Filter(StageParams):
-    """Pass a map on only if its properties satisfy `where`. `where` compares property names
-    with numbers, strings or true/false, joined by `and`, `or`, `not` and parentheses, e.g.
-    `"difficulty >= 8"` or `"regions == 1 and path_length > 40"`. A map that fails is made again
-    from the next seeds (every stage of it, as attempt 1, 2, ...), up to `attempts` tries; the
-    attempt that passed is recorded in the manifest and the TMX properties, so the map still
-    rebuilds bit for bit.
+    """Pass a map on only if its properties satisfy `where`, or keep the best of several attempts.
+    `where` compares property names with numbers, strings or true/false, joined by `and`, `or`,
+    `not` and parentheses, e.g. `"difficulty >= 8"` or `"regions == 1 and path_length > 40"`. A
+    map that fails is made again from the next seeds (every stage of it, as attempt 1, 2, ...), up
+    to `attempts` tries; the attempt kept is recorded in the manifest and the TMX properties, so
+    the map still rebuilds bit for bit. The first attempt that passes is kept, unless `best =
+    {stat, of, aim}` asks for the best of `of` passing attempts by `stat` (every one of them is
+    made, so a map costs `of` times as much). When no attempt passes, the map fails with the best
+    value each tested property reached and their spread.
     """
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
     adds_stats: ClassVar[tuple[str, ...] | None] = ()
     may_reject: ClassVar[bool] = True
 
-    where: str = Field(description='The test, e.g. "difficulty >= 8 and moves_greedy < 14".')
+    where: str = Field("", description='The test, e.g. "difficulty >= 8 and moves_greedy < 14"; empty: every attempt passes (with best).')
     attempts: int = Field(100, ge=1, le=100_000, description="Most tries per map before the map fails.")
+    best: Best | None = Field(
+        None, description='Keep the best of several passing attempts, e.g. {stat = "difficulty", of = 8, aim = "max"} (aim: "max", "min", a number, or [low, high]).'
+    )
 
     @field_validator("where")
     @classmethod
     def _parse(cls, value: str) -> str:
-        _compile(value)
+        if value.strip():
+            _compile(value)
         return value
+
+    @model_validator(mode="after")
+    def _enough(self) -> Filter:
+        if not self.where.strip() and self.best is None:
+            raise ValueError("give where (a test), best (a choice), or both")
+        if self.best is not None and self.best.of > self.attempts:
+            raise ValueError(f"best.of = {self.best.of} is more than attempts = {self.attempts}")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
+        # Without best, the params (and so the cache keys and manifests) are what they were
+        # before best existed: filters built then stay fresh.
+        data: dict[str, Any] = handler(self)
+        if data.get("best", 0) is None:
+            del data["best"]
+        return data
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         level = inputs[0]
-        if not _compile(self.where)(level.properties):
-            shown = ", ".join(f"{name} = {level.properties[name]}" for name in _names(self.where) if name in level.properties)
-            raise Rejected(f"where {self.where!r} failed ({shown})", self.attempts)
+        if self.where.strip() and not _compile(self.where)(level.properties):
+            names = [name for name in _names(self.where) if name in level.properties]
+            shown = ", ".join(f"{name} = {level.properties[name]}" for name in names)
+            raise Rejected(f"where {self.where!r} failed ({shown})", self.attempts, {name: level.properties[name] for name in names})
         return level
+
+    def best_of(self) -> BestOf | None:
+        if self.best is None:
+            return None
+        return BestOf(stat=self.best.stat, of=self.best.of, aim=self.best.aim, attempts=self.attempts)
+
+    def rejection_report(self, tried: list[Tried], total: int) -> str | None:
+        aims = _aims(self.where)
+        if self.best is not None:
+            aims[self.best.stat] = self.best.aim
+        return failure_report(self.where, tried, aims, total)
 
 
 def _names(text: str) -> list[str]:
-    return sorted({n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)})
+    return sorted({n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)} - {"true", "false"})
+
+
+_LOWER = (ast.Gt, ast.GtE)
+_UPPER = (ast.Lt, ast.LtE)
+
+
+def _aims(text: str) -> dict[str, Aim]:
+    """Which way is better for each property that `text` bounds by numbers in comparisons joined
+    by `and`: up for `x >= 8`, down for `x < 3`, into [low, high] for `3 <= x <= 9` or `x == 5`.
+    Properties under `or` or `not` get none (there, closer to passing has no one direction)."""
+    if not text.strip():
+        return {}
+    tree = ast.parse(text, mode="eval").body
+    terms = tree.values if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And) else [tree]
+    low: dict[str, float] = {}
+    high: dict[str, float] = {}
+    for term in terms:
+        if not isinstance(term, ast.Compare):
+            continue
+        sides = [term.left, *term.comparators]
+        for op, left, right in zip(term.ops, sides, sides[1:]):
+            if isinstance(left, ast.Name) and _is_number(right):
+                name, bound, op_type = left.id, _number(right), type(op)
+            elif isinstance(right, ast.Name) and _is_number(left):
+                # `8 <= x` bounds x as `x >= 8` does: mirror the operator.
+                mirror = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
+                name, bound, op_type = right.id, _number(left), mirror.get(type(op), type(op))
+            else:
+                continue
+            if op_type in _LOWER or op_type is ast.Eq:
+                low[name] = max(low.get(name, bound), bound)
+            if op_type in _UPPER or op_type is ast.Eq:
+                high[name] = min(high.get(name, bound), bound)
+    aims: dict[str, Aim] = {}
+    for name in sorted(set(low) | set(high)):
+        if name in low and name in high:
+            aims[name] = (low[name], high[name])
+        else:
+            aims[name] = "max" if name in low else "min"
+    return aims
+
+
+def _is_number(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+
+
+def _number(node: ast.expr) -> float:
+    if isinstance(node, ast.UnaryOp):
+        return -float(node.operand.value)  # type: ignore[attr-defined]
+    return float(node.value)  # type: ignore[attr-defined]
 
 
 def _compile(text: str) -> Callable[[dict[str, PropertyValue]], bool]:

@@ -14,6 +14,7 @@ from pipeline.errors import KeyedError, PipelineError
 from pipeline.level import Level, PropertyValue, Symbol, check_colors
 from pipeline.paths import check_relative_dir
 from pipeline.fsio import read_regular
+from pipeline.ranges import SizeRange, draw_size, most, size_record, size_stats, size_type
 from pipeline.registry import StageParams, stage
 from pipeline.rewrite import palette, symmetry
 from pipeline.rewrite.program import MAX_CELLS, Program, RunResult, every_value, run
@@ -62,7 +63,9 @@ class Rewrite(StageParams):
         "wfc tilesets tilesets/*.xml), relative to the recipe; default: resources/ beside the model's folder, as MarkovJunior "
         "finds it. An inline program with convchain or wfc nodes reads their samples and tilesets from here.",
     )
-    size: tuple[PositiveInt, PositiveInt] | None = Field(None, description="Grid size [width, height] when there is no input.")
+    size: size_type(PositiveInt) | None = Field(
+        None, description="Grid size [width, height] when there is no input; a side may be [min, max], drawn per map (recorded as size_w, size_h)."
+    )
     legend: dict[str, str] = Field(default_factory=dict, description='Symbol names by value: { B = "wall", W = "floor" } (exporters map names to tiles).')
     colors: dict[str, str] = Field(default_factory=dict, description='Colours by value: { R = "#ff0000" } (default: the PICO-8 colours MarkovJunior uses).')
     max_steps: PositiveInt = Field(10_000_000, le=2**40, description="Safety limit on program steps.")
@@ -76,11 +79,14 @@ class Rewrite(StageParams):
 
     _dir = field_validator("record_dir")(classmethod(lambda cls, v: check_relative_dir(v)))
 
+    def added_stats(self) -> tuple[str, ...]:
+        return (*(self.adds_stats or ()), *(size_stats("size", self.size) if self.size is not None else ()))
+
     @field_validator("size")
     @classmethod
-    def _size(cls, value: tuple[int, int] | None) -> tuple[int, int] | None:
-        if value is not None and value[0] * value[1] > MAX_CELLS:
-            raise ValueError(f"{value[0]} x {value[1]} is more than 64 M cells")
+    def _size(cls, value: SizeRange | None) -> SizeRange | None:
+        if value is not None and most(value[0]) * most(value[1]) > MAX_CELLS:
+            raise ValueError(f"{most(value[0])} x {most(value[1])} is more than 64 M cells")
         return value
 
     @field_validator("colors")
@@ -184,7 +190,8 @@ class Rewrite(StageParams):
         else:
             if self.size is None:
                 raise PipelineError(["size: is required without an input: the grid's [width, height]"])
-            start = np.zeros((self.size[1], self.size[0]), dtype=np.uint8)
+            w, h = draw_size(self.size, rng)
+            start = np.zeros((h, w), dtype=np.uint8)
         try:
             result = run(program, start, rng, self.max_steps, self.record_frames if self.record else 0)
         except ValueError as exc:  # a grid the program cannot draw (a map scaling it to nothing)
@@ -199,6 +206,8 @@ class Rewrite(StageParams):
             # The input's properties (maze statistics, say) described tiles this run has
             # rewritten, so they are not passed on; layers and objects are.
             props: dict[str, PropertyValue] = {"rewrite_steps": result.turns}
+            if source is None and self.size is not None:
+                props.update(size_record("size", self.size, (start.shape[1], start.shape[0])))
             return Level(
                 tiles=result.state,
                 alphabet=alphabet,

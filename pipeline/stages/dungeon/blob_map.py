@@ -9,6 +9,7 @@ from pydantic import Field, PositiveInt
 
 from pipeline.jit import compiled
 from pipeline.level import Level, Symbol
+from pipeline.ranges import draw_size, size_record, size_stats, size_type
 from pipeline.registry import StageParams, stage
 from pipeline.grid.graph import DX, DY, below
 
@@ -35,12 +36,15 @@ class BlobMap(StageParams):
 
     adds_stats: ClassVar[tuple[str, ...] | None] = ("colors", "blob_seeds")
 
-    size: tuple[PositiveInt, PositiveInt] = Field((14, 14), description="Board size in tiles, [width, height].")
+    def added_stats(self) -> tuple[str, ...]:
+        return (*(self.adds_stats or ()), *size_stats("size", self.size))
+
+    size: size_type(PositiveInt) = Field((14, 14), description="Board size in tiles, [width, height]; a side may be [min, max], drawn per map (recorded as size_w, size_h).")
     colors: int = Field(6, ge=2, le=len(PALETTE), description="Number of colours.")
     dispersion: float = Field(0.3, ge=0, le=1, description="0: a few large blobs; 1: every tile on its own.")
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
-        w, h = self.size
+        w, h = draw_size(self.size, rng)
         n = w * h
         seeds = min(n, max(self.colors, int(round(self.colors + self.dispersion ** 2 * (n - self.colors)))))
         cells = rng.choice(n, size=seeds, replace=False)
@@ -48,7 +52,7 @@ class BlobMap(StageParams):
         shown = min(seeds, self.colors)
         colours[:shown] = np.arange(shown)  # every colour appears, if the board has room
         board = grow_blobs(w, h, cells.astype(np.int64), colours.astype(np.uint8), rng)
-        return Level(tiles=board, alphabet=blob_alphabet(self.colors), properties={"colors": self.colors, "blob_seeds": seeds})
+        return Level(tiles=board, alphabet=blob_alphabet(self.colors), properties={"colors": self.colors, "blob_seeds": seeds, **size_record("size", self.size, (w, h))})
 
 
 @compiled

@@ -9,6 +9,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from pipeline.level import Level, MapObject
+from pipeline.ranges import draw_size, least, size_record, size_stats, size_type
 from pipeline.registry import StageParams, stage
 from pipeline.stages.dungeon.tiles import DUNGEON_ALPHABET, FLOOR, Side
 
@@ -41,7 +42,10 @@ class Bsp(StageParams):
 
     adds_stats: ClassVar[tuple[str, ...] | None] = ("rooms", "floor_pct")
 
-    size: tuple[Side, Side] = Field((80, 50), description="Map size in tiles, [width, height].")
+    def added_stats(self) -> tuple[str, ...]:
+        return (*(self.adds_stats or ()), *size_stats("size", self.size))
+
+    size: size_type(Side) = Field((80, 50), description="Map size in tiles, [width, height]; a side may be [min, max], drawn per map (recorded as size_w, size_h).")
     min_leaf: int = Field(8, ge=4, le=1024, description="Smallest partition side, in tiles.")
     max_leaf: int = Field(20, ge=4, le=4096, description="Partitions larger than this are always split.")
     split_min: float = Field(0.35, gt=0, lt=1, description="Smallest split fraction.")
@@ -56,14 +60,14 @@ class Bsp(StageParams):
             raise ValueError(f"split_min ({self.split_min}) is above split_max ({self.split_max})")
         if self.max_leaf < self.min_leaf:
             raise ValueError(f"max_leaf ({self.max_leaf}) is below min_leaf ({self.min_leaf})")
-        if min(self.size) < self.min_leaf:
-            raise ValueError(f"size {list(self.size)} is smaller than min_leaf = {self.min_leaf}")
+        if min(least(side) for side in self.size) < self.min_leaf:
+            raise ValueError(f"size {list(self.size)} can be smaller than min_leaf = {self.min_leaf}")
         if self.min_room + 2 * self.padding > self.min_leaf:
             raise ValueError(f"a room of min_room + 2 * padding = {self.min_room + 2 * self.padding} tiles does not fit in min_leaf = {self.min_leaf}")
         return self
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
-        w, h = self.size
+        w, h = draw_size(self.size, rng)
         tiles = np.zeros((h, w), dtype=np.uint8)
         rooms_layer = np.zeros((h, w), dtype=np.int32)
         root = _Node(0, 0, w, h)
@@ -82,7 +86,7 @@ class Bsp(StageParams):
             alphabet=DUNGEON_ALPHABET,
             layers={"room": rooms_layer},
             objects=objects,
-            properties={"rooms": len(leaves), "floor_pct": round(100 * float((tiles == FLOOR).mean()), 2)},
+            properties={"rooms": len(leaves), "floor_pct": round(100 * float((tiles == FLOOR).mean()), 2), **size_record("size", self.size, (w, h))},
         )
 
     def _split(self, node: _Node, rng: np.random.Generator, leaves: list[_Node]) -> None:

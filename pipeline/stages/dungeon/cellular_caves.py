@@ -8,6 +8,7 @@ import numpy as np
 from pydantic import Field
 
 from pipeline.level import Level
+from pipeline.ranges import draw_size, size_record, size_stats, size_type
 from pipeline.registry import StageParams, stage
 from pipeline.stages.dungeon.tiles import DUNGEON_ALPHABET, FLOOR, WALL, Side
 from pipeline.stages.regions.connect import join_regions
@@ -26,7 +27,10 @@ class CellularCaves(StageParams):
 
     adds_stats: ClassVar[tuple[str, ...] | None] = ("floor_pct", "caves")
 
-    size: tuple[Side, Side] = Field((80, 50), description="Map size in tiles, [width, height].")
+    def added_stats(self) -> tuple[str, ...]:
+        return (*(self.adds_stats or ()), *size_stats("size", self.size))
+
+    size: size_type(Side) = Field((80, 50), description="Map size in tiles, [width, height]; a side may be [min, max], drawn per map (recorded as size_w, size_h).")
     fill: float = Field(0.45, ge=0, le=1, description="Chance that a tile starts as wall.")
     birth: int = Field(5, ge=0, le=9, description="Wall neighbours that turn a floor tile into wall.")
     survival: int = Field(4, ge=0, le=9, description="Wall neighbours that keep a wall a wall.")
@@ -34,7 +38,7 @@ class CellularCaves(StageParams):
     keep: Literal["largest", "connect"] = Field("connect", description="Keep the largest cave, or tunnel between all caves.")
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
-        w, h = self.size
+        w, h = draw_size(self.size, rng)
         wall = rng.random((h, w)) < self.fill
         for _ in range(self.iterations):
             padded = np.pad(wall, 1, constant_values=True).astype(np.int8)
@@ -47,4 +51,4 @@ class CellularCaves(StageParams):
         elif len(sizes) > 1:
             wall &= ~join_regions(labels, len(sizes))
         tiles = np.where(wall, WALL, FLOOR).astype(np.uint8)
-        return Level(tiles=tiles, alphabet=DUNGEON_ALPHABET, properties={"floor_pct": round(100 * float((tiles == FLOOR).mean()), 2), "caves": len(sizes)})
+        return Level(tiles=tiles, alphabet=DUNGEON_ALPHABET, properties={"floor_pct": round(100 * float((tiles == FLOOR).mean()), 2), "caves": len(sizes), **size_record("size", self.size, (w, h))})

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from pipeline.jit import compiled
 from pipeline.level import Level
+from pipeline.ranges import draw_size, size_record, size_stats, size_type
 from pipeline.registry import StageParams, stage
 from pipeline.stages.dungeon.tiles import DUNGEON_ALPHABET, FLOOR, Side
 from pipeline.grid.graph import DX, DY, RANGE_62_BITS, below
@@ -23,13 +24,16 @@ class DrunkardWalk(StageParams):
 
     adds_stats: ClassVar[tuple[str, ...] | None] = ("floor_pct",)
 
-    size: tuple[Side, Side] = Field((80, 50), description="Map size in tiles, [width, height].")
+    def added_stats(self) -> tuple[str, ...]:
+        return (*(self.adds_stats or ()), *size_stats("size", self.size))
+
+    size: size_type(Side) = Field((80, 50), description="Map size in tiles, [width, height]; a side may be [min, max], drawn per map (recorded as size_w, size_h).")
     target: float = Field(0.4, gt=0, le=0.9, description="Fraction of the tiles to dig.")
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
-        w, h = self.size
+        w, h = draw_size(self.size, rng)
         tiles = dig(w, h, int(self.target * (w - 2) * (h - 2)), rng)
-        return Level(tiles=tiles, alphabet=DUNGEON_ALPHABET, properties={"floor_pct": round(100 * float((tiles == FLOOR).mean()), 2)})
+        return Level(tiles=tiles, alphabet=DUNGEON_ALPHABET, properties={"floor_pct": round(100 * float((tiles == FLOOR).mean()), 2), **size_record("size", self.size, (w, h))})
 
 
 @compiled

@@ -11,6 +11,7 @@ from pipeline import registry
 from pipeline.errors import KeyedError
 from pipeline.jit import compiled
 from pipeline.level import Level, MapObject
+from pipeline.ranges import SizeRange, draw_size, least, size_record, size_stats, size_type
 from pipeline.registry import StageParams, stage
 from pipeline.stages.dungeon.tiles import DOOR, DUNGEON_ALPHABET, FLOOR, WALL, Side
 from pipeline.stages.maze.generator import MazeGenerator, restrict
@@ -37,7 +38,9 @@ class RoomsAndMazes(StageParams):
 
     adds_stats: ClassVar[tuple[str, ...] | None] = ("rooms", "doors", "floor_pct")
 
-    size: tuple[Side, Side] = Field((81, 51), description="Map size in tiles, [width, height]; both odd.")
+    size: size_type(Side) = Field(
+        (81, 51), description="Map size in tiles, [width, height]; both odd. A side may be [min, max] (both odd): an odd size drawn per map (recorded as size_w, size_h)."
+    )
     room_attempts: int = Field(200, ge=0, le=1_000_000, description="Random rooms tried.")
     room_size: tuple[int, int] = Field((3, 11), description="Smallest and largest room side, in tiles (odd).")
     maze: str = Field(GROWING_TREE, description='Maze generator for the corridors; "none": rooms alone (to compose with a maze of your own).')
@@ -49,9 +52,10 @@ class RoomsAndMazes(StageParams):
 
     @field_validator("size")
     @classmethod
-    def _odd(cls, value: tuple[int, int]) -> tuple[int, int]:
-        if value[0] % 2 == 0 or value[1] % 2 == 0:
-            raise ValueError(f"both sides must be odd, so rooms and maze cells line up (got {list(value)})")
+    def _odd(cls, value: SizeRange) -> SizeRange:
+        if any(end % 2 == 0 for side in value for end in ((side,) if isinstance(side, int) else side)):
+            shown = [list(side) if isinstance(side, tuple) else side for side in value]
+            raise ValueError(f"both sides must be odd, so rooms and maze cells line up (got {shown})")
         return value
 
     @field_validator("room_size")
@@ -75,16 +79,20 @@ class RoomsAndMazes(StageParams):
 
     @model_validator(mode="after")
     def _fits(self) -> RoomsAndMazes:
-        if self.room_size[1] > min(self.size) - 2:
+        if self.room_size[1] > min(least(side) for side in self.size) - 2:
             raise ValueError(f"room_size up to {self.room_size[1]} does not fit in {list(self.size)}")
         # Other generators have no such knob: a winding that changed nothing would mislead.
         if "winding" in self.model_fields_set and self.maze != GROWING_TREE:
             raise KeyedError("winding", f"only with maze = {GROWING_TREE!r} (this stage uses {self.maze!r}); remove it")
         return self
 
-    def generator(self) -> MazeGenerator:
-        """The corridor maze's generator, with this stage's options."""
-        w, h = self.size
+    def added_stats(self) -> tuple[str, ...]:
+        return (*(self.adds_stats or ()), *size_stats("size", self.size))
+
+    def generator(self, size: tuple[int, int] | None = None) -> MazeGenerator:
+        """The corridor maze's generator, with this stage's options (for a map `size` tiles big;
+        by default the smallest the stage makes)."""
+        w, h = size or (least(self.size[0]), least(self.size[1]))
         params: dict[str, object] = {"cells": ((w - 1) // 2, (h - 1) // 2)}
         if self.maze == GROWING_TREE:
             newest = round(self.winding * 100)
@@ -95,9 +103,9 @@ class RoomsAndMazes(StageParams):
         return [] if self.maze == NO_MAZE else [self.generator()]
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
-        w, h = self.size
+        w, h = draw_size(self.size, rng, step=2)
         tiles = np.zeros((h, w), dtype=np.uint8)
-        rooms = self._place_rooms(rng)
+        rooms = self._place_rooms(w, h, rng)
         room_layer = np.zeros((h, w), dtype=np.int32)
         for number, (x, y, rw, rh) in enumerate(rooms, start=1):
             tiles[y : y + rh, x : x + rw] = FLOOR
@@ -106,7 +114,7 @@ class RoomsAndMazes(StageParams):
         cw, ch = (w - 1) // 2, (h - 1) // 2
         free = tiles[1::2, 1::2] == WALL
         if self.maze != NO_MAZE:
-            generator = self.generator()
+            generator = self.generator((w, h))
             maze = restrict(generator.carve(cw, ch, rng), free, random_order(2 * cw * ch, rng))
             # Its own last step (a non-perfect maze's loops), on the corridors alone.
             maze = generator.finish(maze, rng)
@@ -120,11 +128,11 @@ class RoomsAndMazes(StageParams):
             alphabet=DUNGEON_ALPHABET,
             layers={"room": room_layer},
             objects=objects,
-            properties={"rooms": len(rooms), "doors": int((tiles == DOOR).sum()), "floor_pct": round(100 * float((tiles != WALL).mean()), 2)},
+            properties={"rooms": len(rooms), "doors": int((tiles == DOOR).sum()), "floor_pct": round(100 * float((tiles != WALL).mean()), 2),
+                        **size_record("size", self.size, (w, h))},
         )
 
-    def _place_rooms(self, rng: np.random.Generator) -> list[tuple[int, int, int, int]]:
-        w, h = self.size
+    def _place_rooms(self, w: int, h: int, rng: np.random.Generator) -> list[tuple[int, int, int, int]]:
         lo, hi = self.room_size
         taken = np.zeros((h, w), dtype=np.bool_)
         rooms = []

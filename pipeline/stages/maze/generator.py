@@ -10,6 +10,7 @@ from pydantic import Field
 from pipeline.errors import PipelineError
 from pipeline.jit import compiled
 from pipeline.level import Level
+from pipeline.ranges import draw_size, size_record, size_stats, size_type
 from pipeline.registry import StageParams
 from pipeline.stages.maze.block import FLOOR, WALL, maze_level
 from pipeline.grid.graph import join_forest, union
@@ -45,13 +46,18 @@ class MazeGenerator(MazeStage):
 
     arity: ClassVar[tuple[int, int]] = (0, 1)
 
-    cells: tuple[MazeSide, MazeSide] = Field((20, 20), description="Maze size in cells, [width, height].")
+    cells: size_type(MazeSide) = Field(
+        (20, 20), description="Maze size in cells, [width, height]; a side may be [min, max], drawn per map (recorded as cells_w, cells_h)."
+    )
     carve_on: tuple[str, ...] = Field(
         ("floor",), min_length=1, description="With an input Level: carve only cells whose input tile is one of these symbols."
     )
     margin: Literal[0, 1] = Field(
         0, description="With an input Level: 1 carves only cells whose eight neighbouring tiles are in the carve_on area too (a wall kept around what is outside it)."
     )
+
+    def added_stats(self) -> tuple[str, ...]:
+        return (*(self.adds_stats or ()), *size_stats("cells", self.cells))
 
     def carve(self, w: int, h: int, rng: np.random.Generator) -> np.ndarray:
         """A (2h+1) x (2w+1) uint8 grid of WALL and FLOOR."""
@@ -71,8 +77,11 @@ class MazeGenerator(MazeStage):
             order = rng.permutation(2 * w * h).astype(np.int32)
             tiles = restrict(carved, np.ascontiguousarray(allowed), order)
         else:
-            w, h = self.cells
+            w, h = draw_size(self.cells, rng)
             tiles = self.carve(w, h, rng)
+            level = maze_level(self.finish(tiles, rng), self.solution)
+            level.properties.update(size_record("cells", self.cells, (w, h)))
+            return level
         return maze_level(self.finish(tiles, rng), self.solution)
 
 

@@ -1,0 +1,141 @@
+"""`filter` with `best`: the best of N attempts by a stat, and the report of a filter nothing passes."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+import pipeline
+from conftest import pcg, tree_digests, write_recipe
+from pipeline.best import aim_score
+from pipeline.level import Level
+from pipeline.recipe import load_recipe
+from pipeline.seeds import rng_for, stage_seed
+from pipeline.stages.filter import Filter, _aims
+
+RECIPE = """\
+[pack]
+name = "boards"
+seed = 504
+maps = 3
+
+[stage.board]
+use = "dungeon.blob_map"
+size = [8, 8]
+colors = 4
+dispersion = 0.6
+
+[stage.rated]
+use = "puzzle.flood_it"
+input = "board"
+
+[stage.keep]
+use = "filter"
+input = "rated"
+{keep}
+
+[stage.png]
+use = "export.png"
+input = "keep"
+"""
+
+
+def difficulties(path: Path, index: int, attempts: int) -> list[int]:
+    """The difficulty of each of a map's first attempts, made here stage by stage."""
+    recipe = load_recipe(path)
+    board, rated = recipe.by_name["board"].params, recipe.by_name["rated"].params
+    out = []
+    for attempt in range(attempts):
+        seed = recipe.pack.seed
+        level: Level = board.run([], rng_for(stage_seed(index, "board", seed, attempt)))
+        level = rated.run([level], rng_for(stage_seed(index, "rated", seed, attempt)))
+        out.append(int(level.properties["difficulty"]))
+    return out
+
+
+def build(project: Path, keep: str) -> dict:
+    path = write_recipe(project, "boards", RECIPE.format(keep=keep))
+    result = pipeline.build(path, jobs=1)
+    assert result.ok, result.failures
+    return json.loads((project / "exports" / "boards" / "manifest.json").read_text())
+
+
+def test_best_of_keeps_the_highest_of_n_attempts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    manifest = build(tmp_path, 'best = { stat = "difficulty", of = 6 }')
+    for entry in manifest["maps"]:
+        tried = difficulties(tmp_path / "recipes" / "boards.toml", entry["index"], 6)
+        winner = tried.index(max(tried))  # the earliest of equal bests
+        assert entry.get("attempt", 0) == winner
+        assert entry["stats"]["difficulty"] == max(tried)
+
+
+def test_a_band_prefers_attempts_inside_it_then_the_closest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    manifest = build(tmp_path, 'best = { stat = "difficulty", of = 5, aim = [5, 5] }')
+    for entry in manifest["maps"]:
+        tried = difficulties(tmp_path / "recipes" / "boards.toml", entry["index"], 5)
+        scores = [aim_score((5.0, 5.0), d) for d in tried]
+        assert entry.get("attempt", 0) == scores.index(max(scores))
+    assert aim_score((8, 12), 10) == aim_score((8, 12), 8) == 0 > aim_score((8, 12), 13) > aim_score((8, 12), 6)
+
+
+def test_best_counts_only_attempts_that_pass_where(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    manifest = build(tmp_path, 'where = "difficulty >= 6"\nattempts = 40\nbest = { stat = "difficulty", of = 2, aim = "min" }')
+    for entry in manifest["maps"]:
+        tried = difficulties(tmp_path / "recipes" / "boards.toml", entry["index"], 40)
+        passing = [a for a, d in enumerate(tried) if d >= 6][:2]
+        assert entry.get("attempt", 0) == min(passing, key=lambda a: (tried[a], a))
+
+
+def test_best_of_is_the_same_with_two_workers_and_verifies(tmp_path: Path) -> None:
+    write_recipe(tmp_path, "boards", RECIPE.format(keep='best = { stat = "difficulty", of = 4 }'))
+    pcg("build", "recipes", "-q", cwd=tmp_path)
+    assert "OK" in pcg("verify", "exports/boards", cwd=tmp_path).stdout
+    pcg("build", "recipes", "-q", "-j", "2", "--out", "again", "--cache", ".cache2", cwd=tmp_path)
+    assert tree_digests(tmp_path / "again") == tree_digests(tmp_path / "exports")
+
+
+def test_a_filter_nothing_passes_reports_the_best_value_and_the_spread(tmp_path: Path) -> None:
+    write_recipe(tmp_path, "boards", RECIPE.format(keep='where = "difficulty > 1000"\nattempts = 7'))
+    result = pcg("build", "recipes", cwd=tmp_path, check=False)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    tried = difficulties(tmp_path / "recipes" / "boards.toml", 0, 7)
+    best = max(tried)
+    expected = (
+        f"no attempt of 7 passed `difficulty > 1000`: best difficulty {best} (attempt {tried.index(best)}); "
+        f"spread {min(tried)}-{best}, median {statistics.median(tried):g}"
+    )
+    assert expected in " ".join(result.stderr.split()), result.stderr
+
+
+def test_the_report_takes_directions_from_the_test() -> None:
+    assert _aims("difficulty >= 8") == {"difficulty": "max"}
+    assert _aims("3 > loops and regions == 1") == {"loops": "min", "regions": (1.0, 1.0)}
+    assert _aims("8 <= d <= 12") == {"d": (8.0, 12.0)}
+    assert _aims("a > 3 or b < 2") == {} and _aims("") == {}
+
+
+def test_without_best_the_params_are_what_they_were() -> None:
+    # The cache keys and manifests of filters built before `best` existed stay the same.
+    assert Filter(where="x > 1").model_dump(mode="json") == {"where": "x > 1", "attempts": 100}
+
+
+@pytest.mark.parametrize(
+    ("keep", "expected"),
+    [
+        ('attempts = 3\nbest = { stat = "difficulty", of = 4 }', "stage.keep: best.of = 4 is more than attempts = 3"),
+        ('best = { stat = "difficulty", of = 4, aim = [9, 2] }', "stage.keep.best.aim: a band must be [low, high]"),
+        ('best = { stat = "difficulty", of = 4, aim = "most" }', "stage.keep.best.aim"),
+        ("attempts = 3", "stage.keep: give where (a test), best (a choice), or both"),
+    ],
+)
+def test_bad_best_is_one_clear_error(tmp_path: Path, keep: str, expected: str) -> None:
+    write_recipe(tmp_path, "boards", RECIPE.format(keep=keep))
+    result = pcg("build", "recipes", cwd=tmp_path, check=False)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "recipes/boards.toml" in result.stderr and expected in " ".join(result.stderr.split()), result.stderr
