@@ -1,12 +1,14 @@
 """The README and docs/ are run, not just read: every TOML block builds (or, marked
 `<!-- fragment -->`, parses and its stage tables validate), the README's walkthrough builds step by
-step, every `pcg ...` command in a shell block parses, every output sample (`<!-- output -->`) is
+step, every `pcg ...` command in a shell block parses, every Python sample runs (or, a fragment,
+compiles), every output sample (`<!-- output -->`) is
 what the command prints today, every relative link resolves, and the README stays a short guide
 that links every page under docs/."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shlex
@@ -68,6 +70,8 @@ TOML = [b for b in ALL if b.lang == "toml" and b.marker != WALKTHROUGH]
 RECIPES = [b for b in TOML if b.marker != FRAGMENT]
 FRAGMENTS = [b for b in TOML if b.marker == FRAGMENT]
 SHELL = [b for b in ALL if b.lang in ("sh", "console")]
+PYTHON = [b for b in ALL if b.lang == "python"]
+JSON = [b for b in ALL if b.lang == "json"]
 OUTPUTS = [b for b in ALL if b.marker == OUTPUT]
 
 
@@ -264,6 +268,23 @@ def test_output_sample_is_current(block: Block, project: Path) -> None:
             assert run.returncode == 0, f"{block.where}: `{command}` failed: {run.stderr}"
             continue
         assert _matches(expected, actual), f"{block.where}: `{command}` now prints:\n" + "\n".join(actual)
+
+
+@pytest.mark.parametrize("block", PYTHON, ids=lambda b: b.where)
+def test_python_block_runs(block: Block, project: Path) -> None:
+    """Python samples run in the project folder (as the API's relative paths assume); a fragment
+    (a plugin or stage excerpt with `...` for its body) must at least compile."""
+    if block.marker == FRAGMENT:
+        compile(block.text, block.where, "exec")
+        return
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-c", block.text], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, f"{block.where}: {run.stderr}"
+
+
+@pytest.mark.parametrize("block", JSON, ids=lambda b: b.where)
+def test_json_block_parses(block: Block) -> None:
+    json.loads(block.text)
 
 
 def _slug(heading: str) -> str:
