@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, needs_tiled, tiled_env
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FRAGMENT = "<!-- fragment -->"
@@ -174,10 +174,21 @@ def test_fragment_parses_and_its_stages_validate(block: Block, project: Path) ->
     assert not problems, f"{block.where}: {problems}"
 
 
-def test_walkthrough_builds_step_by_step(project: Path) -> None:
-    """Each step of the README's walkthrough, merged onto the ones before, is a recipe that builds;
-    the last one writes what the README says it writes."""
+@pytest.fixture(scope="session")
+def levels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project the walkthrough starts from: `pcg init levels`, as the README says."""
+    root = tmp_path_factory.mktemp("walkthrough")
+    run = _pcg(root, "init", "levels")
+    assert run.returncode == 0, run.stderr
+    return root / "levels"
+
+
+def test_walkthrough_builds_step_by_step(levels: Path) -> None:
+    """Each step of the README's walkthrough, merged onto the ones before, is a recipe that builds
+    in a project `pcg init` made; the last one writes what the README says it writes."""
     import pipeline
+
+    project = levels
 
     images = _make_images()
     steps = images.walkthrough_recipes((ROOT / "README.md").read_text())
@@ -193,6 +204,22 @@ def test_walkthrough_builds_step_by_step(project: Path) -> None:
         assert (pack / name).is_file(), name
     for name in ("map_000.tmx", "tilesets/stone.tsx", "tilesets/stone.png", "contact_sheet.png", "manifest.json", "phaser/map_000.tmj"):
         assert (pack / name).is_file(), name
+
+
+@needs_tiled
+def test_walkthrough_map_opens_in_tiled(levels: Path, tmp_path: Path) -> None:
+    """The walkthrough ends with opening map_000.tmx in Tiled: the real Tiled reads it, with its
+    three tile layers and the object layer (spawn, exit, chests)."""
+    test_walkthrough_builds_step_by_step(levels)
+    project = levels
+    out = tmp_path / "map.json"
+    run = subprocess.run(["tiled", "--export-map", "json", str(project / "exports" / "crawl" / "map_000.tmx"), str(out)], env=tiled_env(), capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    exported = json.loads(out.read_text())
+    layers = {layer["name"]: layer for layer in exported["layers"]}
+    assert {"floor", "walls", "doors", "objects"} <= set(layers)
+    kinds = {o.get("type") or o.get("class") for o in layers["objects"]["objects"]}
+    assert {"spawn", "exit", "chest"} <= kinds
 
 
 def _commands(block: Block) -> list[list[str]]:
