@@ -1,19 +1,29 @@
-"""Draw the pictures of docs/tilesets.md, and tilesets/stone.png (the example of your own art).
+"""Draw the pictures of the docs, and tilesets/stone.png (the example of your own art).
 
-    python docs/make_images.py            # writes docs/img/*.png and tilesets/stone.png
+    python docs/make_images.py            # writes docs/img/* and tilesets/stone.png
     python docs/make_images.py --out DIR  # the same files under DIR (tests compare them)
 
-Every picture is drawn by the pipeline's own tileset code from the files in tilesets/, over one
-sample map that has every kind of wall: rooms, one-tile walls, T and X junctions, lone pillars,
-diagonal runs, thick masses with inner corners, a door and a chest. Output is deterministic.
+docs/tilesets.md's pictures are drawn by the pipeline's own tileset code from the files in
+tilesets/, over one sample map that has every kind of wall: rooms, one-tile walls, T and X
+junctions, lone pillars, diagonal runs, thick masses with inner corners, a door and a chest.
+The other pictures are built by the pipeline itself, from real recipes in a temporary project:
+the README's walkthrough (its recipe grown step by step from the README's own TOML blocks), every
+maze generator of recipes/comparison.toml (docs/mazes.md) and a recorded rule program
+(docs/rewrite.md). Output is deterministic.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
+import re
+import shutil
 import sys
+import tempfile
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -158,7 +168,115 @@ def images() -> dict[str, bytes]:
         out[f"docs/img/sheet_{name}.png"] = _png(_sheet(built))
     for style in STYLES:
         out[f"docs/img/style_{style}.png"] = _png(_style(style))
+    with tempfile.TemporaryDirectory(prefix="pcg-docs-") as tmp:
+        project = docs_project(Path(tmp))
+        out.update(_walkthrough_images(project))
+        out.update(_maze_images(project))
+        out.update(_rewrite_images(project))
     return out
+
+
+# The README's walkthrough: fenced TOML blocks after a `<!-- walkthrough -->` line. The first is a
+# whole recipe; each later one adds stages and sets keys of existing ones (`[stage.tmx] input = ...`
+# edits the exporter's input), so step N's recipe is the first N blocks merged stage by stage.
+WALKTHROUGH_MARK = "<!-- walkthrough -->"
+WALKTHROUGH_RECIPE = "crawl"
+
+
+def walkthrough_blocks(readme: str) -> list[str]:
+    """The TOML text of each walkthrough step, in order."""
+    return re.findall(re.escape(WALKTHROUGH_MARK) + r"\n```toml\n(.*?)```", readme, flags=re.S)
+
+
+def walkthrough_recipes(readme: str) -> list[str]:
+    """The whole recipe after each walkthrough step, as TOML text."""
+    recipe: dict[str, Any] = {}
+    texts = []
+    for block in walkthrough_blocks(readme):
+        step = tomllib.loads(block)
+        for key, value in step.items():
+            if key == "stage":
+                stages = recipe.setdefault("stage", {})
+                for name, body in value.items():
+                    stages.setdefault(name, {}).update(body)
+            else:
+                recipe.setdefault(key, {}).update(value)
+        texts.append(dump_toml(recipe))
+    return texts
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"no TOML for {value!r}")
+
+
+def dump_toml(recipe: dict[str, Any]) -> str:
+    """A recipe (tables of scalars, arrays and inline tables; `stage` a table of tables) as TOML."""
+    lines = []
+    for key, body in recipe.items():
+        tables = body.items() if key == "stage" else [(None, body)]
+        for name, table in tables:
+            lines.append(f"[{key}.{name}]" if name else f"[{key}]")
+            lines.extend(f"{k} = {_toml_value(v)}" for k, v in table.items())
+            lines.append("")
+    return "\n".join(lines)
+
+
+def docs_project(root: Path) -> Path:
+    """A project like `pcg init --examples` makes: this repository's recipes/ and tilesets/
+    (with the stone sheet this script draws, so the pictures never depend on a stale one)."""
+    shutil.copytree(ROOT / "recipes", root / "recipes")
+    shutil.copytree(ROOT / "tilesets", root / "tilesets")
+    (root / "tilesets" / "stone.png").write_bytes(stone_sheet())
+    return root
+
+
+def build(project: Path, recipe: str, maps: list[int] | None = None) -> Path:
+    """Build recipes/RECIPE.toml of `project` with the pipeline; returns its pack folder."""
+    import pipeline
+
+    result = pipeline.build([project / "recipes" / f"{recipe}.toml"], out=project / "exports", cache=project / ".pcg-cache", jobs=1, maps=maps)
+    if not result.ok:
+        raise SystemExit(f"building {recipe} failed: {result.problems} {[p.failures for p in result.packs]}")
+    return project / "exports" / result.packs[0].name
+
+
+def _walkthrough_images(project: Path) -> dict[str, bytes]:
+    out = {}
+    steps = walkthrough_recipes((ROOT / "README.md").read_text())
+    recipe = project / "recipes" / f"{WALKTHROUGH_RECIPE}.toml"
+    for i, text in enumerate(steps, 1):
+        recipe.write_text(text)
+        pack = build(project, WALKTHROUGH_RECIPE)
+        if i < len(steps):  # the last step adds an engine's exporter: nothing new to look at
+            out[f"docs/img/walk_{i}.png"] = (pack / "previews" / "map_000.png").read_bytes()
+    out["docs/img/walk_sheet.png"] = (pack / "contact_sheet.png").read_bytes()
+    return out
+
+
+def comparison_generators() -> list[str]:
+    """The maze stages of recipes/comparison.toml, in its order."""
+    stages = tomllib.loads((ROOT / "recipes" / "comparison.toml").read_text())["stage"]
+    return [name for name, body in stages.items() if body["use"].startswith("maze.")]
+
+
+def _maze_images(project: Path) -> dict[str, bytes]:
+    pack = build(project, "comparison", maps=[0])
+    return {f"docs/img/maze_{name}.png": (pack / name / "map_000.png").read_bytes() for name in comparison_generators()}
+
+
+def _rewrite_images(project: Path) -> dict[str, bytes]:
+    pack = build(project, "dfs_maze", maps=[0])
+    return {"docs/img/rewrite_dfs_maze.gif": (pack / "map_000.maze.gif").read_bytes()}
 
 
 def main() -> None:
@@ -168,7 +286,8 @@ def main() -> None:
     for path, data in images().items():
         target = args.out / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        if not target.exists() or target.read_bytes() != data:
+            target.write_bytes(data)
         print(path)
 
 

@@ -476,7 +476,7 @@ def stats(
     """Maze statistics of a pack: mean and spread per stage over its maps, to compare algorithms.
 
     Stages whose Level an export stage writes are measured: dead ends, solution length,
-    diameter, loops, straightness (see README).
+    diameter, loops, straightness (see docs/mazes.md).
     """
     from pipeline.errors import PipelineError
     from pipeline.manifest import MANIFEST, load_manifest
@@ -616,7 +616,7 @@ def schema(
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write here instead of standard output."),
     recipes: list[Path] = typer.Option([], "--recipe", "-r", help="Also the stages of these recipes' plugins (a file or a folder)."),
 ) -> None:
-    """Write the JSON Schema of recipes, for editors that validate and complete TOML (see README)."""
+    """Write the JSON Schema of recipes, for editors that validate and complete TOML (see docs/recipes.md)."""
     import json
 
     from pipeline.fsio import atomic_write

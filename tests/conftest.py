@@ -122,9 +122,9 @@ def dead_ends(walk: np.ndarray) -> int:
     return int((walk & (around <= 1)).sum())
 
 
-def readme_toml(after: str) -> str:
-    """The first ```toml block of README.md after the text `after` (the docs' examples are run)."""
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+def docs_toml(page: str, after: str) -> str:
+    """The first ```toml block of docs/PAGE after the text `after` (the docs' examples are run)."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / page).read_text()
     start = text.index("```toml", text.index(after)) + len("```toml")
     return text[start : text.index("```", start)]
 

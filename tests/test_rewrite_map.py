@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import pcg, readme_toml, write_recipe
+from conftest import docs_toml, pcg, write_recipe
 from pipeline.rewrite.program import MapNode, Program, draw_map, every_value, run
 from pipeline.rewrite.resources import ResourceError, ResourceFolder
 from pipeline.rewrite.rule import Alphabet
@@ -196,7 +196,7 @@ input = "grid"
 
 
 def test_the_readme_map_example_runs() -> None:
-    params = tomllib.loads(readme_toml("**Maps** draw"))["stage"]["rooms"]
+    params = tomllib.loads(docs_toml("rewrite.md", "**Maps** draw"))["stage"]["rooms"]
     assert params.pop("use") == "rewrite"
     level = stage(**params).run([], np.random.default_rng(1))
     assert level.tiles.shape == (24, 32) and [s.name for s in level.alphabet] == ["wall", "floor"]

@@ -1,4 +1,4 @@
-"""The TOML form of `wfc` nodes: the README's example runs, TOML and XML forms of one model make
+"""The TOML form of `wfc` nodes: docs/rewrite.md's example runs, TOML and XML forms of one model make
 the same grid, the overlapping output is made of the sample's patterns, errors name the key and
 the file, and a WFC recipe builds through the CLI into a TMX map.
 
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from conftest import pcg, readme_toml, write_recipe
+from conftest import docs_toml, pcg, write_recipe
 from pipeline.rewrite.program import Program, RuleNode, WfcNode, run
 from pipeline.rewrite.resources import ResourceFolder
 from pipeline.rewrite.rule import Alphabet
@@ -32,11 +32,11 @@ FLOWERS = {"sample": "Flowers", "n": 3, "shannon": True}
 
 
 def readme_example() -> dict[str, Any]:
-    return tomllib.loads(readme_toml("**Wave function collapse**"))["stage"]["meadow"]
+    return tomllib.loads(docs_toml("rewrite.md", "**Wave function collapse**"))["stage"]["meadow"]
 
 
 def copy_resources(project: Path) -> None:
-    """The project's resources/: Flowers.png and the Knots2D tileset, as the README says."""
+    """The project's resources/: Flowers.png and the Knots2D tileset, as docs/rewrite.md says."""
     (project / "recipes").mkdir()
     (project / "resources" / "samples").mkdir(parents=True)
     shutil.copy(SUITE / "resources" / "samples" / "Flowers.png", project / "resources" / "samples")
@@ -190,8 +190,8 @@ def test_an_inline_wfc_needs_the_resources_folder(tmp_path: Path) -> None:
 
 
 def test_a_wfc_recipe_builds_through_the_cli_into_a_tmx_map(tmp_path: Path) -> None:
-    copy_resources(tmp_path)  # and recipes/, where the README's recipe lives
-    write_recipe(tmp_path, "meadow", '[pack]\nname = "meadow"\nseed = 5\nmaps = 2\n' + readme_toml("**Wave function collapse**") + """
+    copy_resources(tmp_path)  # and recipes/, where the docs' recipe lives
+    write_recipe(tmp_path, "meadow", '[pack]\nname = "meadow"\nseed = 5\nmaps = 2\n' + docs_toml("rewrite.md", "**Wave function collapse**") + """
 [stage.tmx]
 use = "export.tmx"
 input = "meadow"

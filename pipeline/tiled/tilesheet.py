@@ -255,7 +255,7 @@ def _tileset(
 ) -> Tileset:
     # Extrusion widens the gutters: the tiles themselves stay where Tiled expects them.
     full: tuple[Rect, ...] = ((0, 0, *spec.tile_size),)
-    # Walls are drawn filling their tiles (generated art always; own art by the README's rule),
+    # Walls are drawn filling their tiles (generated art always; own art by docs/tilesets.md's rule),
     # so a solid tile collides over its whole square: what the player sees is what stops them.
     collision = {i: full for i, props in sorted(tile_properties.items()) if props.get("solid") is True}
     return Tileset(
