@@ -455,7 +455,10 @@ def _schema_type(prop: dict[str, Any], defs: dict[str, Any]) -> str:
     if "const" in prop:
         return _toml_value(prop["const"])
     if "anyOf" in prop:
-        return " | ".join(_schema_type(p, defs) + _bounds_suffix(p) for p in prop["anyOf"])
+        parts = [_schema_type(p, defs) + _bounds_suffix(p) for p in prop["anyOf"]]
+        # A range of a bounded value (pipeline.ranges) reads better by its meaning than twice over.
+        pair = f"[{parts[0]}, {parts[0]}]"
+        return " | ".join("[min, max]" if part == pair else part for part in parts)
     if "prefixItems" in prop:
         return "[" + ", ".join(_schema_type(p, defs) + _bounds_suffix(p) for p in prop["prefixItems"]) + "]"
     if prop.get("type") == "array" and "items" in prop:

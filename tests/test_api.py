@@ -159,7 +159,7 @@ def test_generate_reads_files_relative_to_the_current_folder(monkeypatch: pytest
         ("maze.backtraker", {}, "kind: unknown stage kind 'maze.backtraker' (did you mean 'maze.backtracker'?)"),
         ("maze.backtracker", {"cellz": (5, 4)}, "maze.backtracker.cellz: unknown parameter (did you mean 'cells'?)"),
         ("maze.backtracker", {"cells": (100000, 4)}, "maze.backtracker.cells.0: must be <= "),
-        ("maze.backtracker", {"cells": ("5", 4)}, "maze.backtracker.cells.0: must be an integer (got '5')"),
+        ("maze.backtracker", {"cells": ("5", 4)}, "maze.backtracker.cells.0: must be a whole number or [min, max] (got '5')"),
         ("maze.backtracker", {"seed": -1}, "seed: must be a whole number from 0"),
         ("post.braid", {}, "inputs: post.braid takes 1 input Level(s) (got 0)"),
         ("post.braid", {"input": "maze"}, "input: not a parameter here"),
