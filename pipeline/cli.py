@@ -173,7 +173,7 @@ def _build(
     # One console for the bar and the report lines, so rich prints the lines above the bar.
     bar = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-        console=console, disable=quiet, transient=True,
+        console=console, disable=quiet or not console.is_terminal, transient=True,
     )
 
     def compiling() -> None:
@@ -450,9 +450,20 @@ def verify(
     from pipeline.verify import verify_pack
     from pipeline.workspace import Workspace
 
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from pipeline.manifest import load_manifest
+
     folder = Workspace(out, CACHE.default).pack_folder(pack)
-    result = verify_pack(folder / MANIFEST, jobs or default_workers())
     console = _console()
+    maps = len(load_manifest(folder / MANIFEST)["maps"])
+    with Progress(
+        TextColumn(f"verifying {folder.name}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        # Off a terminal (logs, CI) a bar only leaves a blank line behind.
+        console=console, disable=quiet or not console.is_terminal, transient=True,
+    ) as bar:
+        task = bar.add_task("verify", total=maps)
+        result = verify_pack(folder / MANIFEST, jobs or default_workers(), lambda n: bar.advance(task, n))
     for line in result.warnings:
         _console(stderr=True).print(f"[yellow]warning:[/yellow] {line}")
     if result.problems:

@@ -7,6 +7,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from pipeline.builder import PACK_FILES, Builder
 from pipeline.cache import LevelCache
@@ -25,7 +26,9 @@ class VerifyResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def verify_pack(manifest_path: Path, workers: int) -> VerifyResult:
+def verify_pack(manifest_path: Path, workers: int, progress: Callable[[int], None] | None = None) -> VerifyResult:
+    """Rebuild every map of the pack in a temporary folder and compare; `progress(n)` is told as
+    each n more maps are rebuilt (a pack of thousands takes a while)."""
     manifest = load_manifest(manifest_path)
     pack_dir = manifest_path.parent
     result = VerifyResult(maps=len(manifest["maps"]))
@@ -69,7 +72,7 @@ def verify_pack(manifest_path: Path, workers: int) -> VerifyResult:
             builder = Builder(exports_root=root / "exports", cache=LevelCache(root / "cache"), only=indices)
             executor = make_executor(min(workers, len(indices)))
             try:
-                report = builder.build(builder.plan(recipe), executor)
+                report = builder.build(builder.plan(recipe), executor, progress=progress)
             finally:
                 executor.close()
             for f in report.failures:

@@ -234,3 +234,11 @@ def test_an_object_tile_missing_from_an_own_art_tileset_fails_as_the_recipe_load
     ]
     path.write_text(text.replace('"chets"', '"chest"'))
     load_recipe(path)  # the file has it
+
+
+def test_verify_shows_its_progress_on_a_terminal_and_nothing_extra_in_a_log(wide: Path) -> None:
+    # A pack of thousands of maps takes minutes to verify: a person sees the bar move.
+    shown = run("verify", "wide", cwd=wide, terminal_width=120)
+    assert "verifying wide" in shown.stdout and "rebuild byte for byte" in shown.stdout, shown.stdout
+    logged = run("verify", "wide", cwd=wide).stdout
+    assert logged.splitlines() == [line for line in logged.splitlines() if line.startswith("OK: all")], logged
