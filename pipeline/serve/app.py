@@ -102,7 +102,7 @@ def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
             "description": m["pack"].get("description", ""),
             "recipe": str(site.packs[name]),
             "recipe_text": m["recipe"]["text"],
-            "seed": m["pack"]["seed"],
+            "seed": str(m["pack"]["seed"]),
             "maps": maps,
             "stats": stats,
             "sheet": _url(name, CONTACT_SHEET, site, m),
@@ -179,22 +179,25 @@ def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
     async def seed_action(request: Request) -> Response:
         from pipeline import pins
 
-        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-            raise HTTPException(415, "send JSON (Content-Type: application/json)")
         name = request.path_params["pack"]
         action = request.path_params["action"]
+        acts = {"pin": pins.pin, "reroll": pins.reroll, "unpin": pins.unpin}
+        if action not in acts:
+            raise HTTPException(404, f"no action {action!r} (pin, reroll, unpin)")
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            raise HTTPException(415, "send JSON (Content-Type: application/json)")
         if name not in site.packs:
             raise HTTPException(404, f"no pack {name!r} is served")
         recipe = site.packs[name]
         index = request.path_params["index"]
-        act = {"pin": pins.pin, "reroll": pins.reroll, "unpin": pins.unpin}[action]
+        act = acts[action]
         try:
             change = await asyncio.to_thread(act, recipe, index)
         except PipelineError as exc:
             return JSONResponse({"ok": False, "errors": exc.problems}, status_code=400)
         if change.written:
             site.rebuild(recipe)
-        return JSONResponse({"ok": True, **change.__dict__})
+        return JSONResponse({"ok": True, **change.__dict__, "before": str(change.before), "seed": str(change.seed)})
 
     async def events(request: Request) -> Response:
         queue = site.hub.listen()
@@ -258,11 +261,12 @@ def _entry(m: dict[str, Any], index: int) -> dict[str, Any]:
     raise HTTPException(404, f"the pack has no map {index}")
 
 
-def _seed(entry: dict[str, Any]) -> int | None:
-    """The map's seed: the last part of any stage's seed tuple (map, stage, seed)."""
+def _seed(entry: dict[str, Any]) -> str | None:
+    """The map's seed: the last part of any stage's seed tuple (map, stage, seed). Seeds go to
+    the page as text: they pass 2**53, past which a JavaScript number is not exact."""
     for stage in entry.get("stages", {}).values():
         if isinstance(stage.get("seed"), list) and stage["seed"]:
-            return int(stage["seed"][-1])
+            return str(stage["seed"][-1])
     return None
 
 
@@ -272,7 +276,9 @@ def _seeds(m: dict[str, Any]) -> dict[str, Any]:
         seeds = tomli.loads(m["recipe"]["text"]).get("pack", {}).get("seeds", {})
     except (tomli.TOMLDecodeError, KeyError, AttributeError):
         return {}
-    return seeds if isinstance(seeds, dict) else {}
+    if not isinstance(seeds, dict):
+        return {}
+    return {k: ({**v, "seed": str(v.get("seed"))} if isinstance(v, dict) else str(v)) for k, v in seeds.items()}
 
 
 def _versions(m: dict[str, Any]) -> dict[str, Any]:

@@ -85,7 +85,7 @@ async function renderPack(name) {
   if (ui.sort !== "index" && ui.sort !== "seed" && !pack.stats.includes(ui.sort)) ui.sort = "index";
 
   const draw = () => {
-    const value = (m, k) => (k === "index" ? m.index : k === "seed" ? m.seed : m.stats[k]);
+    const value = (m, k) => (k === "index" ? m.index : k === "seed" ? BigInt(m.seed) : m.stats[k]);
     const lo = ui.min === "" ? -Infinity : Number(ui.min);
     const hi = ui.max === "" ? Infinity : Number(ui.max);
     let maps = pack.maps.filter((m) => !ui.filterStat || (typeof m.stats[ui.filterStat] === "number" && m.stats[ui.filterStat] >= lo && m.stats[ui.filterStat] <= hi));
