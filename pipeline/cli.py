@@ -335,6 +335,8 @@ def serve(
     executor = make_executor(jobs or default_workers())
     try:
         serve_gallery(targets, Workspace(out, cache), executor, echo, host, port, interval if poll else None, debounce)
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl+C it handled: a normal stop
+        pass
     finally:
         executor.close()
 

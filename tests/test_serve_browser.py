@@ -115,9 +115,12 @@ def browser() -> Iterator[Any]:
 
 
 def _wait(driver: Any, test: Any, timeout: float = 10) -> Any:
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout, poll_frequency=0.02).until(lambda d: test(d))
+    # The page redraws itself after each build: an element looked at may be replaced meanwhile.
+    ignored = (StaleElementReferenceException, NoSuchElementException)
+    return WebDriverWait(driver, timeout, poll_frequency=0.02, ignored_exceptions=ignored).until(lambda d: test(d))
 
 
 def _cards(driver: Any) -> list[Any]:

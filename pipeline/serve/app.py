@@ -79,7 +79,7 @@ def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
         for name, recipe in sorted(site.packs.items()):
             built = (site.out / name / MANIFEST).is_file()
             maps = len(site.manifest(name)["maps"]) if built else 0
-            out.append({"name": name, "recipe": str(recipe), "built": built, "maps": maps, "sheet": _url(name, CONTACT_SHEET, site) if built else None})
+            out.append({"name": name, "recipe": _shown(recipe), "built": built, "maps": maps, "sheet": _url(name, CONTACT_SHEET, site) if built else None})
         return JSONResponse({"packs": out, **site.hub.state()})
 
     async def pack(request: Request) -> Response:
@@ -96,11 +96,11 @@ def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
                 "pinned": seeds.get(str(entry["index"])),
                 "preview": _preview_url(name, entry),
             })
-        stats = sorted({k for e in m["maps"] for k, v in e.get("stats", {}).items() if isinstance(v, (int, float))})
+        stats = sorted({k for e in m["maps"] for k, v in e.get("stats", {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
         return JSONResponse({
             "name": name,
             "description": m["pack"].get("description", ""),
-            "recipe": str(site.packs[name]),
+            "recipe": _shown(site.packs[name]),
             "recipe_text": m["recipe"]["text"],
             "seed": str(m["pack"]["seed"]),
             "maps": maps,
@@ -248,6 +248,13 @@ def allowed_hosts(host: str) -> list[str]:
     if host in ("0.0.0.0", "::"):  # bound everywhere on purpose: any name that reaches it
         return ["*"]
     return sorted({host, *local})
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def _sse(event: dict[str, Any]) -> str:

@@ -100,7 +100,7 @@ async function renderPack(name) {
   const on = (key) => (e) => { ui[key] = e.target.value; draw(); };
   view.replaceChildren(
     el("h1", {}, pack.name),
-    el("p", { class: "muted" }, pack.description || "", " ", `recipe ${pack.recipe} · pack seed ${pack.seed}`),
+    el("p", { class: "muted" }, pack.description ? `${pack.description} · ` : "", `recipe ${pack.recipe} · pack seed ${pack.seed}`),
     el("div", { class: "controls" },
       el("label", { for: "sort" }, "sort by"),
       el("select", { id: "sort", onchange: on("sort") },
