@@ -192,3 +192,17 @@ def test_hub_keeps_the_build_news() -> None:
     hub.started("recipes/a.toml")
     hub.finished("recipes/a.toml", "a")
     assert hub.state()["errors"] == {} and json.dumps(hub.state())
+
+
+def test_a_port_in_use_is_one_clear_line(tmp_path: Path) -> None:
+    import socket
+
+    from pipeline.errors import PipelineError
+    from pipeline.serve.server import serve
+    from pipeline.workspace import Workspace
+
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        with pytest.raises(PipelineError) as err:
+            serve([tmp_path], Workspace(tmp_path / "exports", tmp_path / "cache"), None, print, "127.0.0.1", port)  # type: ignore[arg-type]
+    assert err.value.problems == [f"--port {port}: cannot listen on 127.0.0.1:{port} (Address already in use); is another server using it? Pick another with --port"]

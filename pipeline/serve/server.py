@@ -8,10 +8,13 @@ thread, where it handles Ctrl+C and SIGTERM; stopping it stops the watcher.
 
 from __future__ import annotations
 
+import os
+import socket
 import threading
 from pathlib import Path
 from typing import Callable
 
+from pipeline.errors import PipelineError
 from pipeline.executor import Executor
 from pipeline.plan import PackPlan
 from pipeline.serve.app import Site, allowed_hosts, create_app
@@ -56,6 +59,11 @@ def serve(
     """Serve the gallery until Ctrl+C (or SIGTERM); build and rebuild meanwhile."""
     import uvicorn
 
+    # Bound here, before any build: a port in use is one clear line, not a log after the builds.
+    try:
+        listening = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+    except OSError as exc:
+        raise PipelineError([f"--port {port}: cannot listen on {host}:{port} ({os.strerror(exc.errno) if exc.errno else exc}); is another server using it? Pick another with --port"]) from None
     hub = Hub()
     site = Site(out=workspace.out, hub=hub)
 
@@ -95,7 +103,7 @@ def serve(
     echo(f"serving the gallery at http://{shown}:{port}/ ; Ctrl+C to stop")
     builds.start()
     try:
-        server.run()
+        server.run(sockets=[listening])
     finally:
         hub.close()
         watcher.stop()
