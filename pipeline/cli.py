@@ -297,6 +297,52 @@ def watch(
 
 @app.command()
 @_user_errors
+def serve(
+    targets: List[Path] = TARGETS,
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0: every network; think first)."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="Port to listen on."),
+    jobs: Optional[int] = JOBS,
+    poll: bool = typer.Option(False, "--poll", help="Poll for changes instead of OS events (network drives, container mounts)."),
+    interval: float = typer.Option(0.25, "--interval", min=0.01, help="Seconds between polls, with --poll."),
+    debounce: float = typer.Option(0.1, "--debounce", min=0.0, help="Seconds without events before a build starts."),
+    out: Path = EXPORTS,
+    cache: Path = CACHE,
+) -> None:
+    """Build and rebuild like `pcg watch`, and show every pack in a live web gallery; Ctrl+C stops."""
+    import time
+
+    from pipeline.errors import PipelineError
+    from pipeline.executor import default_workers, make_executor
+    from pipeline.serve.server import serve as serve_gallery
+    from pipeline.workspace import Workspace
+
+    targets = targets or [DEFAULT_RECIPES]
+    missing = [t for t in targets if not t.exists() and t.suffix != ".toml"]
+    if missing:
+        raise PipelineError([f"{t}: no such recipe or folder" for t in missing])
+    console = _console()
+
+    def echo(line: str) -> None:
+        from rich.markup import escape
+
+        stamp = time.strftime("%H:%M:%S")
+        if line.startswith("error: "):
+            _console(stderr=True).print(f"{stamp} [red]error:[/red] {escape(line[7:])}", soft_wrap=True, highlight=False)
+        else:
+            console.print(f"{stamp} {escape(line)}", soft_wrap=True, highlight=False)
+
+    # Worker processes are forked before any thread starts.
+    executor = make_executor(jobs or default_workers())
+    try:
+        serve_gallery(targets, Workspace(out, cache), executor, echo, host, port, interval if poll else None, debounce)
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl+C it handled: a normal stop
+        pass
+    finally:
+        executor.close()
+
+
+@app.command()
+@_user_errors
 def explain(
     recipe: Path = typer.Argument(..., help="The recipe to explain."),
     maps: Optional[List[int]] = typer.Option(None, "--map", help="Explain only this map index (repeatable)."),

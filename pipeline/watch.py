@@ -16,8 +16,10 @@ from typing import Callable
 
 import tomli
 
+from pipeline.builder import Progress
 from pipeline.errors import PipelineError, os_error_line
 from pipeline.executor import Executor
+from pipeline.plan import PackPlan
 from pipeline.recipe import Recipe, find_recipes, load_recipe
 from pipeline.workspace import Workspace, borrowed, claim_packs
 
@@ -47,6 +49,8 @@ class Watcher:
     echo: Callable[[str], None]
     debounce: float = 0.1
     on_built: Callable[[Recipe], None] | None = None
+    # A progress callback per pack build (maps done so far), as `Workspace.build` takes one.
+    started: Callable[[PackPlan], Progress | None] = lambda plan: None
     deps: dict[Path, set[Path]] = field(default_factory=dict)  # recipe -> files it reads
     globs: dict[Path, list[str]] = field(default_factory=dict)  # recipe -> absolute glob patterns it reads
     loaded: dict[Path, Recipe] = field(default_factory=dict)  # recipe -> its last version that loaded
@@ -163,7 +167,7 @@ class Watcher:
             raise PipelineError([line for line in refused if line.startswith(f"{recipe.path}:")])
         start = time.perf_counter()
         outcome = self.workspace.build(
-            [recipe], lambda todo: borrowed(self.executor), waiting=lambda what: self.echo(f"waiting for {what} ...")
+            [recipe], lambda todo: borrowed(self.executor), waiting=lambda what: self.echo(f"waiting for {what} ..."), started=self.started
         )
         self.builds += 1
         took = time.perf_counter() - start

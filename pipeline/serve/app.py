@@ -1,0 +1,340 @@
+"""The gallery's web application (Starlette): pages, the JSON they draw from, the pack files,
+the live event stream, and the pin/re-roll actions.
+
+Safety, since a browser on the same machine can reach it:
+- files: only those a pack's manifest lists (plus its contact sheet, index and manifest), and
+  only when the real path stays inside the pack folder (no `../`, no link out);
+- writes: the pin, re-roll and unpin actions alone, through `pipeline.pins`, to the recipe that
+  builds the pack (never a path from the request); they take JSON only, so another site's page
+  cannot send them (a cross-origin JSON POST needs a CORS permission this server never gives);
+- hosts: only requests addressed to the bound host or localhost (no DNS rebinding).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable
+
+import tomli
+from PIL import Image
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from pipeline.contact_sheet import CONTACT_SHEET
+from pipeline.errors import PipelineError
+from pipeline.manifest import MANIFEST
+from pipeline.serve.hub import Hub
+from pipeline.serve.mapfile import MapFileError, inside, picture, read_map
+from pipeline.tiled.markers import PreviewInfo
+
+STATIC = Path(__file__).parent / "static"
+LEVELS = "levels.json"
+# Seconds between keep-alive comments on the event stream: a closed page is noticed by then.
+PING_S = 15.0
+
+
+@dataclass
+class Site:
+    """What the application serves: the exports folder, the packs of the recipes served (pack
+    name -> recipe file, kept while a recipe is broken so its last good maps stay on show), the
+    build's news, and a way to ask for a rebuild."""
+
+    out: Path
+    hub: Hub
+    packs: dict[str, Path] = field(default_factory=dict)
+    rebuild: Callable[[Path], None] = lambda recipe: None
+    _pictures: dict[tuple[str, str], bytes] = field(default_factory=dict)
+
+    def folder(self, pack: str) -> Path:
+        if pack not in self.packs:
+            raise HTTPException(404, f"no pack {pack!r} is served")
+        folder = self.out / pack
+        if folder.is_symlink() or not (folder / MANIFEST).is_file():
+            raise HTTPException(404, f"pack {pack!r} is not built yet")
+        return folder
+
+    def manifest(self, pack: str) -> dict[str, Any]:
+        try:
+            return json.loads((self.folder(pack) / MANIFEST).read_bytes())
+        except (OSError, ValueError) as exc:
+            raise HTTPException(503, f"pack {pack!r}: its manifest does not read now ({exc})") from None
+
+
+def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
+    async def page(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html")
+
+    async def packs(request: Request) -> Response:
+        out = []
+        for name, recipe in sorted(site.packs.items()):
+            built = (site.out / name / MANIFEST).is_file()
+            maps = len(site.manifest(name)["maps"]) if built else 0
+            out.append({"name": name, "recipe": _shown(recipe), "built": built, "maps": maps, "sheet": _url(name, CONTACT_SHEET, site) if built else None})
+        return JSONResponse({"packs": out, **site.hub.state()})
+
+    async def pack(request: Request) -> Response:
+        name = request.path_params["pack"]
+        m = site.manifest(name)
+        seeds = _seeds(m)
+        maps = []
+        for entry in m["maps"]:
+            maps.append({
+                "index": entry["index"],
+                "stem": entry["stem"],
+                "stats": entry.get("stats", {}),
+                "seed": _seed(entry),
+                "pinned": seeds.get(str(entry["index"])),
+                "preview": _preview_url(name, entry),
+            })
+        stats = sorted({k for e in m["maps"] for k, v in e.get("stats", {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
+        return JSONResponse({
+            "name": name,
+            "description": m["pack"].get("description", ""),
+            "recipe": _shown(site.packs[name]),
+            "recipe_text": m["recipe"]["text"],
+            "seed": str(m["pack"]["seed"]),
+            "maps": maps,
+            "stats": stats,
+            "sheet": _url(name, CONTACT_SHEET, site, m),
+            "versions": _versions(m),
+            "errors": site.hub.state()["errors"].get(str(site.packs[name]), []),
+        })
+
+    async def one_map(request: Request) -> Response:
+        name = request.path_params["pack"]
+        m = site.manifest(name)
+        entry = _entry(m, request.path_params["index"])
+        folder = site.folder(name)
+        files = entry["files"]
+        main = _map_file(entry)
+        preview = _preview_path(entry)
+        info = _preview_info(folder, preview) if preview else None
+        layers: dict[str, Any] = {}
+        if main:
+            try:
+                parsed = await asyncio.to_thread(read_map, folder, main)
+                heat = {h for s in m["stages"].values() for h in s["params"].get("heat_layers", []) if isinstance(h, str)}
+                for key, values in parsed.data_layers.items():
+                    layers[key] = {"heat": key in heat, "max": int(values.max(initial=0)), "values": values.ravel().tolist()}
+            except MapFileError:
+                main = None
+        return JSONResponse({
+            "pack": name,
+            "index": entry["index"],
+            "stem": entry["stem"],
+            "stats": entry.get("stats", {}),
+            "seed": _seed(entry),
+            "pinned": _seeds(m).get(str(entry["index"])),
+            "maps": len(m["maps"]),
+            "stages": [{"name": s, "kind": m["stages"][s]["kind"], "version": m["stages"][s]["version"], "key": v.get("key", "")} for s, v in entry["stages"].items()],
+            "versions": _versions(m),
+            "files": [{"path": f, "url": _url(name, f, site, m)} for f in files],
+            "preview": _preview_url(name, entry),
+            "picture": f"/api/packs/{name}/maps/{entry['index']}/picture.png?v={files.get(main, '')[:16]}" if main else None,
+            "gifs": [_url(name, f, site, m) for f in files if f.endswith(".gif")],
+            "info": info,
+            "layers": layers,
+        })
+
+    async def map_picture(request: Request) -> Response:
+        name = request.path_params["pack"]
+        m = site.manifest(name)
+        entry = _entry(m, request.path_params["index"])
+        main = _map_file(entry)
+        if main is None:
+            raise HTTPException(404, "this map has no Tiled file to draw")
+        key = (name, entry["files"][main])
+        if key not in site._pictures:
+            folder = site.folder(name)
+            try:
+                site._pictures[key] = await asyncio.to_thread(lambda: picture(folder, read_map(folder, main)))
+            except MapFileError as exc:
+                raise HTTPException(404, str(exc)) from None
+        return Response(site._pictures[key], media_type="image/png", headers={"Cache-Control": "no-cache"})
+
+    async def pack_file(request: Request) -> Response:
+        name = request.path_params["pack"]
+        relative = request.path_params["path"]
+        m = site.manifest(name)
+        if relative not in _listed(m):
+            raise HTTPException(404, f"{relative!r} is not a file of pack {name!r}")
+        try:
+            path = inside(site.folder(name), relative)
+        except MapFileError as exc:
+            raise HTTPException(404, str(exc)) from None
+        if not path.is_file():
+            raise HTTPException(404, f"{relative!r} is not there now")
+        return FileResponse(path, headers={"Cache-Control": "no-cache"})
+
+    async def seed_action(request: Request) -> Response:
+        from pipeline import pins
+
+        name = request.path_params["pack"]
+        action = request.path_params["action"]
+        acts = {"pin": pins.pin, "reroll": pins.reroll, "unpin": pins.unpin}
+        if action not in acts:
+            raise HTTPException(404, f"no action {action!r} (pin, reroll, unpin)")
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            raise HTTPException(415, "send JSON (Content-Type: application/json)")
+        if name not in site.packs:
+            raise HTTPException(404, f"no pack {name!r} is served")
+        recipe = site.packs[name]
+        index = request.path_params["index"]
+        act = acts[action]
+        try:
+            change = await asyncio.to_thread(act, recipe, index)
+        except PipelineError as exc:
+            return JSONResponse({"ok": False, "errors": exc.problems}, status_code=400)
+        if change.written:
+            site.rebuild(recipe)
+        return JSONResponse({"ok": True, **change.__dict__, "before": str(change.before), "seed": str(change.seed)})
+
+    async def events(request: Request) -> Response:
+        queue = site.hub.listen()
+
+        async def stream() -> AsyncIterator[str]:
+            try:
+                yield _sse(site.hub.state())
+                while True:
+                    try:
+                        event = await asyncio.wait_for(queue.get(), PING_S)
+                    except TimeoutError:
+                        yield ": ping\n\n"
+                        continue
+                    if event is None:
+                        return
+                    yield _sse(event)
+            finally:
+                site.hub.leave(queue)
+
+        return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    async def not_found(request: Request, exc: HTTPException) -> Response:
+        return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
+
+    routes = [
+        Route("/", page),
+        Route("/pack/{pack}", page),
+        Route("/pack/{pack}/map/{index:int}", page),
+        Route("/api/packs", packs),
+        Route("/api/packs/{pack}", pack),
+        Route("/api/packs/{pack}/maps/{index:int}", one_map),
+        Route("/api/packs/{pack}/maps/{index:int}/picture.png", map_picture),
+        Route("/api/packs/{pack}/maps/{index:int}/{action:str}", seed_action, methods=["POST"]),
+        Route("/api/events", events),
+        Route("/files/{pack}/{path:path}", pack_file),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=hosts)] if hosts else []
+    app = Starlette(routes=routes, middleware=middleware, exception_handlers={HTTPException: not_found})
+    return app
+
+
+def allowed_hosts(host: str) -> list[str]:
+    """The Host headers the server answers: its own address, and localhost when bound there."""
+    local = {"127.0.0.1", "localhost", "::1", "[::1]"}
+    if host in local:
+        return sorted(local)
+    if host in ("0.0.0.0", "::"):  # bound everywhere on purpose: any name that reaches it
+        return ["*"]
+    return sorted({host, *local})
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _sse(event: dict[str, Any]) -> str:
+    return f"event: {event['type']}\ndata: {json.dumps(event, separators=(',', ':'))}\n\n"
+
+
+def _entry(m: dict[str, Any], index: int) -> dict[str, Any]:
+    for entry in m["maps"]:
+        if entry["index"] == index:
+            return entry
+    raise HTTPException(404, f"the pack has no map {index}")
+
+
+def _seed(entry: dict[str, Any]) -> str | None:
+    """The map's seed: the last part of any stage's seed tuple (map, stage, seed). Seeds go to
+    the page as text: they pass 2**53, past which a JavaScript number is not exact."""
+    for stage in entry.get("stages", {}).values():
+        if isinstance(stage.get("seed"), list) and stage["seed"]:
+            return str(stage["seed"][-1])
+    return None
+
+
+def _seeds(m: dict[str, Any]) -> dict[str, Any]:
+    """[pack.seeds] of the recipe the pack was built from: which maps are pinned or re-rolled."""
+    try:
+        seeds = tomli.loads(m["recipe"]["text"]).get("pack", {}).get("seeds", {})
+    except (tomli.TOMLDecodeError, KeyError, AttributeError):
+        return {}
+    if not isinstance(seeds, dict):
+        return {}
+    return {k: ({**v, "seed": str(v.get("seed"))} if isinstance(v, dict) else str(v)) for k, v in seeds.items()}
+
+
+def _versions(m: dict[str, Any]) -> dict[str, Any]:
+    keys = ("tool_version", "python", "numpy", "bit_generator", "numba", "pillow", "zlib")
+    return {k: m[k] for k in keys if k in m}
+
+
+def _listed(m: dict[str, Any]) -> set[str]:
+    files = {f for entry in m["maps"] for f in entry.get("files", {})}
+    return files | {CONTACT_SHEET, MANIFEST, LEVELS}
+
+
+def _map_file(entry: dict[str, Any]) -> str | None:
+    stem = entry["stem"]
+    for f in entry["files"]:
+        if f.endswith((".tmx", ".tmj")) and Path(f).stem == stem:
+            return f
+    return next((f for f in entry["files"] if f.endswith((".tmx", ".tmj"))), None)
+
+
+def _preview_path(entry: dict[str, Any]) -> str | None:
+    pngs = [f for f in entry["files"] if f.endswith(".png") and f.split("/")[0] == "previews"]
+    return pngs[0] if pngs else None
+
+
+def _preview_url(pack: str, entry: dict[str, Any]) -> str | None:
+    preview = _preview_path(entry)
+    return f"/files/{pack}/{preview}?v={entry['files'][preview][:16]}" if preview else None
+
+
+def _preview_info(folder: Path, preview: str) -> dict[str, Any] | None:
+    try:
+        with Image.open(inside(folder, preview)) as im:
+            info = PreviewInfo.from_text(im.info.get(PreviewInfo.KEY))
+    except (OSError, ValueError, MapFileError):
+        return None
+    if info is None:
+        return None
+    return {"tiles": info.tiles, "tile": info.tile, "step": info.step, "markers": [m.to_json() for m in info.markers]}
+
+
+def _url(pack: str, relative: str, site: Site, m: dict[str, Any] | None = None) -> str:
+    version = ""
+    if m is not None:
+        for entry in m["maps"]:
+            if relative in entry.get("files", {}):
+                version = f"?v={entry['files'][relative][:16]}"
+                break
+        if relative == CONTACT_SHEET:
+            shown = json.dumps([e.get("files", {}) for e in m["maps"]], sort_keys=True).encode()
+            version = f"?v={hashlib.sha256(shown).hexdigest()[:16]}"
+    return f"/files/{pack}/{relative}{version}"

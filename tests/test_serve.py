@@ -1,0 +1,208 @@
+"""`pcg serve`'s HTTP API, through Starlette's TestClient: what it serves, what it refuses (paths
+out of a pack, other hosts), and that only the pin/re-roll actions write the recipe."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+pytest.importorskip("httpx", reason="Starlette's TestClient needs httpx (pip install -e '.[test]')")
+from starlette.testclient import TestClient  # noqa: E402
+
+from pipeline import api  # noqa: E402
+from pipeline.pins import reroll_seed  # noqa: E402
+from pipeline.serve.app import Site, allowed_hosts, create_app  # noqa: E402
+from pipeline.serve.hub import Hub  # noqa: E402
+
+RECIPE = """\
+[pack]
+name = "tiny"
+seed = 5
+maps = 3
+
+[stage.maze]
+use = "maze.backtracker"
+cells = [6, 5]
+
+[stage.placed]
+use = "place.spawn_exit"
+input = "maze"
+
+[stage.dist]
+use = "regions.distance"
+input = "placed"
+from_object = "spawn"
+
+[stage.tmx]
+use = "export.tmx"
+input = "dist"
+"""
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("serve")
+    (root / "recipes").mkdir()
+    (root / "recipes" / "tiny.toml").write_text(RECIPE)
+    result = api.build(root / "recipes", out=root / "exports", cache=root / ".pcg-cache", jobs=1)
+    assert result.ok
+    return root
+
+
+@pytest.fixture
+def served(built: Path, tmp_path: Path) -> tuple[TestClient, Path, list[Path]]:
+    """A fresh copy of the project (tests change the recipe and the pack) and a client of it."""
+    root = tmp_path / "p"
+    shutil.copytree(built, root, symlinks=True)
+    recipe = root / "recipes" / "tiny.toml"
+    rebuilt: list[Path] = []
+    site = Site(out=root / "exports", hub=Hub(), packs={"tiny": recipe}, rebuild=rebuilt.append)
+    client = TestClient(create_app(site, allowed_hosts("127.0.0.1")), base_url="http://127.0.0.1:8000")
+    return client, root, rebuilt
+
+
+def test_pages_and_pack_json(served: tuple[TestClient, Path, list[Path]]) -> None:
+    client, root, _ = served
+    for page in ("/", "/pack/tiny", "/pack/tiny/map/2", "/static/app.js", "/static/style.css"):
+        assert client.get(page).status_code == 200, page
+    packs = client.get("/api/packs").json()
+    assert [p["name"] for p in packs["packs"]] == ["tiny"] and packs["packs"][0]["maps"] == 3
+    pack = client.get("/api/packs/tiny").json()
+    assert [m["index"] for m in pack["maps"]] == [0, 1, 2]
+    assert "path_length" in pack["stats"] and all("path_length" in m["stats"] for m in pack["maps"])
+    assert pack["recipe_text"] == RECIPE
+    for m in pack["maps"]:
+        assert client.get(m["preview"]).status_code == 200
+    assert client.get(pack["sheet"]).headers["content-type"] == "image/png"
+
+
+def test_map_json_has_overlays_and_provenance(served: tuple[TestClient, Path, list[Path]]) -> None:
+    client, root, _ = served
+    m = client.get("/api/packs/tiny/maps/1").json()
+    assert m["seed"] == "5" and m["pinned"] is None and m["maps"] == 3
+    assert [s["kind"] for s in m["stages"]] == ["maze.backtracker", "place.spawn_exit", "regions.distance", "export.tmx"]
+    assert {"numpy", "bit_generator", "tool_version"} <= set(m["versions"])
+    # The distance layer's exact values, as the TMX's data layer holds them.
+    distance = m["layers"]["distance"]
+    w, h = m["info"]["tiles"]
+    values = np.array(distance["values"]).reshape(h, w)
+    assert distance["heat"] and distance["max"] == values.max() > 0
+    assert {k[1] for k in m["info"]["markers"]} >= {"spawn", "exit"}
+    # The map drawn from its tileset, at the preview's size, with no marker baked in.
+    picture = client.get(m["picture"])
+    assert picture.status_code == 200
+    preview = Image.open(root / "exports" / "tiny" / "previews" / "map_001.png")
+    import io
+
+    drawn = Image.open(io.BytesIO(picture.content))
+    assert drawn.size == preview.size
+    assert client.get("/api/packs/tiny/maps/9").status_code == 404
+    assert client.get("/api/packs/other").status_code == 404
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/files/tiny/../../etc/passwd",
+        "/files/tiny/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+        "/files/tiny/..%2f..%2f..%2fetc%2fpasswd",
+        "/files/tiny/previews/..%2f..%2f..%2f..%2fetc%2fpasswd",
+        "/files/tiny/%2Fetc%2Fpasswd",
+        "/files/..%2f..%2fetc/passwd",
+        "/files/tiny/../../recipes/tiny.toml",
+        "/files/tiny/..%2f..%2frecipes%2ftiny.toml",
+        "/files/tiny/.pcg-cache",
+        "/static/..%2f..%2fserve%2fapp.py",
+        "/static/%2e%2e/app.py",
+    ],
+)
+def test_paths_out_of_a_pack_are_refused(served: tuple[TestClient, Path, list[Path]], path: str) -> None:
+    client, _, _ = served
+    r = client.get(path)
+    assert r.status_code in (400, 404), (path, r.status_code)
+    assert b"root:" not in r.content and b"[pack]" not in r.content and b"starlette" not in r.content
+
+
+def test_links_out_of_a_pack_are_refused(served: tuple[TestClient, Path, list[Path]]) -> None:
+    client, root, _ = served
+    secret = root / "secret.txt"
+    secret.write_text("secret")
+    listed = root / "exports" / "tiny" / "previews" / "map_002.png"
+    listed.unlink()
+    listed.symlink_to(secret)  # a file the manifest lists, now a link out of the pack
+    r = client.get("/files/tiny/previews/map_002.png")
+    assert r.status_code == 404 and b"secret" not in r.content
+    # A pack folder that is itself a link is not served at all.
+    os.rename(root / "exports" / "tiny", root / "elsewhere")
+    (root / "exports" / "tiny").symlink_to(root / "elsewhere")
+    assert client.get("/files/tiny/map_000.tmx").status_code == 404
+    assert client.get("/api/packs/tiny").status_code == 404
+
+
+def test_only_pin_and_reroll_write_the_recipe(served: tuple[TestClient, Path, list[Path]]) -> None:
+    client, root, rebuilt = served
+    recipe = root / "recipes" / "tiny.toml"
+    for url in ("/", "/api/packs", "/api/packs/tiny", "/api/packs/tiny/maps/0", "/api/packs/tiny/maps/0/picture.png", "/files/tiny/manifest.json"):
+        client.get(url)
+        client.post(url, json={})
+        client.put(url, json={})
+    assert recipe.read_text() == RECIPE
+    # Another site's page can send a form or text POST without asking: refused, nothing written.
+    assert client.post("/api/packs/tiny/maps/1/reroll", content=b"x", headers={"Content-Type": "text/plain"}).status_code == 415
+    assert client.post("/api/packs/tiny/maps/1/reroll").status_code == 415
+    assert client.get("/api/packs/tiny/maps/1/reroll").status_code == 405
+    assert client.post("/api/packs/tiny/maps/1/delete", json={}).status_code in (400, 404, 405)
+    assert client.post("/api/packs/tiny/maps/7/pin", json={}).json()["ok"] is False
+    assert client.post("/api/packs/../maps/1/pin", json={}).status_code == 404
+    assert recipe.read_text() == RECIPE and rebuilt == []
+
+    change = client.post("/api/packs/tiny/maps/1/reroll", json={}).json()
+    seed = reroll_seed(1, 5, 1)
+    assert change["ok"] and change["seed"] == str(seed) and change["rerolls"] == 1 and change["written"]
+    assert f"1 = {{ seed = {seed}, rerolls = 1 }}" in recipe.read_text()
+    assert client.post("/api/packs/tiny/maps/2/pin", json={}).json()["pinned"]
+    assert "2 = 5" in recipe.read_text()
+    assert client.post("/api/packs/tiny/maps/2/unpin", json={}).json()["pinned"] is False
+    assert "2 = 5" not in recipe.read_text()
+    assert rebuilt == [recipe] * 3
+
+
+def test_other_hosts_are_refused(served: tuple[TestClient, Path, list[Path]]) -> None:
+    client, _, _ = served
+    # DNS rebinding: a name that resolves to 127.0.0.1 but is not ours.
+    assert client.get("/api/packs", headers={"Host": "evil.example:8000"}).status_code == 400
+    assert client.get("/api/packs", headers={"Host": "localhost:8000"}).status_code == 200
+
+
+def test_hub_keeps_the_build_news() -> None:
+    hub = Hub()
+    hub.started("recipes/a.toml")
+    hub.advanced("a", 1, 2)
+    hub.line("error: recipes/a.toml: stage.x.keep: must be <= 1 (got 1.5)")
+    hub.finished("recipes/a.toml", "a")
+    state = hub.state()
+    assert state["generation"] == 1 and state["building"] is None
+    assert state["errors"] == {"recipes/a.toml": ["recipes/a.toml: stage.x.keep: must be <= 1 (got 1.5)"]}
+    hub.started("recipes/a.toml")
+    hub.finished("recipes/a.toml", "a")
+    assert hub.state()["errors"] == {} and json.dumps(hub.state())
+
+
+def test_a_port_in_use_is_one_clear_line(tmp_path: Path) -> None:
+    import socket
+
+    from pipeline.errors import PipelineError
+    from pipeline.serve.server import serve
+    from pipeline.workspace import Workspace
+
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        with pytest.raises(PipelineError) as err:
+            serve([tmp_path], Workspace(tmp_path / "exports", tmp_path / "cache"), None, print, "127.0.0.1", port)  # type: ignore[arg-type]
+    assert err.value.problems == [f"--port {port}: cannot listen on 127.0.0.1:{port} (Address already in use); is another server using it? Pick another with --port"]
