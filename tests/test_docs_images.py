@@ -52,5 +52,6 @@ def test_maze_catalogue_shows_every_generator_of_the_comparison() -> None:
 
 def test_readme_shows_the_walkthrough_and_rewrite_page_the_gif() -> None:
     shown = _shown(ROOT / "README.md")
-    assert shown == {f"docs/img/{p.name}" for p in IMG.glob("walk_*.png")}
+    # The walkthrough's pictures, and the gallery's screenshots (pcg serve).
+    assert shown == {f"docs/img/{p.name}" for p in [*IMG.glob("walk_*.png"), *IMG.glob("serve_*.png")]}
     assert "img/rewrite_dfs_maze.gif" in _shown(ROOT / "docs" / "rewrite.md")
