@@ -438,7 +438,7 @@ def pin(
     out: Path = EXPORTS,
     cache: Path = CACHE,
 ) -> None:
-    """Freeze one map's seed into the recipe ([pack.seeds]), so a new pack seed leaves that map as it is."""
+    """Freeze one map's seed into the recipe (\\[pack.seeds]), so a new pack seed leaves that map as it is."""
     from pipeline.pins import pin as pin_map
     from pipeline.pins import recipe_of
 
@@ -455,7 +455,7 @@ def reroll(
     out: Path = EXPORTS,
     cache: Path = CACHE,
 ) -> None:
-    """Give one map a new seed, written into the recipe ([pack.seeds]); the other maps keep theirs."""
+    """Give one map a new seed, written into the recipe (\\[pack.seeds]); the other maps keep theirs."""
     from pipeline.pins import recipe_of
     from pipeline.pins import reroll as reroll_map
     from pipeline.recipe import load_recipe
@@ -475,7 +475,7 @@ def unpin(
     out: Path = EXPORTS,
     cache: Path = CACHE,
 ) -> None:
-    """Remove one map's seed from the recipe ([pack.seeds]): it follows the pack seed again."""
+    """Remove one map's seed from the recipe (\\[pack.seeds]): it follows the pack seed again."""
     from pipeline.pins import recipe_of
     from pipeline.pins import unpin as unpin_map
 

@@ -31,12 +31,50 @@ def _cache_dir() -> Path:
     return cache_home() / f"numba-{digest.hexdigest()[:16]}"
 
 
+# Kernel folders of other versions (older releases, earlier edits) not used for this long are
+# removed when a first build compiles a new version's: each holds tens of megabytes.
+UNUSED_DAYS = 14
+
+
 def kernels_cached() -> bool:
-    """Whether this version's kernels were compiled on this machine before: numba's cache folder
-    for it holds some (besides their locks). A first build compiles every kernel it uses, about
-    20 s on 2 cores."""
+    """Whether this version's kernels were compiled for this checkout before (a first build
+    compiles every kernel it uses, about 20 s on 2 cores); marks the version's folder as used.
+
+    numba keeps a folder per source folder, named after its absolute path: a second checkout
+    of the same version shares the version's folder but compiles into folders of its own.
+    """
     folder = _cache_dir()
-    return folder.is_dir() and any(entry.name != LOCKS for entry in folder.iterdir())
+    package = Path(__file__).resolve().parent
+    ours = {_numba_subpath(d) for d in (package, *(p for p in package.rglob("*") if p.is_dir()))}
+    if not folder.is_dir() or not any(entry.name in ours for entry in folder.iterdir()):
+        return False
+    with contextlib.suppress(OSError):
+        os.utime(folder)
+    return True
+
+
+def _numba_subpath(source_dir: Path) -> str:
+    """The folder numba caches the kernels of `source_dir`'s files in, inside its cache folder
+    (numba.core.caching._CacheLocator.get_suitable_cache_subpath; a test holds the two equal)."""
+    path = os.path.abspath(source_dir)
+    return f"{os.path.basename(path)}_{hashlib.sha1(path.encode()).hexdigest()}"
+
+
+def remove_unused_kernels() -> list[Path]:
+    """Delete the kernel folders of other versions that no build used for UNUSED_DAYS days;
+    returns them."""
+    import shutil
+    import time
+
+    current, home = _cache_dir(), cache_home()
+    cutoff = time.time() - UNUSED_DAYS * 86400
+    removed = []
+    for folder in sorted(home.glob("numba-*")) if home.is_dir() else []:
+        with contextlib.suppress(OSError):
+            if folder != current and folder.is_dir() and not folder.is_symlink() and folder.stat().st_mtime < cutoff:
+                shutil.rmtree(folder)
+                removed.append(folder)
+    return removed
 
 
 def cache_home() -> Path:

@@ -24,7 +24,7 @@ from pipeline.cache import DEFAULT_MAX_BYTES, LevelCache, Trimmed
 from pipeline.errors import PipelineError, RecipeError, os_error_line
 from pipeline.executor import Executor
 from pipeline.fsio import atomic_write, read_regular
-from pipeline.jit import kernels_cached
+from pipeline.jit import kernels_cached, remove_unused_kernels
 from pipeline.journal import JOURNALS, Journal
 from pipeline.lock import LOCKS, cache_lock, pack_locks
 from pipeline.manifest import MANIFEST
@@ -112,6 +112,7 @@ class Workspace:
             cold = any(p.stale_maps for p in plans) and not kernels_cached()
             if cold:
                 compiling()
+                remove_unused_kernels()
             with executor_for(sum(len(p.stale_maps) for p in plans)) as executor:
                 # Packs are built one after another, and the maps of one pack need the same
                 # kernels: on a first run, workers would take turns compiling them.

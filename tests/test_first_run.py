@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 from conftest import SMALL_RECIPE, write_recipe
 
@@ -25,3 +28,48 @@ def test_a_build_with_an_empty_kernel_cache_says_it_compiles_and_the_next_does_n
     assert first.splitlines()[0].startswith(COMPILING), first
     assert COMPILING not in build("--force")  # the kernels are cached now
     assert COMPILING not in build()  # and a build with nothing to do never says it
+
+
+def test_numba_names_a_source_folders_kernel_folder_as_we_expect(tmp_path: Path) -> None:
+    from numba.core.caching import _CacheLocator
+
+    from pipeline import jit
+
+    source = Path(jit.__file__).resolve().parent / "grid"
+    assert jit._numba_subpath(source) == _CacheLocator.get_suitable_cache_subpath(str(source / "bfs.py"))
+
+
+def test_another_checkout_of_the_same_version_is_a_first_run_until_it_compiled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Checkouts of one version share a version folder, but numba compiles into one per source path.
+    from pipeline import jit
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    jit._cache_dir.cache_clear()
+    try:
+        folder = jit._cache_dir()
+        (folder / jit.LOCKS).mkdir(parents=True)
+        (folder / jit._numba_subpath(tmp_path / "elsewhere" / "grid")).mkdir()
+        assert not jit.kernels_cached()
+        (folder / jit._numba_subpath(Path(jit.__file__).resolve().parent / "grid")).mkdir()
+        assert jit.kernels_cached()
+    finally:
+        jit._cache_dir.cache_clear()
+
+
+def test_kernel_folders_of_versions_unused_for_two_weeks_are_removed_and_no_others(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline import jit
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    jit._cache_dir.cache_clear()
+    try:
+        current = jit._cache_dir()
+        old, recent, other = tmp_path / "numba-0123456789abcdef", tmp_path / "numba-fedcba9876543210", tmp_path / "bench-baseline"
+        for folder in (current, old, recent, other):
+            (folder / "grid_x").mkdir(parents=True)
+        weeks_ago = time.time() - (jit.UNUSED_DAYS + 1) * 86400
+        for folder in (current, old, other):
+            os.utime(folder, (weeks_ago, weeks_ago))
+        assert jit.remove_unused_kernels() == [old]
+        assert current.is_dir() and recent.is_dir() and other.is_dir() and not old.exists()
+    finally:
+        jit._cache_dir.cache_clear()
