@@ -1,5 +1,6 @@
-"""Files an export stage makes once per pack, after the manifest (`Exporter.pack_files`): an
-index of the maps' files, such as the LDtk project that lists every level file."""
+"""Files an export stage makes once per pack from the maps the manifest lists
+(`Exporter.pack_files`): an index of the maps' files, such as the LDtk project that lists every
+level file. The manifest records their digests, so a recipe that stops making one removes it."""
 
 from __future__ import annotations
 

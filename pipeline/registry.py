@@ -224,7 +224,8 @@ class Exporter(StageParams):
 
     def pack_files(self, ctx: PackContext) -> dict[str, bytes]:
         """Files made once per pack from what its maps' files hold (an index of them), written
-        after the manifest; nothing when those on disk are current. Paths as in `outputs`."""
+        once the maps are (the manifest records their digests); nothing when those on disk are
+        current. Paths as in `outputs`."""
         return {}
 
     def thumbnail(self, level: Level) -> Image.Image | None:

@@ -1,5 +1,5 @@
 """LDtk projects (https://ldtk.io): one `.ldtkl` level file per map, written by `export.ldtk`,
-and the `.ldtk` project that lists them, written once per pack after the manifest."""
+and the `.ldtk` project that lists them, written once per pack when its maps are."""
 
 # The JSON format written: that of LDtk 1.5.3, whose schema the tests validate against.
 JSON_VERSION = "1.5.3"

@@ -1,5 +1,5 @@
 """The pack's `.ldtk` project: LDtk's "separate level files" mode, the definitions and the list
-of levels, made after the manifest from the level files the maps wrote. Entity and level field
+of levels, made once the maps are, from the level files the maps wrote. Entity and level field
 definitions come from the instances those files hold (their uids are derived from names, so the
 workers that wrote them agree without talking); the layer and tileset definitions from the
 definitions file every map shares."""

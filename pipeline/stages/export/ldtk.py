@@ -32,7 +32,7 @@ class ExportLdtk(DrawnMapExporter):
     Entities layer of the map's objects: one entity per object type (spawn, exit, room, items),
     points as one cell, rectangles with their size, properties as typed fields (Int, Float,
     Bool, String, Color) and polylines as Point arrays. The map's properties (seed, stats,
-    stage chain) are level fields. The project is written after the manifest, from the level
+    stage chain) are level fields. The project is written once the maps are, from the level
     files of every map the pack has.
     """
 
