@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-pytest.importorskip("httpx", reason="Starlette's TestClient needs httpx (pip install -e '.[test]')")
+pytest.importorskip("httpx2", reason="Starlette's TestClient needs httpx2 (pip install -e '.[test]')")
 from starlette.testclient import TestClient  # noqa: E402
 
 from pipeline import api  # noqa: E402
