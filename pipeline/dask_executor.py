@@ -41,6 +41,28 @@ class ClusterLost(Exception):
     """A batch that cannot finish: the cluster has had no worker for NO_WORKERS_TIMEOUT."""
 
 
+def _refused(scheduler: str) -> None:
+    """Fail at once when nothing listens at a tcp:// scheduler address (a typo, a scheduler not
+    started): Dask's client retries a refused connection until its timeout, 10 s of silence. A
+    host that does not answer is left to the client's own timeout."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(scheduler if "://" in scheduler else f"tcp://{scheduler}")
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return  # not host:port: the client says what is wrong with it
+    if parts.scheme != "tcp" or not host or port is None:
+        return
+    try:
+        socket.create_connection((host, port), timeout=2).close()
+    except ConnectionRefusedError as exc:
+        raise PipelineError([f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc.strerror or exc}: nothing listens there)"]) from None
+    except OSError:
+        pass
+
+
 class DaskExecutor:
     def __init__(self, scheduler: str | None = None, local_workers: int = 0, results: Results | None = None):
         try:
@@ -51,6 +73,7 @@ class DaskExecutor:
             ) from None
         self._cluster: Any = None
         if scheduler:
+            _refused(scheduler)
             try:
                 self._client = Client(scheduler, timeout="10s")
             except (OSError, TimeoutError) as exc:
