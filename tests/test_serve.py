@@ -17,7 +17,7 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from pipeline import api  # noqa: E402
 from pipeline.pins import reroll_seed  # noqa: E402
-from pipeline.serve.app import Site, allowed_hosts, create_app  # noqa: E402
+from pipeline.serve.app import Site, _listed, allowed_hosts, create_app  # noqa: E402
 from pipeline.serve.hub import Hub  # noqa: E402
 
 RECIPE = """\
@@ -206,3 +206,8 @@ def test_a_port_in_use_is_one_clear_line(tmp_path: Path) -> None:
         with pytest.raises(PipelineError) as err:
             serve([tmp_path], Workspace(tmp_path / "exports", tmp_path / "cache"), None, print, "127.0.0.1", port)  # type: ignore[arg-type]
     assert err.value.problems == [f"--port {port}: cannot listen on 127.0.0.1:{port} (Address already in use); is another server using it? Pick another with --port"]
+
+
+def test_the_files_served_are_the_maps_and_the_pack_files_the_manifest_lists() -> None:
+    manifest = {"maps": [{"files": {"map_000.tmx": "a", "ldtk/world/map_000.ldtkl": "b"}}], "pack_files": {"ldtk/world.ldtk": "c"}}
+    assert _listed(manifest) == {"map_000.tmx", "ldtk/world/map_000.ldtkl", "ldtk/world.ldtk", "contact_sheet.png", "manifest.json", "levels.json"}

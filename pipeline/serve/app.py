@@ -2,8 +2,8 @@
 the live event stream, and the pin/re-roll actions.
 
 Safety, since a browser on the same machine can reach it:
-- files: only those a pack's manifest lists (plus its contact sheet, index and manifest), and
-  only when the real path stays inside the pack folder (no `../`, no link out);
+- files: only those a pack's manifest lists (its maps' and pack files, its contact sheet, index
+  and manifest), and only when the real path stays inside the pack folder (no `../`, no link out);
 - writes: the pin, re-roll and unpin actions alone, through `pipeline.pins`, to the recipe that
   builds the pack (never a path from the request); they take JSON only, so another site's page
   cannot send them (a cross-origin JSON POST needs a CORS permission this server never gives);
@@ -295,7 +295,7 @@ def _versions(m: dict[str, Any]) -> dict[str, Any]:
 
 def _listed(m: dict[str, Any]) -> set[str]:
     files = {f for entry in m["maps"] for f in entry.get("files", {})}
-    return files | {CONTACT_SHEET, MANIFEST, LEVELS}
+    return files | set(m.get("pack_files", {})) | {CONTACT_SHEET, MANIFEST, LEVELS}
 
 
 def _map_file(entry: dict[str, Any]) -> str | None:
