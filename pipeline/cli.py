@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from pipeline.builder import PackReport
-    from pipeline.executor import Executor
     from pipeline.pins import SeedChange
     from pipeline.plan import PackPlan
     from pipeline.recipe import Recipe
@@ -34,6 +33,10 @@ CACHE = typer.Option(Path(".pcg-cache"), "--cache", help="Folder for cached inte
 TARGETS = typer.Argument(None, help="Recipe files, or folders whose *.toml files are recipes (default: recipes/).")
 JOBS = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores).")
 QUIET = typer.Option(False, "--quiet", "-q", help="Print only errors.")
+# `pcg watch` and `pcg serve` watch recipes alike.
+POLL = typer.Option(False, "--poll", help="Poll for changes instead of OS events (network drives, container mounts).")
+INTERVAL = typer.Option(0.25, "--interval", min=0.01, help="Seconds between polls, with --poll.")
+DEBOUNCE = typer.Option(0.1, "--debounce", min=0.0, help="Seconds without events before a build starts.")
 # Every command that takes a built pack takes it these ways (Workspace.pack_folder).
 PACK_HELP = "A built pack: its name under exports/, its folder, its manifest.json, or its recipe."
 
@@ -238,42 +241,56 @@ def _build(
         raise typer.Exit(1)
 
 
+def _watched(targets: list[Path]) -> list[Path]:
+    """What `pcg watch` and `pcg serve` watch: the targets given (default recipes/), each a folder
+    or a recipe (a recipe may not exist yet: it is built when it is saved)."""
+    from pipeline.errors import PipelineError
+
+    targets = targets or [DEFAULT_RECIPES]
+    missing = [t for t in targets if not t.exists() and t.suffix != ".toml"]
+    if missing:
+        raise PipelineError([f"{t}: no such recipe or folder" for t in missing])
+    return targets
+
+
+def _stamped(console: "Console") -> Callable[[str], None]:
+    """Print a watcher's lines with the time of day; `error: ...` lines in red on stderr."""
+    import time
+
+    from rich.markup import escape
+
+    def echo(line: str) -> None:
+        stamp = time.strftime("%H:%M:%S")
+        if line.startswith("error: "):
+            _console(stderr=True).print(f"{stamp} [red]error:[/red] {escape(line[7:])}", soft_wrap=True, highlight=False)
+        else:
+            console.print(f"{stamp} {escape(line)}", soft_wrap=True, highlight=False)
+
+    return echo
+
+
 @app.command()
 @_user_errors
 def watch(
     targets: List[Path] = TARGETS,
     jobs: Optional[int] = JOBS,
-    poll: bool = typer.Option(False, "--poll", help="Poll for changes instead of OS events (network drives, container mounts)."),
-    interval: float = typer.Option(0.25, "--interval", min=0.01, help="Seconds between polls, with --poll."),
-    debounce: float = typer.Option(0.1, "--debounce", min=0.0, help="Seconds without events before a build starts."),
+    poll: bool = POLL,
+    interval: float = INTERVAL,
+    debounce: float = DEBOUNCE,
     show: bool = typer.Option(False, "--show", help="After each rebuild, print the pack's contact sheet as a file:// link."),
     out: Path = EXPORTS,
     cache: Path = CACHE,
 ) -> None:
     """Rebuild packs as their recipes, or files they read, are saved; Ctrl+C stops."""
     import signal
-    import time
 
     from pipeline.contact_sheet import CONTACT_SHEET
-    from pipeline.errors import PipelineError
     from pipeline.executor import default_workers, make_executor
     from pipeline.watch import Watcher, run
     from pipeline.workspace import Workspace
 
-    targets = targets or [DEFAULT_RECIPES]
-    missing = [t for t in targets if not t.exists() and t.suffix != ".toml"]
-    if missing:
-        raise PipelineError([f"{t}: no such recipe or folder" for t in missing])
-    console = _console()
-
-    def echo(line: str) -> None:
-        from rich.markup import escape
-
-        stamp = time.strftime("%H:%M:%S")
-        if line.startswith("error: "):
-            _console(stderr=True).print(f"{stamp} [red]error:[/red] {escape(line[7:])}", soft_wrap=True, highlight=False)
-        else:
-            console.print(f"{stamp} {escape(line)}", soft_wrap=True, highlight=False)
+    targets = _watched(targets)
+    echo = _stamped(_console())
 
     def shown(recipe: "Recipe") -> None:
         sheet = (out / recipe.pack.name / CONTACT_SHEET).resolve()
@@ -302,34 +319,19 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0: every network; think first)."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="Port to listen on."),
     jobs: Optional[int] = JOBS,
-    poll: bool = typer.Option(False, "--poll", help="Poll for changes instead of OS events (network drives, container mounts)."),
-    interval: float = typer.Option(0.25, "--interval", min=0.01, help="Seconds between polls, with --poll."),
-    debounce: float = typer.Option(0.1, "--debounce", min=0.0, help="Seconds without events before a build starts."),
+    poll: bool = POLL,
+    interval: float = INTERVAL,
+    debounce: float = DEBOUNCE,
     out: Path = EXPORTS,
     cache: Path = CACHE,
 ) -> None:
     """Build and rebuild like `pcg watch`, and show every pack in a live web gallery; Ctrl+C stops."""
-    import time
-
-    from pipeline.errors import PipelineError
     from pipeline.executor import default_workers, make_executor
     from pipeline.serve.server import serve as serve_gallery
     from pipeline.workspace import Workspace
 
-    targets = targets or [DEFAULT_RECIPES]
-    missing = [t for t in targets if not t.exists() and t.suffix != ".toml"]
-    if missing:
-        raise PipelineError([f"{t}: no such recipe or folder" for t in missing])
-    console = _console()
-
-    def echo(line: str) -> None:
-        from rich.markup import escape
-
-        stamp = time.strftime("%H:%M:%S")
-        if line.startswith("error: "):
-            _console(stderr=True).print(f"{stamp} [red]error:[/red] {escape(line[7:])}", soft_wrap=True, highlight=False)
-        else:
-            console.print(f"{stamp} {escape(line)}", soft_wrap=True, highlight=False)
+    targets = _watched(targets)
+    echo = _stamped(_console())
 
     # Worker processes are forked before any thread starts.
     executor = make_executor(jobs or default_workers())
