@@ -11,12 +11,9 @@ the picture is drawn at the preview's scale (`step_of`), never as one huge image
 
 from __future__ import annotations
 
-import base64
-import gzip
 import json
 import posixpath
 import xml.etree.ElementTree as ET
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,17 +22,9 @@ import numpy as np
 from PIL import Image
 
 from pipeline.fsio import read_regular
+from pipeline.tiled.layer_data import MapFileError, base64_gids, csv_gids, gid_rows
 from pipeline.tiled.render import png_bytes, step_of
 from pipeline.tiled.values import decode_values
-
-# Bits 28-31 flip or rotate a tile; our exporters never set them, and a picture drawn unflipped
-# is still the right tile.
-_GID_MASK = 0x0FFFFFFF
-
-
-class MapFileError(Exception):
-    """The map file (or a tileset or image it names) does not read."""
-
 
 @dataclass
 class TilesetRef:
@@ -85,7 +74,7 @@ def picture(pack: Path, m: MapFile) -> bytes:
     xs = np.arange(0, m.width * tw, step)
     out = np.zeros((len(ys), len(xs), 4), dtype=np.uint8)
     for gids in m.tile_layers:
-        idx = lookup[np.minimum(gids & _GID_MASK, len(lookup) - 1)]
+        idx = lookup[np.minimum(gids, len(lookup) - 1)]
         cell = idx[(ys // th)[:, None], (xs // tw)[None, :]]
         top = atlas[cell, (ys % th)[:, None], (xs % tw)[None, :]]
         alpha = top[..., 3:4].astype(np.uint16)
@@ -146,16 +135,10 @@ def _xml(data: bytes, what: str) -> ET.Element:
 
 def _gids(text: str, encoding: str, compression: str, width: int, height: int, what: str) -> np.ndarray:
     if encoding == "csv":
-        values = np.array([int(v) for v in text.replace("\n", "").split(",") if v.strip()], dtype=np.uint32)
-    elif encoding == "base64":
-        raw = base64.b64decode(text)
-        raw = zlib.decompress(raw) if compression == "zlib" else gzip.decompress(raw) if compression == "gzip" else raw
-        values = np.frombuffer(raw, dtype="<u4").astype(np.uint32)
-    else:
-        raise MapFileError(f"{what}: encoding {encoding!r} is not drawn (CSV or base64)")
-    if values.size != width * height:
-        raise MapFileError(f"{what}: {values.size} tiles for a {width}x{height} map")
-    return values.reshape(height, width)
+        return gid_rows(csv_gids(text, what), width, height, what)
+    if encoding == "base64":
+        return gid_rows(base64_gids(text, compression, what), width, height, what)
+    raise MapFileError(f"{what}: encoding {encoding!r} is not drawn (CSV or base64)")
 
 
 class _XmlMap:
@@ -230,7 +213,7 @@ class _JsonMap:
             elif layer.get("visible", True):
                 data = layer.get("data", [])
                 if isinstance(data, list):
-                    m.tile_layers.append(np.array(data, dtype=np.uint32).reshape(m.height, m.width))
+                    m.tile_layers.append(gid_rows(data, m.width, m.height, layer.get("name", "")))
                 else:
                     m.tile_layers.append(_gids(data, "base64", compression, m.width, m.height, layer.get("name", "")))
         return m

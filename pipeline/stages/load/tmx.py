@@ -11,16 +11,12 @@ gids, and refuses properties whose names clash with its attributes (`width`, `ty
 
 from __future__ import annotations
 
-import base64
-import gzip
 import hashlib
 import itertools
 import json
 import math
 import posixpath
-import struct
 import xml.etree.ElementTree as ET
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -33,17 +29,12 @@ from pipeline.fsio import read_regular
 from pipeline.level import SPARE_CHARS, Color, Level, MapObject, PropertyValue, Symbol
 from pipeline.registry import StageParams, stage
 from pipeline.rewrite import palette
+from pipeline.tiled.layer_data import GID_MASK, MapFileError, base64_gids, csv_gids, gid_rows
 
-# Bits 29-31 flip a tile, bit 28 rotates a hexagonal one: none of them changes what the tile is.
-_GID_MASK = 0x0FFFFFFF
 _MAX_CELLS = 64_000_000
 # The names our generators use, with their chars and colours, so that a loaded map's walls and
 # floors look and rewrite like a generated one's.
 _KNOWN = {"wall": ("B", "#000000"), "floor": ("W", "#fff1e8"), "door": ("D", "#ab5236")}
-
-
-class MapFileError(Exception):
-    """A problem with the map file (or a tileset it uses): reported under the key `file`."""
 
 
 @dataclass
@@ -266,35 +257,6 @@ def _typed(name: str, kind: str, value: Any, where: str) -> PropertyValue | None
     return None
 
 
-def _gid_rows(values: list[int], width: int, height: int, what: str) -> np.ndarray:
-    if len(values) != width * height:
-        raise MapFileError(f"{what} has {len(values)} tiles, the map {width} x {height} = {width * height}")
-    gids = np.asarray(values, dtype=np.uint64).astype(np.uint32) & np.uint32(_GID_MASK)
-    return gids.reshape(height, width)
-
-
-def _base64_gids(text: str, compression: str, what: str) -> list[int]:
-    if compression not in ("", "zlib", "gzip"):
-        raise MapFileError(f"{what}: compression {compression!r} is not supported (use CSV, or base64 plain, zlib or gzip)")
-    try:
-        raw = base64.b64decode(text.strip(), validate=False)
-        if compression == "zlib":
-            raw = zlib.decompress(raw)
-        elif compression == "gzip":
-            raw = gzip.decompress(raw)
-    except (ValueError, zlib.error, OSError, EOFError) as exc:
-        raise MapFileError(f"{what}: bad base64 layer data ({exc})") from None
-    if len(raw) % 4:
-        raise MapFileError(f"{what}: base64 layer data is {len(raw)} bytes, not a whole number of 4-byte gids")
-    return list(struct.unpack(f"<{len(raw) // 4}I", raw))
-
-
-def _csv_gids(text: str, what: str) -> list[int]:
-    try:
-        return [int(v) for v in text.replace("\n", "").split(",") if v.strip()]
-    except ValueError:
-        raise MapFileError(f"{what}: CSV layer data holds something that is not a tile id") from None
-
 
 def _object(name: str, cls: str, px: tuple[float, float, float, float], tile_gid: int, points: list[tuple[float, float]] | None,
             rotation: float, props: dict[str, PropertyValue], tw: int, th: int, where: str, polyline: bool = False) -> MapObject:
@@ -357,14 +319,14 @@ class _MapXml:
             raise MapFileError(f"{what} is stored in chunks (an infinite map): load.tmx reads fixed-size maps")
         encoding = data.get("encoding", "")
         if encoding == "csv":
-            values = _csv_gids(data.text or "", what)
+            values = csv_gids(data.text or "", what)
         elif encoding == "base64":
-            values = _base64_gids(data.text or "", data.get("compression", ""), what)
+            values = base64_gids(data.text or "", data.get("compression", ""), what)
         elif encoding == "":
             values = [_int(t.get("gid", "0"), f"{what} tile gid") for t in data.findall("tile")]
         else:
             raise MapFileError(f"{what}: encoding {encoding!r} is not supported (use CSV or base64)")
-        return _Layer(name, _gid_rows(values, width, height, what))
+        return _Layer(name, gid_rows(values, width, height, what))
 
     def _object(self, node: ET.Element, tw: int, th: int) -> MapObject:
         oid = node.get("id", "?")
@@ -382,7 +344,7 @@ class _MapXml:
                 except ValueError:
                     raise MapFileError(f"{where}: bad {tag} points") from None
         px = tuple(_num(node.get(k, "0"), f"{where} {k}") for k in ("x", "y", "width", "height"))
-        gid = _int(node.get("gid", "0"), f"{where} gid") & _GID_MASK
+        gid = _int(node.get("gid", "0"), f"{where} gid") & GID_MASK
         return _object(
             node.get("name", ""), node.get("class", node.get("type", "")), px, gid, points,  # type: ignore[arg-type]
             _num(node.get("rotation", "0"), f"{where} rotation"), _properties_xml(node, f"{where}: "), tw, th, where, polyline,
@@ -466,12 +428,12 @@ class _MapJson:
             raise MapFileError(f"{what} is stored in chunks (an infinite map): load.tmx reads fixed-size maps")
         data = item.get("data")
         if item.get("encoding", "csv") == "base64" and isinstance(data, str):
-            values = _base64_gids(data, item.get("compression", ""), what)
+            values = base64_gids(data, item.get("compression", ""), what)
         elif isinstance(data, list):
             values = [_int(v, f"{what} tile gid") for v in data]
         else:
             raise MapFileError(f"{what}: encoding {item.get('encoding')!r} is not supported (use CSV or base64)")
-        return _Layer(name, _gid_rows(values, width, height, what))
+        return _Layer(name, gid_rows(values, width, height, what))
 
     def _object(self, obj: Any, tw: int, th: int) -> MapObject:
         if not isinstance(obj, dict):
@@ -488,7 +450,7 @@ class _MapJson:
         px = tuple(_num(obj.get(k, 0), f"{where} {k}") for k in ("x", "y", "width", "height"))
         cls = obj.get("class", obj.get("type", "")) or ""
         return _object(
-            str(obj.get("name", "")), str(cls), px, _int(obj.get("gid", 0), f"{where} gid") & _GID_MASK, points,  # type: ignore[arg-type]
+            str(obj.get("name", "")), str(cls), px, _int(obj.get("gid", 0), f"{where} gid") & GID_MASK, points,  # type: ignore[arg-type]
             _num(obj.get("rotation", 0), f"{where} rotation"), _properties_json(obj.get("properties"), f"{where}: "), tw, th, where, polyline,
         )
 

@@ -1,0 +1,49 @@
+"""Tile layer data as Tiled stores it (CSV, or base64 plain, zlib or gzip) read back into gids:
+one reader for the maps users draw (load.tmx, place.prefabs) and the maps the gallery draws."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import struct
+import zlib
+
+import numpy as np
+
+# Bits 29-31 flip a tile, bit 28 rotates a hexagonal one: none of them changes what the tile is.
+GID_MASK = 0x0FFFFFFF
+
+
+class MapFileError(Exception):
+    """A problem with a map file (or a tileset or image it uses)."""
+
+
+def gid_rows(values: list[int], width: int, height: int, what: str) -> np.ndarray:
+    """A layer's gids as an (h, w) uint32 array, flip and rotation bits cleared."""
+    if len(values) != width * height:
+        raise MapFileError(f"{what} has {len(values)} tiles, the map {width} x {height} = {width * height}")
+    gids = np.asarray(values, dtype=np.uint64).astype(np.uint32) & np.uint32(GID_MASK)
+    return gids.reshape(height, width)
+
+
+def base64_gids(text: str, compression: str, what: str) -> list[int]:
+    if compression not in ("", "zlib", "gzip"):
+        raise MapFileError(f"{what}: compression {compression!r} is not supported (use CSV, or base64 plain, zlib or gzip)")
+    try:
+        raw = base64.b64decode(text.strip(), validate=False)
+        if compression == "zlib":
+            raw = zlib.decompress(raw)
+        elif compression == "gzip":
+            raw = gzip.decompress(raw)
+    except (ValueError, zlib.error, OSError, EOFError) as exc:
+        raise MapFileError(f"{what}: bad base64 layer data ({exc})") from None
+    if len(raw) % 4:
+        raise MapFileError(f"{what}: base64 layer data is {len(raw)} bytes, not a whole number of 4-byte gids")
+    return list(struct.unpack(f"<{len(raw) // 4}I", raw))
+
+
+def csv_gids(text: str, what: str) -> list[int]:
+    try:
+        return [int(v) for v in text.replace("\n", "").split(",") if v.strip()]
+    except ValueError:
+        raise MapFileError(f"{what}: CSV layer data holds something that is not a tile id") from None
