@@ -45,6 +45,32 @@ scale = {scale}
 """
 
 
+# The gallery's tests (pcg serve): three tiny mazes with spawn, exit and a distance layer.
+GALLERY_RECIPE = """\
+[pack]
+name = "tiny"
+seed = 5
+maps = 3
+
+[stage.maze]
+use = "maze.backtracker"
+cells = [6, 5]
+
+[stage.placed]
+use = "place.spawn_exit"
+input = "maze"
+
+[stage.dist]
+use = "regions.distance"
+input = "placed"
+from_object = "spawn"
+
+[stage.tmx]
+use = "export.tmx"
+input = "dist"
+"""
+
+
 SMALL_RECIPE = recipe_text()
 
 

@@ -20,36 +20,14 @@ from pipeline.pins import reroll_seed  # noqa: E402
 from pipeline.serve.app import Site, _listed, allowed_hosts, create_app  # noqa: E402
 from pipeline.serve.hub import Hub  # noqa: E402
 
-RECIPE = """\
-[pack]
-name = "tiny"
-seed = 5
-maps = 3
-
-[stage.maze]
-use = "maze.backtracker"
-cells = [6, 5]
-
-[stage.placed]
-use = "place.spawn_exit"
-input = "maze"
-
-[stage.dist]
-use = "regions.distance"
-input = "placed"
-from_object = "spawn"
-
-[stage.tmx]
-use = "export.tmx"
-input = "dist"
-"""
+from conftest import GALLERY_RECIPE  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("serve")
     (root / "recipes").mkdir()
-    (root / "recipes" / "tiny.toml").write_text(RECIPE)
+    (root / "recipes" / "tiny.toml").write_text(GALLERY_RECIPE)
     result = api.build(root / "recipes", out=root / "exports", cache=root / ".pcg-cache", jobs=1)
     assert result.ok
     return root
@@ -76,7 +54,7 @@ def test_pages_and_pack_json(served: tuple[TestClient, Path, list[Path]]) -> Non
     pack = client.get("/api/packs/tiny").json()
     assert [m["index"] for m in pack["maps"]] == [0, 1, 2]
     assert "path_length" in pack["stats"] and all("path_length" in m["stats"] for m in pack["maps"])
-    assert pack["recipe_text"] == RECIPE
+    assert pack["recipe_text"] == GALLERY_RECIPE
     for m in pack["maps"]:
         assert client.get(m["preview"]).status_code == 200
     assert client.get(pack["sheet"]).headers["content-type"] == "image/png"
@@ -152,7 +130,7 @@ def test_only_pin_and_reroll_write_the_recipe(served: tuple[TestClient, Path, li
         client.get(url)
         client.post(url, json={})
         client.put(url, json={})
-    assert recipe.read_text() == RECIPE
+    assert recipe.read_text() == GALLERY_RECIPE
     # Another site's page can send a form or text POST without asking: refused, nothing written.
     assert client.post("/api/packs/tiny/maps/1/reroll", content=b"x", headers={"Content-Type": "text/plain"}).status_code == 415
     assert client.post("/api/packs/tiny/maps/1/reroll").status_code == 415
@@ -160,7 +138,7 @@ def test_only_pin_and_reroll_write_the_recipe(served: tuple[TestClient, Path, li
     assert client.post("/api/packs/tiny/maps/1/delete", json={}).status_code in (400, 404, 405)
     assert client.post("/api/packs/tiny/maps/7/pin", json={}).json()["ok"] is False
     assert client.post("/api/packs/../maps/1/pin", json={}).status_code == 404
-    assert recipe.read_text() == RECIPE and rebuilt == []
+    assert recipe.read_text() == GALLERY_RECIPE and rebuilt == []
 
     change = client.post("/api/packs/tiny/maps/1/reroll", json={}).json()
     seed = reroll_seed(1, 5, 1)

@@ -21,36 +21,14 @@ import pytest
 
 from pipeline.pins import reroll_seed
 
+from conftest import GALLERY_RECIPE
+
 CHROMIUM = shutil.which("chromium")
 CHROMEDRIVER = shutil.which("chromedriver")
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None or CHROMEDRIVER is None, reason="Chromium is not installed (apt-get install chromium chromium-driver; .ci/run does)"
 )
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[test]')")
-
-RECIPE = """\
-[pack]
-name = "tiny"
-seed = 5
-maps = 3
-
-[stage.maze]
-use = "maze.backtracker"
-cells = [6, 5]
-
-[stage.placed]
-use = "place.spawn_exit"
-input = "maze"
-
-[stage.dist]
-use = "regions.distance"
-input = "placed"
-from_object = "spawn"
-
-[stage.tmx]
-use = "export.tmx"
-input = "dist"
-"""
 
 
 def _free_port() -> int:
@@ -82,7 +60,7 @@ def _settled(base: str, after: int = 0, timeout: float = 240) -> dict[str, Any]:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     root = tmp_path_factory.mktemp("served")
     (root / "recipes").mkdir()
-    (root / "recipes" / "tiny.toml").write_text(RECIPE)
+    (root / "recipes" / "tiny.toml").write_text(GALLERY_RECIPE)
     port = _free_port()
     env = {**os.environ, "NO_COLOR": "1"}
     proc = subprocess.Popen(
@@ -186,7 +164,7 @@ def test_saving_the_recipe_updates_the_page(server: tuple[str, Path], browser: A
     _wait(browser, lambda d: len(_cards(d)) == 3)
     generation = _get(base, "/api/packs")["generation"]
     # A broken recipe: the error on the page, naming file, stage and key; the last good maps stay.
-    recipe.write_text(RECIPE.replace("cells = [6, 5]", "cells = [6, 0]"))
+    recipe.write_text(GALLERY_RECIPE.replace("cells = [6, 5]", "cells = [6, 0]"))
     _wait(browser, lambda d: d.find_element("id", "errors").is_displayed(), timeout=30)
     text = browser.find_element("id", "errors").text
     assert "tiny.toml" in text and "stage.maze.cells" in text
@@ -195,7 +173,7 @@ def test_saving_the_recipe_updates_the_page(server: tuple[str, Path], browser: A
     generation = _settled(base, generation)["generation"]
     # Fixed, with one map more: the page shows four maps without a reload.
     saved = time.monotonic()
-    recipe.write_text(RECIPE.replace("maps = 3", "maps = 4"))
+    recipe.write_text(GALLERY_RECIPE.replace("maps = 3", "maps = 4"))
     done = _settled(base, generation, timeout=60)
     built = time.monotonic()
     _wait(browser, lambda d: len(_cards(d)) == 4 and not d.find_element("id", "errors").is_displayed(), timeout=1.0)
