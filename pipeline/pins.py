@@ -12,18 +12,23 @@ Map i of a pack draws its streams from (i, stage, seed), where seed is the pack 
 
 Only the map touched gets new keys, so the next build rebuilds that map alone. The recipe is
 edited in place (comments and layout kept, see toml_edit), validated before anything is written,
-and replaced atomically.
+and replaced atomically. Edits of one recipe take turns (`pcg reroll` in a terminal while the
+gallery's button re-rolls too): each reads the recipe the one before wrote, so none is lost.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from pipeline.errors import PipelineError, RecipeError
 from pipeline.fsio import atomic_write, read_regular
+from pipeline.jit import cache_home
+from pipeline.lock import exclusive
 from pipeline.recipe import SEED_LIMIT, Recipe, Reroll, load_recipe
 from pipeline.toml_edit import EditError, check_edit, remove_key, set_key
 
@@ -77,6 +82,38 @@ def reroll_seed(map_index: int, seed: int, count: int) -> int:
 def pin(recipe_path: Path | str, map_index: int, seed: int | None = None) -> SeedChange:
     """Freeze map `map_index`'s seed into the recipe: its current one, or `seed`. A map already
     pinned to that seed, or re-rolled to it, is left as it is."""
+    with _editing(recipe_path):
+        return _pin(recipe_path, map_index, seed)
+
+
+def reroll(recipe_path: Path | str, map_index: int) -> SeedChange:
+    """Give map `map_index` a new seed (see `reroll_seed`) and write it into the recipe."""
+    with _editing(recipe_path):
+        return _reroll(recipe_path, map_index)
+
+
+def unpin(recipe_path: Path | str, map_index: int) -> SeedChange:
+    """Remove map `map_index`'s entry: it follows the pack seed again. No entry: nothing changes."""
+    with _editing(recipe_path):
+        return _unpin(recipe_path, map_index)
+
+
+@contextlib.contextmanager
+def _editing(recipe_path: Path | str) -> Iterator[None]:
+    """Hold the recipe's edit lock: a lock file named after the recipe's real path, in this
+    user's cache folder rather than beside the recipe (nothing appears in the user's project)."""
+    real = os.path.realpath(recipe_path)
+    folder = cache_home() / "recipe-locks"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:  # no cache folder to lock in: edit unlocked, as before locks existed
+        yield
+        return
+    with exclusive(folder / f"{hashlib.sha256(real.encode()).hexdigest()[:24]}.lock"):
+        yield
+
+
+def _pin(recipe_path: Path | str, map_index: int, seed: int | None) -> SeedChange:
     recipe = _load(recipe_path, map_index)
     current = recipe.pack.seed_of(map_index)
     target = current if seed is None else seed
@@ -88,8 +125,7 @@ def pin(recipe_path: Path | str, map_index: int, seed: int | None = None) -> See
     return _write(recipe, map_index, current, str(target), target)
 
 
-def reroll(recipe_path: Path | str, map_index: int) -> SeedChange:
-    """Give map `map_index` a new seed (see `reroll_seed`) and write it into the recipe."""
+def _reroll(recipe_path: Path | str, map_index: int) -> SeedChange:
     recipe = _load(recipe_path, map_index)
     current = recipe.pack.seed_of(map_index)
     entry = recipe.pack.seeds.get(str(map_index))
@@ -98,8 +134,7 @@ def reroll(recipe_path: Path | str, map_index: int) -> SeedChange:
     return _write(recipe, map_index, current, f"{{ seed = {seed}, rerolls = {count} }}", {"seed": seed, "rerolls": count})
 
 
-def unpin(recipe_path: Path | str, map_index: int) -> SeedChange:
-    """Remove map `map_index`'s entry: it follows the pack seed again. No entry: nothing changes."""
+def _unpin(recipe_path: Path | str, map_index: int) -> SeedChange:
     recipe = _load(recipe_path, map_index)
     current = recipe.pack.seed_of(map_index)
     if str(map_index) not in recipe.pack.seeds:

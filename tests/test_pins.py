@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -199,3 +201,22 @@ def test_cli_takes_the_pack_and_explain_shows_the_pins(tiny: Path) -> None:
     rows = [line.split() for line in explain.splitlines()[-3:]]
     assert rows == [["0", "7", "pinned"], ["1", "12", "pinned"], ["3", str(seed), "re-rolled", "1x"]]
     assert load_recipe(tiny / "recipes" / "tiny.toml").pack.seed_of(3) == seed
+
+
+def test_edits_from_two_processes_at_once_are_all_kept(tiny: Path) -> None:
+    """`pcg reroll` in a terminal while the gallery re-rolls too: every edit reads the recipe the
+    one before wrote, so no re-roll is lost (each process re-rolls map 1, and a map of its own)."""
+    recipe = tiny / "recipes" / "tiny.toml"
+    rounds = 15
+    script = (
+        "import sys\nfrom pipeline.pins import reroll\n"
+        f"for _ in range({rounds}):\n    reroll(sys.argv[1], 1)\n    reroll(sys.argv[1], int(sys.argv[2]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(recipe), str(own)], env=env, stderr=subprocess.PIPE) for own in (2, 3)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode()
+    seeds = tomli.loads(recipe.read_text())["pack"]["seeds"]
+    assert {k: v["rerolls"] for k, v in seeds.items()} == {"1": 2 * rounds, "2": rounds, "3": rounds}
+    assert load_recipe(recipe).pack.seed_of(1) == seeds["1"]["seed"]
