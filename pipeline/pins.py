@@ -102,14 +102,14 @@ def unpin(recipe_path: Path | str, map_index: int) -> SeedChange:
 def _editing(recipe_path: Path | str) -> Iterator[None]:
     """Hold the recipe's edit lock: a lock file named after the recipe's real path, in this
     user's cache folder rather than beside the recipe (nothing appears in the user's project)."""
-    real = os.path.realpath(recipe_path)
-    folder = cache_home() / "recipe-locks"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError:  # no cache folder to lock in: edit unlocked, as before locks existed
-        yield
-        return
-    with exclusive(folder / f"{hashlib.sha256(real.encode()).hexdigest()[:24]}.lock"):
+    name = hashlib.sha256(os.path.realpath(recipe_path).encode()).hexdigest()[:24]
+    with contextlib.ExitStack() as stack:
+        try:
+            folder = cache_home() / "recipe-locks"
+            folder.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(exclusive(folder / f"{name}.lock"))
+        except OSError:
+            pass  # no cache folder to lock in (a read-only home): the edit goes on unlocked
         yield
 
 
