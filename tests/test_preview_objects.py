@@ -15,10 +15,11 @@ from conftest import RECIPES, TILESETS, pcg, write_recipe
 from pipeline.contact_sheet import CONTACT_SHEET, LINE, PAD
 from pipeline.level import Level, MapObject
 from pipeline.registry import ExportContext
+from pipeline.stages.export.png import ExportPng
 from pipeline.stages.export.tmx import ExportTmx
 from pipeline.stages.maze.block import MAZE_ALPHABET
 from pipeline.thumbnail import BACKGROUND, DETAIL_KEY, THUMB, from_preview
-from pipeline.tiled.markers import COLOURS, MIN_RADIUS, PreviewInfo
+from pipeline.tiled.markers import COLOURS, MIN_RADIUS, PreviewInfo, colour
 
 SPAWN, EXIT, ROOM, PATH = (COLOURS[k][:3] for k in ("spawn", "exit", "room", "path"))
 
@@ -59,6 +60,22 @@ def test_each_object_is_drawn_where_the_map_puts_it() -> None:
     assert not (px[12 * 16 : 13 * 16, 12 * 16 : 13 * 16] == px[16 * 5 : 16 * 6, 16 * 5 : 16 * 6]).all()
     info = PreviewInfo.from_text(image.info[PreviewInfo.KEY])
     assert info is not None and [m.kind for m in info.markers] == ["rect", "path", "tile", "point", "point"]
+
+
+def test_a_colour_map_draws_its_objects_when_asked_and_is_plain_otherwise() -> None:
+    lv = level(20)
+    plain = ExportPng(scale=8).export(lv, ExportContext(stem="m"))["colour_maps/m.png"]
+    assert plain == ExportPng(scale=8).export(Level(tiles=lv.tiles, alphabet=lv.alphabet), ExportContext(stem="m"))["colour_maps/m.png"]
+    marked = Image.open(io.BytesIO(ExportPng(scale=8, objects=True).export(lv, ExportContext(stem="m"))["colour_maps/m.png"]))
+    assert marked.mode == "P"  # the markers' colours joined the symbols' palette
+    px, under = rgb(marked), rgb(Image.open(io.BytesIO(plain)))
+    assert tuple(px[10 * 8 + 4, 4 * 8 + 4]) == SPAWN and tuple(px[17 * 8 + 4, 17 * 8 + 4]) == EXIT
+    assert tuple(px[2 * 8, 2 * 8 + 20]) == ROOM and tuple(px[2 * 8 + 10, 2 * 8 + 10]) != ROOM  # an outline
+    assert tuple(px[3 * 8 + 4, 13 * 8]) == PATH
+    # No tileset to draw the key's tile with: it is marked at its position, as a point is.
+    assert tuple(px[12 * 8 + 4, 12 * 8 + 4]) == colour("key")[:3]
+    # Away from the objects, the symbol colours are untouched.
+    assert (px[-8:, :8] == under[-8:, :8]).all() and (px[15 * 8 : 16 * 8, 1 * 8 : 2 * 8] == under[15 * 8 : 16 * 8, 1 * 8 : 2 * 8]).all()
 
 
 def test_markers_stay_visible_on_a_thumbnail_of_a_big_map() -> None:
