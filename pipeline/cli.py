@@ -173,6 +173,7 @@ def _build(
 
     from pipeline.workspace import Workspace
 
+    _warn([line for r in recipes for line in r.warnings()])
     # One console for the bar and the report lines, so rich prints the lines above the bar.
     bar = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
@@ -225,20 +226,31 @@ def _build(
     if failures:
         from rich.text import Text
 
-        from pipeline.output import print_table
+        from pipeline.output import print_table, spans
         from pipeline.output import table as new_table
 
         err = _console(stderr=True)
         table = new_table(err, f"{_count(len(failures), 'map')} failed")
         for col in ("recipe", "map", "stage", "message"):
             table.add_column(col)
+        # A mistake that every map meets (a symbol the tiles lack) is one row, not one per map.
+        alike: dict[tuple[str, str, str], list[int]] = {}
         for f in failures:
-            table.add_row(Text(f.recipe), str(f.map), Text(f.stage), Text(f.message))
+            alike.setdefault((f.recipe, f.stage, f.message), []).append(f.map)
+        for (recipe, stage, message), indices in alike.items():
+            table.add_row(Text(recipe), spans(indices), Text(stage), Text(message))
         print_table(err, table)
     if problems:
         _fail(problems)
     if failures or problems:
         raise typer.Exit(1)
+
+
+def _warn(lines: list[str]) -> None:
+    from rich.markup import escape
+
+    for line in lines:
+        _console(stderr=True).print(f"[yellow]warning:[/yellow] {escape(line)}", soft_wrap=True)
 
 
 def _watched(targets: list[Path]) -> list[Path]:
@@ -359,7 +371,7 @@ def explain(
     from pipeline.builder import Builder
     from pipeline.cache import LevelCache
     from pipeline.errors import PipelineError
-    from pipeline.output import print_table
+    from pipeline.output import print_table, spans
     from pipeline.output import table as new_table
     from pipeline.recipe import load_recipe
 
@@ -382,16 +394,20 @@ def explain(
             cached = sum(levels.has(s.key) for s in states)  # the plan checks only maps with work
             why = "; ".join(x for x in (why, f"cached for {cached}/{len(states)} maps") if x)
         status = "[green]fresh[/green]" if not stale else f"[yellow]stale[/yellow] {len(stale)}/{len(states)}"
+        if spec.name in loaded.unused:
+            status, why = "[yellow]unused[/yellow]", "no export stage reads it: it never runs"
         table.add_row(spec.name, spec.kind, status, Text(why))
     print_table(console, table)
     todo = plan.stale_maps
     if plan.owner is not None:
         console.print(f"{plan.pack_dir} was built from {plan.owner}: `pcg build` refuses to replace it without --force.")
     if plan.obsolete:
-        console.print(f"The pack no longer has maps {', '.join(map(str, plan.obsolete))}: `pcg build` removes their files.")
-    console.print(
-        f"`pcg build` would rebuild {len(todo)} of {_count(len(plan.maps), 'map')}." if todo else "Up to date: `pcg build` would run no stage."
-    )
+        shown = f"map {plan.obsolete[0]}" if len(plan.obsolete) == 1 else f"maps {spans(plan.obsolete)}"
+        console.print(f"The pack no longer has {shown}: `pcg build` removes their files.")
+    if todo:
+        console.print(f"`pcg build` would rebuild {len(todo)} of {_count(len(plan.maps), 'map')}.")
+    else:
+        console.print("No stage to run: `pcg build` would only remove those files." if plan.obsolete else "Up to date: `pcg build` would run no stage.")
     _print_pins(console, loaded, maps)
 
 
@@ -424,8 +440,8 @@ def _seed_edited(change: "SeedChange", what: str) -> None:
 
     where = escape(change.recipe)
     if not change.written:
-        state = f"pinned at {change.seed}" if change.pinned else f"not pinned (it follows the pack seed, {change.seed})"
-        _console().print(f"{where}: map {change.map} is {state} already; nothing changed", soft_wrap=True)
+        state = f"is pinned at {change.seed}" if change.pinned else f"follows the pack seed ({change.seed})"
+        _console().print(f"{where}: map {change.map} already {state}; nothing changed", soft_wrap=True)
         return
     seeds = f"seed {change.seed}" if change.before == change.seed else f"seed {change.before} -> {change.seed}"
     _console().print(f"{where}: map {change.map} {what} ({seeds})", soft_wrap=True)
@@ -512,8 +528,7 @@ def verify(
     ) as bar:
         task = bar.add_task("verify", total=maps)
         result = verify_pack(folder / MANIFEST, jobs or default_workers(), lambda n: bar.advance(task, n))
-    for line in result.warnings:
-        _console(stderr=True).print(f"[yellow]warning:[/yellow] {line}")
+    _warn(result.warnings)
     if result.problems:
         _fail(result.problems)
         raise typer.Exit(1)
@@ -607,21 +622,30 @@ def list_(
 @app.command()
 @_user_errors
 def stages(
-    kind: Optional[str] = typer.Argument(None, help="Show this stage kind in full: what it does, its inputs and every parameter."),
+    kind: Optional[str] = typer.Argument(
+        None, help="Show this stage kind in full: what it does, its inputs and every parameter; a family (maze, dungeon, ...) lists its kinds."
+    ),
     recipes: list[Path] = typer.Option([], "--recipe", "-r", help="Also the stages of these recipes' plugins (a file or a folder)."),
 ) -> None:
-    """List every stage kind, one line each by family; `pcg stages KIND` shows one in full."""
+    """List every stage kind, one line each by family; `pcg stages KIND` shows one in full,
+    `pcg stages FAMILY` lists one family."""
     from pipeline import registry
     from pipeline.errors import PipelineError, did_you_mean
     from pipeline.recipe import plugin_kinds_of
+    from pipeline.summary import family
 
     kinds = dict(sorted({**registry.kinds(), **plugin_kinds_of(recipes)}.items()))
     console = _console()
     if kind is None:
         _list_kinds(console, kinds)
         return
+    members = {k: c for k, c in kinds.items() if family(k) == kind.rstrip(".")}
+    if kind not in kinds and members:
+        _list_kinds(console, members)
+        return
     if kind not in kinds:
-        raise PipelineError([f"unknown stage kind {kind!r}{did_you_mean(kind, kinds) or ' (run `pcg stages` for the list)'}"])
+        known = [*kinds, *dict.fromkeys(family(k) for k in kinds)]
+        raise PipelineError([f"unknown stage kind {kind!r}{did_you_mean(kind, known) or ' (run `pcg stages` for the list)'}"])
     _show_kind(console, kind, kinds[kind])
 
 

@@ -72,7 +72,10 @@ def sheet_entry(recipe: Recipe, m: dict[str, Any]) -> dict[str, Any] | None:
     recipe with two chains would caption one chain's picture with the other chain's numbers."""
     for spec, preview in previews(recipe, m["stem"]):
         if preview in m["files"]:
-            stats = m["stages"].get(spec.inputs[0], {}).get("stats", {})
+            drawn = m["stages"].get(spec.inputs[0])
+            # No such stage: a map the last good build made from other stages, kept because
+            # its rebuild failed; its own stats are what it was made with.
+            stats = drawn.get("stats", {}) if drawn is not None else m.get("stats", {})
             return {"index": m["index"], "stem": m["stem"], "file": preview, "sha256": m["files"][preview], "stats": stats}
     return None
 

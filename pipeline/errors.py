@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import difflib
 import errno
+import re
+import typing
 from typing import Any, Iterable
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 
 class PipelineError(Exception):
@@ -59,6 +61,14 @@ def os_error_line(exc: OSError) -> str:
     return f"{where}: {what}"
 
 
+def image_error_text(exc: Exception) -> str:
+    """What went wrong reading an image, without Pillow's `cannot identify image file
+    <_io.BytesIO object at 0x...>` (the bytes were read into memory first)."""
+    if type(exc).__name__ == "UnidentifiedImageError":
+        return "not a PNG or any other image Pillow reads"
+    return str(exc)
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" (did you mean {match[0]!r}?)" if match else ""
@@ -79,7 +89,8 @@ def _readable(err: dict[str, Any], field_names: Iterable[str]) -> str:
     """Turn one pydantic error into the short phrase a recipe author needs, quoting the value
     given once: a validator's own message may quote it already."""
     phrase = _phrase(err, field_names)
-    if err["type"] in ("missing", "extra_forbidden") or "input" not in err or "(got " in phrase:
+    # A check of several keys together has the whole table as its input: the message names them.
+    if err["type"] in ("missing", "extra_forbidden") or "input" not in err or "(got " in phrase or not err.get("loc"):
         return phrase
     return f"{phrase} (got {_shown(err['input'])})"
 
@@ -116,16 +127,107 @@ def _phrase(err: dict[str, Any], field_names: Iterable[str]) -> str:
     return f"{msg[0].lower()}{msg[1:]}"
 
 
-def validation_problems(exc: ValidationError, prefix: str, field_names: Iterable[str]) -> list[str]:
-    """`prefix.key: phrase` for every error in a pydantic ValidationError."""
-    names = list(field_names)
-    problems = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"])
-        key = f"{prefix}.{loc}" if loc else prefix
+def validation_problems(exc: ValidationError, prefix: str, model: type[BaseModel]) -> list[str]:
+    """`prefix.key: phrase` for every error in a pydantic ValidationError of `model`. A value that
+    fits none of a union's types is one problem (`must be 'max' or 'min', a number, or a list`),
+    not one per type, and an unknown key inside a table lists that table's keys."""
+    problems: list[str] = []
+    for loc, errs in _by_union(exc.errors()):
+        key = ".".join([prefix, *loc] if prefix else loc) or prefix
+        if len(errs) > 1:
+            problems.append(f"{key}: must be {_either([_kind_of(e) for e in errs])}{_got(errs[0])}")
+            continue
+        err = errs[0]
         cause = err.get("ctx", {}).get("error")
         if isinstance(cause, KeyedError):
             problems.append(f"{key}.{cause.key}: {cause.message}")
             continue
-        problems.append(f"{key}: {_readable(err, names)}")
-    return problems
+        problems.append(f"{key}: {_readable(err, _field_names(model, err['loc']))}")
+    return list(dict.fromkeys(problems))
+
+
+# pydantic names each member of a union in the error's location: `aim.float`, `aim.literal['max',
+# 'min']`, `size.tuple[int, int]`, `x.function-after[check(), int]`.
+_MEMBER = re.compile(r"^(?:int|float|bool|str|bytes|none|[a-z][a-z-]*\[.*\])$")
+
+
+def _union_at(errors: list[Any]) -> list[int | None]:
+    """For each error, where in its location a union member is named, if anywhere: a part that
+    looks like a type, where errors with the same location before it name two members or more
+    (so a table key that happens to read `int` or `set` is taken for the key it is)."""
+    members: dict[tuple[Any, ...], set[str]] = {}
+    for err in errors:
+        loc = tuple(err["loc"])
+        for i, part in enumerate(loc):
+            if isinstance(part, str) and _MEMBER.match(part):
+                members.setdefault(loc[:i], set()).add(part)
+    found: list[int | None] = []
+    for err in errors:
+        loc = tuple(err["loc"])
+        union = [i for i, part in enumerate(loc) if isinstance(part, str) and len(members.get(loc[:i], ())) > 1 and part in members[loc[:i]]]
+        found.append(union[-1] if union else None)
+    return found
+
+
+def _by_union(errors: list[Any]) -> list[tuple[list[str], list[dict[str, Any]]]]:
+    """The errors in their order, each with its location as a user writes it (union members left
+    out). A union whose every member failed on the value itself comes as one group of errors;
+    where a member got further into the value (a list of the right length with a wrong item), its
+    errors alone are kept, since that is the type the user meant."""
+    found: list[tuple[int, tuple[Any, ...], dict[str, Any]]] = []  # (position, location, error)
+    unions: dict[tuple[Any, ...], tuple[int, list[dict[str, Any]]]] = {}  # location -> (position, member errors)
+    for n, (err, at) in enumerate(zip(errors, _union_at(errors))):
+        loc = tuple(err["loc"])
+        if at is None:
+            found.append((n, loc, err))
+        elif loc[at + 1 :] or err["type"] == "value_error":
+            found.append((n, loc[:at] + loc[at + 1 :], {**err, "loc": loc[:at] + loc[at + 1 :]}))
+        else:
+            unions.setdefault(loc[:at], (n, []))[1].append(err)
+    for head, (n, errs) in unions.items():
+        if not any(loc[: len(head)] == head for _, loc, _ in found):
+            found.append((n, head, {"group": errs}))
+    found.sort(key=lambda item: item[0])
+    return [([str(p) for p in loc], err.get("group") or [err]) for _, loc, err in found]
+
+
+def _kind_of(err: dict[str, Any]) -> str:
+    """What one member of a union wanted, as a phrase after `must be`."""
+    if err["type"] == "literal_error":
+        return str(err.get("ctx", {}).get("expected", "one of the names"))
+    phrase = _phrase(err, ())
+    return phrase.removeprefix("must be ") if phrase.startswith("must be ") else phrase
+
+
+def _either(kinds: list[str]) -> str:
+    kinds = list(dict.fromkeys(kinds))
+    return kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + ", or " + kinds[-1]
+
+
+def _got(err: dict[str, Any]) -> str:
+    return f" (got {_shown(err['input'])})" if "input" in err else ""
+
+
+def _field_names(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The keys of the table that holds `loc`'s last key: the model's own, or those of the model
+    a nested table is validated as (`best = { ... }` of a filter)."""
+    current: Any = model
+    for part in loc[:-1]:
+        fields = getattr(current, "model_fields", None)
+        if not fields or part not in fields:
+            break
+        nested = _model_in(fields[part].annotation)
+        if nested is None:
+            break
+        current = nested
+    return list(current.model_fields)
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None

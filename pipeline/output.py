@@ -46,3 +46,14 @@ def print_table(con: "Console", tab: "Table") -> None:
     for line in captured.get().splitlines():
         con.file.write(line.rstrip() + "\n")
     con.file.flush()
+
+
+def spans(indices: "list[int]") -> str:
+    """Map indices as a person reads them: `0-5, 8, 10-11`."""
+    runs: list[list[int]] = []
+    for i in sorted(set(indices)):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)

@@ -73,6 +73,11 @@ def draw_size(size: SizeRange, rng: np.random.Generator, step: int = 1) -> tuple
     return draw(size[0], rng, step), draw(size[1], rng, step)
 
 
+def as_written(size: SizeRange) -> list[Any]:
+    """A size as the recipe writes it: `[[20, 40], 31]`."""
+    return [list(side) if isinstance(side, tuple) else side for side in size]
+
+
 def least(value: IntRange) -> int:
     return value if isinstance(value, int) else value[0]
 

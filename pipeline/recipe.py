@@ -215,6 +215,17 @@ class Recipe:
         """`name` and every stage it depends on, inputs first."""
         return upstream(self.stages, name)
 
+    @cached_property
+    def unused(self) -> tuple[str, ...]:
+        """The stages no export stage reads, directly or through other stages: they never run
+        (a filter whose `where` is misspelt would otherwise pass unnoticed)."""
+        needed = {s.name for e in self.exporters for s in self.upstream(e.name)}
+        return tuple(s.name for s in self.stages if s.name not in needed)
+
+    def warnings(self) -> list[str]:
+        """What is allowed but most likely a mistake, one line each."""
+        return [f"{self.path}: stage.{name}: no export stage reads it, directly or through other stages, so it never runs" for name in self.unused]
+
 
 def upstream(stages: tuple[StageSpec, ...] | list[StageSpec], name: str) -> list[StageSpec]:
     """`name` and every stage it depends on among `stages` (ordered inputs first), in that order."""
@@ -253,7 +264,13 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
         data = tomli.loads(text)
     except tomli.TOMLDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}: " if getattr(exc, "lineno", None) else ""
-        raise RecipeError([f"{shown}: {where}invalid TOML: {getattr(exc, 'msg', str(exc))}"]) from None
+        message = getattr(exc, "msg", str(exc))
+        twice = re.fullmatch(r"Cannot declare \((.*)\) twice", message)
+        if twice:
+            # A snippet pasted below a table of the same name: say which way out there is.
+            table = ".".join(re.findall(r"'([^']*)'", twice.group(1)))
+            message = f"[{table}] is declared twice (a table appears once: edit the one above, or give this one another name)"
+        raise RecipeError([f"{shown}: {where}invalid TOML: {message}"]) from None
 
     problems: list[str] = []
     for key in data:
@@ -348,7 +365,7 @@ def _validate(cls: type[M], data: dict[str, Any], key: str, problems: list[str],
     try:
         return cls.model_validate_json(json.dumps(data, default=lambda v: v.isoformat()), strict=True, context=context)
     except ValidationError as exc:
-        problems.extend(validation_problems(exc, key, cls.model_fields))
+        problems.extend(validation_problems(exc, key, cls))
         return None
 
 

@@ -103,7 +103,7 @@ def verify_pack(manifest_path: Path, workers: int, progress: Callable[[int], Non
         # Hidden files other than a build's temporary ones are the desktop's (.DS_Store), not ours.
         if rel not in claimed and (not path.name.startswith(".") or is_temp_name(path.name)):
             result.problems.append(
-                f"{path}: no map of the manifest claims this file (left by a stopped build, which the next"
-                " pcg build removes, or added by hand)"
+                f"{path}: no map of the manifest claims this file (added by hand, which pcg build keeps:"
+                " move it out of the pack; or left by a stopped build, which the next pcg build removes)"
             )
     return result

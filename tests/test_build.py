@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -126,6 +127,17 @@ def test_shrinking_a_pack_removes_its_old_maps(project: Path) -> None:
     assert "map_003.tmx" in files and "map_004.tmx" not in files and "previews/map_005.png" not in files
     manifest = json.loads((project / PACK / "manifest.json").read_text())
     assert [m["index"] for m in manifest["maps"]] == [0, 1, 2, 3]
+
+
+def test_a_stage_no_exporter_reads_is_a_warning_and_explain_says_unused(project: Path) -> None:
+    """A misspelt `where` in a filter that nothing exports would pass silently: it never runs."""
+    built(project)
+    recipe = project / "recipes" / "small.toml"
+    recipe.write_text(recipe.read_text() + '\n[stage.loose]\nuse = "filter"\ninput = "maze"\nwhere = "dead_endz > 1"\n')
+    build = pcg("build", "recipes", "-q", cwd=project)
+    assert build.stderr.strip() == "warning: recipes/small.toml: stage.loose: no export stage reads it, directly or through other stages, so it never runs"
+    explain = pcg("explain", "recipes/small.toml", cwd=project)
+    assert re.search(r"^loose +filter +unused +no export stage reads it: it never runs$", explain.stdout, re.M), explain.stdout
 
 
 def test_manifest_records_seeds_versions_and_hashes(project: Path) -> None:

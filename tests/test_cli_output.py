@@ -124,6 +124,10 @@ def test_pcg_stages_lists_one_line_per_kind_by_family_and_shows_one_in_full(tmp_
     assert "maze.wilson  (version" in full and "loop-erased" in full and "cells: [int > 0 <= 4096" in full
     unknown = run("stages", "maze.wilsn", cwd=tmp_path, check=False)
     assert unknown.returncode == 1 and "did you mean 'maze.wilson'" in unknown.stderr
+    # A family lists its own kinds, as the full listing does.
+    dungeons = run("stages", "dungeon", cwd=tmp_path).stdout.splitlines()
+    assert dungeons[0] == "dungeon" and [line.split()[0] for line in dungeons[1:] if line.startswith("  ")] == sorted(k for k in kinds if family(k) == "dungeon")
+    assert "did you mean 'dungeon'" in run("stages", "dungeons", cwd=tmp_path, check=False).stderr
 
 
 # -- tables off a terminal, and at a wide one ----------------------------------------------------

@@ -411,6 +411,8 @@ TILESET_RECIPE = maze_recipe("t", '[stage.tmx]\nuse = "export.tmx"\ninput = "maz
     [
         ('tile_size = 16\n[colors]\nwall = "red"\n', "tilesets/t.toml: colors.wall: must be a colour"),
         ("tile_size = 0\n", "tilesets/t.toml: tile_size: must be 1..1024 pixels"),
+        ('tile_size = "16"\n', "tilesets/t.toml: tile_size: must be a whole number of pixels or [width, height] (got '16')"),
+        ('image = "text.png"\n[tiles]\nwall = 0\n', "image: cannot read tilesets/text.png as an image (not a PNG or any other image Pillow reads)"),
         ("[tiles]\nwall = 0\n", "tilesets/t.toml: tiles: belongs to a tileset with your own `image`"),
         ('image = "missing.png"\n[tiles]\nwall = 0\n', "tilesets/t.toml: image: cannot read"),
         ('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\nfloor = 99\n', "tiles.floor: tile 99 is past the end of"),
@@ -428,6 +430,7 @@ TILESET_RECIPE = maze_recipe("t", '[stage.tmx]\nuse = "export.tmx"\ninput = "maz
 def test_a_bad_tileset_file_is_one_clear_error(project: Path, tileset: str, expect: str) -> None:
     (project / "tilesets").mkdir()
     Image.new("RGBA", (32, 16)).save(project / "tilesets" / "sheet.png")
+    (project / "tilesets" / "text.png").write_text("not an image\n")
     (project / "tilesets" / "t.toml").write_text(tileset)
     write_recipe(project, "t", TILESET_RECIPE)
     proc = pcg("build", "recipes", cwd=project, check=False)

@@ -15,6 +15,7 @@ from conftest import SMALL_RECIPE, tree_digests
 from pipeline import registry
 from pipeline.cli import app
 from pipeline.level import Level
+from pipeline.output import spans
 from pipeline.registry import StageParams, stage
 from pipeline.seeds import rng_for, stage_seed
 
@@ -62,9 +63,9 @@ def test_failing_maps_are_listed_and_the_others_build(
     result = runner.invoke(app, ["build", "recipes", "-j", jobs])
     assert result.exit_code == 1
     assert f"{len(failing)} map{'s' if len(failing) > 1 else ''} failed" in result.output
-    # Not a terminal: the table is plain columns, one line per map, nothing cut.
-    rows = re.findall(r"^(\S+)  +(\d+)  +(\S+)  +(ValueError: .*)$", result.output, re.M)
-    assert [(r[0], int(r[1]), r[2]) for r in rows] == [("recipes/small.toml", i, "flaky") for i in failing]
+    # Not a terminal: the table is plain columns, nothing cut; the maps that failed alike share a row.
+    rows = re.findall(r"^(\S+)  +([\d, -]+?)  +(\S+)  +(ValueError: .*)$", result.output, re.M)
+    assert [(r[0], r[1], r[2]) for r in rows] == [("recipes/small.toml", spans(failing), "flaky")]
     assert all(r[3].startswith("ValueError: the flaky stage gave up") for r in rows)
     assert f"built {6 - len(failing)}/6 maps" in result.output
     after = tree_digests(project / "exports" / "small")
@@ -147,3 +148,22 @@ def test_a_failed_rebuild_of_a_hand_edited_map_keeps_its_files(
 
     manifest = json.loads((pack / "manifest.json").read_text())
     assert [m["index"] for m in manifest["maps"]] == [0, 1, 2, 4, 5]
+
+
+def test_a_build_whose_every_map_fails_leaves_the_contact_sheet_as_it_was(
+    project: Path, monkeypatch: pytest.MonkeyPatch, flaky_kind: None
+) -> None:
+    """The exporter now draws a new stage that fails on every map: the maps keep their files,
+    and the sheet keeps its captions (the kept maps' stats, not the new stage's, which none has)."""
+    monkeypatch.chdir(project)
+    runner = CliRunner()
+    assert runner.invoke(app, ["build", "recipes", "-j", "1"]).exit_code == 0
+    pack = project / "exports" / "small"
+    before = tree_digests(pack)
+    recipe = SMALL_RECIPE.replace('input = "maze"\ntile_size', 'input = "flaky"\ntile_size')
+    (project / "recipes" / "small.toml").write_text(recipe + '\n[stage.flaky]\nuse = "test.flaky"\ninput = "maze"\nthreshold = 1.0\n')
+    failed = runner.invoke(app, ["build", "recipes", "-j", "1"])
+    assert failed.exit_code == 1
+    assert re.search(r"0-5\s+flaky\s+ValueError: the flaky stage gave up", failed.output), failed.output  # one row for six maps
+    after = tree_digests(pack)
+    assert {k: v for k, v in after.items() if k != "manifest.json"} == {k: v for k, v in before.items() if k != "manifest.json"}

@@ -9,6 +9,8 @@ import warnings
 
 import numpy as np
 
+from pipeline.errors import image_error_text
+
 
 class ImageError(ValueError):
     """An image that cannot be read, or cannot be what it is read for."""
@@ -25,7 +27,7 @@ def decode(data: bytes) -> np.ndarray:
             with Image.open(io.BytesIO(data)) as image:
                 rgba = np.asarray(image.convert("RGBA"), dtype=np.uint8)
     except (OSError, ValueError, Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
-        raise ImageError(f"is not an image Pillow can read ({exc})") from None
+        raise ImageError(f"is not an image Pillow can read ({image_error_text(exc)})") from None
     if rgba.shape[0] == 0 or rgba.shape[1] == 0:
         raise ImageError("is an empty image")
     return rgba

@@ -14,7 +14,7 @@ import tomli
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from pipeline.errors import KeyedError, validation_problems
+from pipeline.errors import KeyedError, image_error_text, validation_problems
 from pipeline.level import check_colors, check_finite
 from pipeline.paths import check_plain_name
 from pipeline.fsio import read_regular
@@ -83,6 +83,8 @@ class TilesetSpec(BaseModel):
     def _square(cls, value: object) -> object:
         if isinstance(value, int) and not isinstance(value, bool):
             return (value, value)
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"must be a whole number of pixels or [width, height] (got {value!r})")
         # A before-validator hands on Python objects, which strict mode checks as Python: a list
         # is not a tuple there, so turn it into one.
         return tuple(value) if isinstance(value, list) else value
@@ -190,7 +192,7 @@ def load_tileset(recipe_dir: Path, relative: str) -> LoadedTileset:
         # Through JSON, as recipes are: strict types, yet arrays still fill tuples.
         spec = TilesetSpec.model_validate_json(json.dumps(table, default=str), strict=True)
     except ValidationError as exc:
-        problems = validation_problems(exc, "", TilesetSpec.model_fields)
+        problems = validation_problems(exc, "", TilesetSpec)
         raise KeyedError("tileset", f"{path}: " + "; ".join(p.lstrip(".") for p in problems)) from None
     if not spec.name:
         stem = Path(relative).stem
@@ -208,7 +210,7 @@ def load_tileset(recipe_dir: Path, relative: str) -> LoadedTileset:
             with Image.open(io.BytesIO(image_data)) as image:
                 width, height = image.size
         except (OSError, ValueError) as exc:
-            raise KeyedError("tileset", f"{path}: image: cannot read {image_path} as an image ({exc})") from None
+            raise KeyedError("tileset", f"{path}: image: cannot read {image_path} as an image ({image_error_text(exc)})") from None
         problem = check_tile_ids(spec, width, height, str(image_path))
         if problem:
             raise KeyedError("tileset", f"{path}: {problem}")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, image_error_text
 from pipeline.level import PropertyValue, Symbol
 from pipeline.tiled.art import cut_tiles, ground_tile, lay_out, symbol_tile
 from pipeline.tiled.icons import icon_tile
@@ -209,7 +209,7 @@ def _own_art(spec: TilesetSpec, alphabet: tuple[Symbol, ...], data: bytes) -> Bu
             is_png = image.format == "PNG"
             pixels = np.asarray(image.convert("RGBA"))
     except (OSError, ValueError) as exc:  # its header was read as the recipe loaded; its pixels can still be damaged
-        raise PipelineError([f"tileset {spec.name!r}: cannot read its image {spec.image} ({exc})"]) from None
+        raise PipelineError([f"tileset {spec.name!r}: cannot read its image {spec.image} ({image_error_text(exc)})"]) from None
     tw, th = spec.tile_size
     height, width = pixels.shape[:2]
     columns, rows = sheet_grid(width, height, tw, th, spec.margin, spec.spacing)

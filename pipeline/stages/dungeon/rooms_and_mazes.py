@@ -11,7 +11,7 @@ from pipeline import registry
 from pipeline.errors import KeyedError
 from pipeline.jit import compiled
 from pipeline.level import Level, MapObject
-from pipeline.ranges import SizeRange, draw_size, least, size_record, size_stats, size_type
+from pipeline.ranges import SizeRange, as_written, draw_size, least, size_record, size_stats, size_type
 from pipeline.registry import StageParams, stage
 from pipeline.stages.dungeon.tiles import DOOR, DUNGEON_ALPHABET, FLOOR, WALL, Side
 from pipeline.stages.maze.generator import MazeGenerator, restrict
@@ -54,8 +54,7 @@ class RoomsAndMazes(StageParams):
     @classmethod
     def _odd(cls, value: SizeRange) -> SizeRange:
         if any(end % 2 == 0 for side in value for end in ((side,) if isinstance(side, int) else side)):
-            shown = [list(side) if isinstance(side, tuple) else side for side in value]
-            raise ValueError(f"both sides must be odd, so rooms and maze cells line up (got {shown})")
+            raise ValueError(f"must be odd, each side and each end of a [min, max] side, so rooms and maze cells line up (got {as_written(value)})")
         return value
 
     @field_validator("room_size")
@@ -80,7 +79,7 @@ class RoomsAndMazes(StageParams):
     @model_validator(mode="after")
     def _fits(self) -> RoomsAndMazes:
         if self.room_size[1] > min(least(side) for side in self.size) - 2:
-            raise ValueError(f"room_size up to {self.room_size[1]} does not fit in {list(self.size)}")
+            raise KeyedError("room_size", f"rooms up to {self.room_size[1]} tiles need every side of size to be at least {self.room_size[1] + 2} (size = {as_written(self.size)})")
         # Other generators have no such knob: a winding that changed nothing would mislead.
         if "winding" in self.model_fields_set and self.maze != GROWING_TREE:
             raise KeyedError("winding", f"only with maze = {GROWING_TREE!r} (this stage uses {self.maze!r}); remove it")
