@@ -314,11 +314,13 @@ class Builder:
 
 
 def _diverse(plans: list[PackPlan]) -> list[PackPlan]:
-    """`plans` in an order where each next pack brings the most stage kinds no earlier one has:
-    workers then start on different kernels, rather than waiting for the one another compiles."""
+    """`plans` in an order where each next pack brings the most compiling that no earlier one
+    brings (its new stage kinds, by `compile_weight`): workers then start on different kernels,
+    the longest compiles first, rather than waiting for one another compiles."""
+    weight = {s.kind: type(s.params).compile_weight for p in plans for s in p.recipe.stages}
     left, order, seen = list(plans), [], set()
     while left:
-        best = max(left, key=lambda p: len({s.kind for s in p.recipe.stages} - seen))  # the first of equals
+        best = max(left, key=lambda p: sum(weight[k] for k in {s.kind for s in p.recipe.stages} - seen))  # the first of equals
         left.remove(best)
         order.append(best)
         seen |= {s.kind for s in best.recipe.stages}

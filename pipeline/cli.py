@@ -183,7 +183,7 @@ def _build(
     def compiling() -> None:
         # Otherwise a first build sits silent while numba compiles, and looks hung.
         if not quiet:
-            console.print("compiling kernels, first run only (about 20 s on 2 cores; later builds load them) ...")
+            console.print("compiling kernels, first run only (up to about 20 s on 2 cores; later builds load them) ...")
 
     def started(plan: "PackPlan") -> Callable[[int], None] | None:
         # A fresh pack still goes through the build: that rewrites its manifest if only the
