@@ -195,8 +195,7 @@ def _kind_of(err: dict[str, Any]) -> str:
     """What one member of a union wanted, as a phrase after `must be`."""
     if err["type"] == "literal_error":
         return str(err.get("ctx", {}).get("expected", "one of the names"))
-    phrase = _phrase(err, ())
-    return phrase.removeprefix("must be ") if phrase.startswith("must be ") else phrase
+    return _phrase(err, ()).removeprefix("must be ")
 
 
 def _either(kinds: list[str]) -> str:
