@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import math
 from pathlib import Path
 from typing import Any, Iterator, cast
 

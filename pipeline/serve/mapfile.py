@@ -11,7 +11,6 @@ the picture is drawn at the preview's scale (`step_of`), never as one huge image
 
 from __future__ import annotations
 
-import json
 import posixpath
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ import numpy as np
 from PIL import Image
 
 from pipeline.fsio import read_regular
-from pipeline.tiled.layer_data import MapFileError, base64_gids, csv_gids, gid_rows
+from pipeline.tiled.layer_data import MapFileError, base64_gids, csv_gids, gid_rows, parse_json, parse_xml
 from pipeline.tiled.render import png_bytes, step_of
 from pipeline.tiled.values import decode_values
 
@@ -60,8 +59,8 @@ def read_map(pack: Path, relative: str) -> MapFile:
     data = _read(pack, relative)
     folder = posixpath.dirname(relative)
     if relative.endswith((".tmj", ".json")):
-        return _JsonMap(pack, folder).parse(_json(data, relative))
-    return _XmlMap(pack, folder).parse(_xml(data, relative))
+        return _JsonMap(pack, folder).parse(parse_json(data, relative))
+    return _XmlMap(pack, folder).parse(parse_xml(data, relative))
 
 
 def picture(pack: Path, m: MapFile) -> bytes:
@@ -119,20 +118,6 @@ def _read(pack: Path, relative: str) -> bytes:
         raise MapFileError(f"{relative}: cannot read ({exc.strerror or exc})") from None
 
 
-def _json(data: bytes, what: str) -> Any:
-    try:
-        return json.loads(data)
-    except ValueError as exc:
-        raise MapFileError(f"{what}: not JSON ({exc})") from None
-
-
-def _xml(data: bytes, what: str) -> ET.Element:
-    try:
-        return ET.fromstring(data)
-    except ET.ParseError as exc:
-        raise MapFileError(f"{what}: not XML ({exc})") from None
-
-
 def _gids(text: str, encoding: str, compression: str, width: int, height: int, what: str) -> np.ndarray:
     if encoding == "csv":
         return gid_rows(csv_gids(text, what), width, height, what)
@@ -170,8 +155,8 @@ class _XmlMap:
             folder = posixpath.dirname(relative)
             data = _read(self.pack, relative)
             if relative.endswith((".tsj", ".json")):
-                return _tileset_json(_json(data, relative), firstgid, folder)
-            node = _xml(data, relative)
+                return _tileset_json(parse_json(data, relative), firstgid, folder)
+            node = parse_xml(data, relative)
         image = node.find("image")
         return TilesetRef(
             firstgid,
@@ -196,7 +181,7 @@ class _JsonMap:
             if "source" in ts:
                 relative = posixpath.normpath(posixpath.join(self.folder, ts["source"]))
                 folder = posixpath.dirname(relative)
-                ts = _json(_read(self.pack, relative), relative)
+                ts = parse_json(_read(self.pack, relative), relative)
             m.tilesets.append(_tileset_json(ts, firstgid, folder))
         stack = list(doc.get("layers", []))
         while stack:

@@ -1,12 +1,16 @@
-"""Tile layer data as Tiled stores it (CSV, or base64 plain, zlib or gzip) read back into gids:
-one reader for the maps users draw (load.tmx, place.prefabs) and the maps the gallery draws."""
+"""Tiled's files read back: the TMX/TSX or JSON document, and its tile layer data (CSV, or base64
+plain, zlib or gzip) as gids. One reader for the maps users draw (load.tmx, place.prefabs) and
+the maps the gallery draws."""
 
 from __future__ import annotations
 
 import base64
 import gzip
+import json
 import struct
+import xml.etree.ElementTree as ET
 import zlib
+from typing import Any
 
 import numpy as np
 
@@ -16,6 +20,20 @@ GID_MASK = 0x0FFFFFFF
 
 class MapFileError(Exception):
     """A problem with a map file (or a tileset or image it uses)."""
+
+
+def parse_json(data: bytes, what: str) -> Any:
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise MapFileError(f"{what} is not Tiled JSON ({exc})") from None
+
+
+def parse_xml(data: bytes, what: str) -> ET.Element:
+    try:
+        return ET.fromstring(data)
+    except ET.ParseError as exc:
+        raise MapFileError(f"{what} is not a Tiled TMX/TSX file (XML error: {exc})") from None
 
 
 def gid_rows(values: list[int], width: int, height: int, what: str) -> np.ndarray:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import math
 import posixpath
 import xml.etree.ElementTree as ET
@@ -29,7 +28,7 @@ from pipeline.fsio import read_regular
 from pipeline.level import SPARE_CHARS, Color, Level, MapObject, PropertyValue, Symbol
 from pipeline.registry import StageParams, stage
 from pipeline.rewrite import palette
-from pipeline.tiled.layer_data import GID_MASK, MapFileError, base64_gids, csv_gids, gid_rows
+from pipeline.tiled.layer_data import GID_MASK, MapFileError, base64_gids, csv_gids, gid_rows, parse_json, parse_xml
 
 _MAX_CELLS = 64_000_000
 # The names our generators use, with their chars and colours, so that a loaded map's walls and
@@ -171,9 +170,9 @@ class _Reader:
     def read_map(self, relative: str) -> _Map:
         data = self.read(relative, "the map")
         if _looks_like_json(relative, data):
-            doc = _json(data, "the map")
+            doc = parse_json(data, "the map")
             return _MapJson(self, posixpath.dirname(relative)).parse(doc)
-        root = _xml(data, "the map")
+        root = parse_xml(data, "the map")
         return _MapXml(self, posixpath.dirname(relative)).parse(root)
 
     def external(self, folder: str, source: str) -> tuple[str, bytes]:
@@ -187,20 +186,6 @@ def _looks_like_json(name: str, data: bytes) -> bool:
     if name.lower().endswith((".tmx", ".tsx", ".xml")):
         return False
     return data.lstrip()[:1] in (b"{", b"[")
-
-
-def _json(data: bytes, what: str) -> Any:
-    try:
-        return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise MapFileError(f"{what} is not Tiled JSON ({exc})") from None
-
-
-def _xml(data: bytes, what: str) -> ET.Element:
-    try:
-        return ET.fromstring(data)
-    except ET.ParseError as exc:
-        raise MapFileError(f"{what} is not a Tiled TMX/TSX file (XML error: {exc})") from None
 
 
 def _int(value: Any, what: str) -> int:
@@ -356,8 +341,8 @@ class _MapXml:
         if source:
             relative, data = self.reader.external(self.folder, source)
             if _looks_like_json(source, data):
-                return _tileset_json(_json(data, f"the tileset {relative}"), firstgid, relative)
-            node = _xml(data, f"the tileset {relative}")
+                return _tileset_json(parse_json(data, f"the tileset {relative}"), firstgid, relative)
+            node = parse_xml(data, f"the tileset {relative}")
             if node.tag != "tileset":
                 raise MapFileError(f"the tileset {relative} is not a Tiled tileset (root <{node.tag}>)")
         name = node.get("name", "")
@@ -462,8 +447,8 @@ class _MapJson:
         if source:
             relative, data = self.reader.external(self.folder, str(source))
             if _looks_like_json(str(source), data):
-                return _tileset_json(_json(data, f"the tileset {relative}"), firstgid, relative)
-            node = _xml(data, f"the tileset {relative}")
+                return _tileset_json(parse_json(data, f"the tileset {relative}"), firstgid, relative)
+            node = parse_xml(data, f"the tileset {relative}")
             if node.tag != "tileset":
                 raise MapFileError(f"the tileset {relative} is not a Tiled tileset (root <{node.tag}>)")
             return _MapXml(self.reader, self.folder)._tileset(_with_firstgid(node, firstgid))
