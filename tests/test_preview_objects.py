@@ -19,7 +19,7 @@ from pipeline.stages.export.png import ExportPng
 from pipeline.stages.export.tmx import ExportTmx
 from pipeline.stages.maze.block import MAZE_ALPHABET
 from pipeline.thumbnail import BACKGROUND, DETAIL_KEY, THUMB, from_preview
-from pipeline.tiled.markers import COLOURS, MIN_RADIUS, PreviewInfo, colour
+from pipeline.tiled.markers import COLOURS, MIN_RADIUS, PreviewInfo, colour as colour_of
 
 SPAWN, EXIT, ROOM, PATH = (COLOURS[k][:3] for k in ("spawn", "exit", "room", "path"))
 
@@ -73,7 +73,7 @@ def test_a_colour_map_draws_its_objects_when_asked_and_is_plain_otherwise() -> N
     assert tuple(px[2 * 8, 2 * 8 + 20]) == ROOM and tuple(px[2 * 8 + 10, 2 * 8 + 10]) != ROOM  # an outline
     assert tuple(px[3 * 8 + 4, 13 * 8]) == PATH
     # No tileset to draw the key's tile with: it is marked at its position, as a point is.
-    assert tuple(px[12 * 8 + 4, 12 * 8 + 4]) == colour("key")[:3]
+    assert tuple(px[12 * 8 + 4, 12 * 8 + 4]) == colour_of("key")[:3]
     # Away from the objects, the symbol colours are untouched.
     assert (px[-8:, :8] == under[-8:, :8]).all() and (px[15 * 8 : 16 * 8, 1 * 8 : 2 * 8] == under[15 * 8 : 16 * 8, 1 * 8 : 2 * 8]).all()
 
