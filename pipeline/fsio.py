@@ -105,6 +105,18 @@ _KINDS = (
 )
 
 
+def write_if_changed(path: Path, data: bytes, temp_dir: Path | None = None) -> bool:
+    """`atomic_write` unless the file holds exactly `data` already (its modification time then
+    stays, and nothing is rewritten); whether it wrote."""
+    try:
+        if path.read_bytes() == data:
+            return False
+    except FileNotFoundError:
+        pass
+    atomic_write(path, data, temp_dir)
+    return True
+
+
 def _write_new(tmp: Path, data: bytes, sync: bool) -> None:
     """Write `data` to a new file, making its folder if there is none yet. Folders are made on
     demand rather than checked before every write (a build writes thousands of files into a few

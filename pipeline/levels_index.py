@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pipeline.fsio import atomic_write
+from pipeline.fsio import write_if_changed
 
 LEVELS = "levels.json"
 
@@ -45,10 +45,4 @@ def update_levels_index(pack_dir: Path, pack: str, order_by: str | None, manifes
         except (OSError, ValueError, AttributeError):
             pass
         return
-    data = levels_index(pack, order_by, manifest)
-    try:
-        if path.read_bytes() == data:
-            return
-    except FileNotFoundError:
-        pass
-    atomic_write(path, data, temp_dir)
+    write_if_changed(path, levels_index(pack, order_by, manifest), temp_dir)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
-from pipeline.fsio import atomic_write, sha256_bytes, sha256_file
+from pipeline.fsio import sha256_bytes, sha256_file, write_if_changed
 from pipeline.recipe import Recipe
 from pipeline.registry import Exporter, PackContext
 
@@ -30,14 +30,8 @@ def update_pack_files(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], 
         ctx = PackContext(pack_dir=pack_dir, pack=recipe.pack.name, seed=recipe.pack.seed, maps=maps)
         made = exporter.pack_files(ctx)
         for rel, data in made.items():
-            target = pack_dir / rel
             digests[rel] = sha256_bytes(data)
-            try:
-                if target.read_bytes() == data:
-                    continue
-            except FileNotFoundError:
-                pass
-            atomic_write(target, data, temp_dir)
+            write_if_changed(pack_dir / rel, data, temp_dir)
         for rel in exporter.pack_outputs():
             if rel not in made:  # current already (or no map to list)
                 digest = sha256_file(pack_dir / rel)
