@@ -30,15 +30,15 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from pipeline.builder import PACK_FILES
 from pipeline.contact_sheet import CONTACT_SHEET
 from pipeline.errors import PipelineError
-from pipeline.manifest import MANIFEST
+from pipeline.manifest import MANIFEST, read_manifest
 from pipeline.serve.hub import Hub
 from pipeline.serve.mapfile import MapFileError, inside, picture, read_map
 from pipeline.tiled.markers import PreviewInfo
 
 STATIC = Path(__file__).parent / "static"
-LEVELS = "levels.json"
 # Seconds between keep-alive comments on the event stream: a closed page is noticed by then.
 PING_S = 15.0
 
@@ -64,10 +64,10 @@ class Site:
         return folder
 
     def manifest(self, pack: str) -> dict[str, Any]:
-        try:
-            return json.loads((self.folder(pack) / MANIFEST).read_bytes())
-        except (OSError, ValueError) as exc:
-            raise HTTPException(503, f"pack {pack!r}: its manifest does not read now ({exc})") from None
+        m = read_manifest(self.folder(pack) / MANIFEST)
+        if m is None:
+            raise HTTPException(503, f"pack {pack!r}: its manifest does not read now (missing, damaged, or of another format)")
+        return m
 
 
 def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
@@ -295,7 +295,7 @@ def _versions(m: dict[str, Any]) -> dict[str, Any]:
 
 def _listed(m: dict[str, Any]) -> set[str]:
     files = {f for entry in m["maps"] for f in entry.get("files", {})}
-    return files | set(m.get("pack_files", {})) | {CONTACT_SHEET, MANIFEST, LEVELS}
+    return files | set(m.get("pack_files", {})) | PACK_FILES
 
 
 def _map_file(entry: dict[str, Any]) -> str | None:
