@@ -84,6 +84,17 @@ def test_map_json_has_overlays_and_provenance(served: tuple[TestClient, Path, li
     assert client.get("/api/packs/other").status_code == 404
 
 
+def test_a_damaged_data_layer_is_a_map_without_overlays_not_a_server_error(served: tuple[TestClient, Path, list[Path]]) -> None:
+    client, root, _ = served
+    tmx = root / "exports" / "tiny" / "map_001.tmx"
+    text = tmx.read_text()
+    assert text.count('name="values" value="') == 1
+    start = text.index('name="values" value="') + len('name="values" value="')
+    tmx.write_text(text[:start] + "AAAAAAAA" + text[text.index('"', start) :])  # two numbers, not a map's worth
+    m = client.get("/api/packs/tiny/maps/1")
+    assert m.status_code == 200 and m.json()["layers"] == {} and m.json()["picture"] is None
+
+
 @pytest.mark.parametrize(
     "path",
     [

@@ -44,7 +44,8 @@ def gid_rows(values: list[int], width: int, height: int, what: str) -> np.ndarra
     return gids.reshape(height, width)
 
 
-def base64_gids(text: str, compression: str, what: str) -> list[int]:
+def base64_data(text: str, compression: str, what: str) -> bytes:
+    """The bytes of base64 layer data (plain, zlib or gzip): gids, or a data layer's values."""
     if compression not in ("", "zlib", "gzip"):
         raise MapFileError(f"{what}: compression {compression!r} is not supported (use CSV, or base64 plain, zlib or gzip)")
     try:
@@ -55,6 +56,11 @@ def base64_gids(text: str, compression: str, what: str) -> list[int]:
             raw = gzip.decompress(raw)
     except (ValueError, zlib.error, OSError, EOFError) as exc:
         raise MapFileError(f"{what}: bad base64 layer data ({exc})") from None
+    return raw
+
+
+def base64_gids(text: str, compression: str, what: str) -> list[int]:
+    raw = base64_data(text, compression, what)
     if len(raw) % 4:
         raise MapFileError(f"{what}: base64 layer data is {len(raw)} bytes, not a whole number of 4-byte gids")
     return list(struct.unpack(f"<{len(raw) // 4}I", raw))

@@ -13,15 +13,13 @@ a palette, distances in 16 bands from 0 to the map's largest.
 
 from __future__ import annotations
 
-import base64
 import functools
-import gzip
-import zlib
 
 import numpy as np
 from PIL import Image
 
 from pipeline.errors import PipelineError
+from pipeline.tiled.layer_data import MapFileError, base64_data
 from pipeline.tiled.render import png_bytes
 from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import Compression, TileLayer, base64_bytes
@@ -109,12 +107,11 @@ def encode_values(values: np.ndarray, compression: Compression = "none") -> str:
 
 
 def decode_values(text: str, width: int, height: int, compression: str = "") -> np.ndarray:
-    """What `encode_values` wrote, as an int32 H x W array (for tests and Python readers)."""
-    raw = base64.b64decode(text)
-    if compression == "zlib":
-        raw = zlib.decompress(raw)
-    elif compression == "gzip":
-        raw = gzip.decompress(raw)
+    """What `encode_values` wrote, as an int32 H x W array (for tests and Python readers); a
+    MapFileError for data that is not that."""
+    raw = base64_data(text, compression, "values")
+    if len(raw) != 4 * width * height:
+        raise MapFileError(f"values: {len(raw)} bytes, not the map's {width} x {height} 4-byte numbers")
     return np.frombuffer(raw, dtype="<i4").astype(np.int32).reshape(height, width)
 
 
