@@ -86,16 +86,7 @@ def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
         name = request.path_params["pack"]
         m = site.manifest(name)
         seeds = _seeds(m)
-        maps = []
-        for entry in m["maps"]:
-            maps.append({
-                "index": entry["index"],
-                "stem": entry["stem"],
-                "stats": entry.get("stats", {}),
-                "seed": _seed(entry),
-                "pinned": seeds.get(str(entry["index"])),
-                "preview": _preview_url(name, entry),
-            })
+        maps = [_card(name, entry, seeds) for entry in m["maps"]]
         stats = sorted({k for e in m["maps"] for k, v in e.get("stats", {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
         return JSONResponse({
             "name": name,
@@ -130,16 +121,11 @@ def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
                 main = None
         return JSONResponse({
             "pack": name,
-            "index": entry["index"],
-            "stem": entry["stem"],
-            "stats": entry.get("stats", {}),
-            "seed": _seed(entry),
-            "pinned": _seeds(m).get(str(entry["index"])),
+            **_card(name, entry, _seeds(m)),
             "maps": len(m["maps"]),
             "stages": [{"name": s, "kind": m["stages"][s]["kind"], "version": m["stages"][s]["version"], "key": v.get("key", "")} for s, v in entry["stages"].items()],
             "versions": _versions(m),
             "files": [{"path": f, "url": _url(name, f, site, m)} for f in files],
-            "preview": _preview_url(name, entry),
             "picture": f"/api/packs/{name}/maps/{entry['index']}/picture.png?v={files.get(main, '')[:16]}" if main else None,
             "gifs": [_url(name, f, site, m) for f in files if f.endswith(".gif")],
             "info": info,
@@ -266,6 +252,18 @@ def _entry(m: dict[str, Any], index: int) -> dict[str, Any]:
         if entry["index"] == index:
             return entry
     raise HTTPException(404, f"the pack has no map {index}")
+
+
+def _card(pack: str, entry: dict[str, Any], seeds: dict[str, Any]) -> dict[str, Any]:
+    """What the pack page shows of a map, and the map page too."""
+    return {
+        "index": entry["index"],
+        "stem": entry["stem"],
+        "stats": entry.get("stats", {}),
+        "seed": _seed(entry),
+        "pinned": seeds.get(str(entry["index"])),
+        "preview": _preview_url(pack, entry),
+    }
 
 
 def _seed(entry: dict[str, Any]) -> str | None:
