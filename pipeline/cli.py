@@ -115,8 +115,11 @@ def _print_report(console: "Console", plan: "PackPlan", report: "PackReport") ->
         return
     runs = report.stage_runs
     ran = ", ".join(f"{s.name} x{runs[s.name]}" for s in plan.recipe.stages if runs[s.name])
+    # With --map the maps planned are a few of the pack's: say so, or "1/1" reads as the whole pack.
+    total = plan.recipe.pack.maps
+    asked = f" asked for (the pack has {total})" if report.maps < total else ""
     console.print(
-        f"[bold]{report.name}[/bold]: built {report.built}/{report.maps} maps in {report.seconds:.2f} s"
+        f"[bold]{report.name}[/bold]: built {report.built}/{report.maps} maps{asked} in {report.seconds:.2f} s"
         f" ({_count(report.files_written, 'file')} written; ran {ran or 'nothing'}{'; ' + removed if removed else ''})",
         soft_wrap=True,
     )
