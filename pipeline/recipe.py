@@ -293,6 +293,7 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
     if pack is not None:
         _check_outputs(ordered, pack, problems)
         _check_order_by(ordered, pack, problems)
+        _check_read_stats(ordered, problems)
         check_object_tiles(ordered, problems)
     if problems or pack is None:
         raise RecipeError(f"{shown}: {p}" for p in problems)
@@ -464,17 +465,38 @@ def _check_order_by(specs: list[StageSpec], pack: PackConfig, problems: list[str
     writes (a plugin's), since then any name may be right."""
     if not pack.order_by or not specs:
         return
-    feeding = [spec for exporter in specs if exporter.is_exporter for spec in upstream(specs, exporter.name)]
-    written: set[str] = set()
-    for spec in feeding:
-        stats = spec.params.added_stats()
-        if stats is None:
-            return
-        written.update(stats)
+    written = _stats_added([spec for exporter in specs if exporter.is_exporter for spec in upstream(specs, exporter.name)])
+    if written is None:
+        return
     name = pack.order_by.lstrip("-")
     if name not in written:
         known = ", ".join(sorted(written)) or "none"
         problems.append(f"pack.order_by: no stage writes the stat {name!r}{did_you_mean(name, sorted(written))} (stats of this recipe: {known})")
+
+
+def _stats_added(specs: list[StageSpec]) -> set[str] | None:
+    """The stats `specs` add; None when one of them does not declare them."""
+    written: set[str] = set()
+    for spec in specs:
+        stats = spec.params.added_stats()
+        if stats is None:
+            return None
+        written.update(stats)
+    return written
+
+
+def _check_read_stats(specs: list[StageSpec], problems: list[str]) -> None:
+    """A property a stage reads (a filter's `where`, `best.stat`) is added by a stage before it:
+    a misspelt name would otherwise fail every map of the build, one attempt after another."""
+    for spec in specs:
+        reads = spec.params.read_stats()
+        written = _stats_added(upstream(specs, spec.name)[:-1]) if reads else None
+        if written is None:
+            continue
+        for name, key in sorted(reads.items()):
+            if name not in written:
+                known = ", ".join(sorted(written)) or "none"
+                problems.append(f"stage.{spec.name}.{key}: no stage before it adds the property {name!r}{did_you_mean(name, sorted(written))} (they add: {known})")
 
 
 def _inputs(body: dict[str, Any], key: str, problems: list[str]) -> tuple[str, ...] | None:

@@ -122,6 +122,12 @@ class StageParams(BaseModel):
         the params (`place.items` adds `items_<type>`)."""
         return self.adds_stats
 
+    def read_stats(self) -> dict[str, str]:
+        """The map properties this stage reads from its input, each with the param that names it
+        (`filter` reads `difficulty` from `where`): a recipe naming one that no stage before it
+        adds fails as it loads, not on every map of the build."""
+        return {}
+
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         raise NotImplementedError
 

@@ -131,10 +131,10 @@ def test_shrinking_a_pack_removes_its_old_maps(project: Path) -> None:
 
 
 def test_a_stage_no_exporter_reads_is_a_warning_and_explain_says_unused(project: Path) -> None:
-    """A misspelt `where` in a filter that nothing exports would pass silently: it never runs."""
+    """A filter that nothing exports would pass silently, however wrong its test: it never runs."""
     built(project)
     recipe = project / "recipes" / "small.toml"
-    recipe.write_text(recipe.read_text() + '\n[stage.loose]\nuse = "filter"\ninput = "maze"\nwhere = "dead_endz > 1"\n')
+    recipe.write_text(recipe.read_text() + '\n[stage.loose]\nuse = "filter"\ninput = "maze"\nwhere = "dead_ends > 1"\n')
     build = pcg("build", "recipes", "-q", cwd=project)
     assert build.stderr.strip() == "warning: recipes/small.toml: stage.loose: no export stage reads it, directly or through other stages, so it never runs"
     explain = pcg("explain", "recipes/small.toml", cwd=project)

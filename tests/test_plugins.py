@@ -17,6 +17,7 @@ import pytest
 
 from conftest import RECIPES, pcg, tree_digests, write_recipe
 from pipeline.level import Level, Symbol
+from pipeline.errors import RecipeError
 from pipeline.recipe import load_recipe
 
 TORCHES = RECIPES / "stages" / "torches.py"
@@ -304,3 +305,16 @@ def test_a_plugin_with_a_compiled_kernel_runs_where_its_file_is_not(tmp_path: Pa
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["10"]
     assert list((tmp_path / "numba" / "plugins").glob("*-invert.py"))
+
+
+def test_a_filter_reading_a_plugins_property_is_checked_only_when_the_plugin_declares_it(tmp_path: Path) -> None:
+    """A plugin stage may leave `adds_stats` out: then any name a filter reads after it may be right."""
+    plugin_project(tmp_path)
+    recipe = tmp_path / "recipes" / "lit.toml"
+    recipe.write_text(recipe.read_text().replace('input = "torches"\n', 'input = "keep"\n') + '\n[stage.keep]\nuse = "filter"\ninput = "torches"\nwhere = "torchez > 0"\n')
+    with pytest.raises(RecipeError, match=r"stage\.keep\.where: no stage before it adds the property 'torchez' \(did you mean 'torches'\?\)"):
+        load_recipe(recipe)
+    plugin = tmp_path / "recipes" / "stages" / "torches.py"
+    plugin.write_text(plugin.read_text().replace('    adds_stats: ClassVar[tuple[str, ...]] = ("torches",)\n', ""))
+    keep = next(s for s in load_recipe(recipe).stages if s.name == "keep")
+    assert keep.params.read_stats() == {"torchez": "where"}

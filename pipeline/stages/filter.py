@@ -93,6 +93,12 @@ class Filter(StageParams):
             raise Rejected(f"where {self.where!r} failed ({shown})", self.attempts, {name: level.properties[name] for name in names})
         return level
 
+    def read_stats(self) -> dict[str, str]:
+        names = {name: "where" for name in _names(self.where)} if self.where.strip() else {}
+        if self.best is not None:
+            names.setdefault(self.best.stat, "best.stat")
+        return names
+
     def best_of(self) -> BestOf | None:
         if self.best is None:
             return None
