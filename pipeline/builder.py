@@ -18,7 +18,7 @@ from pipeline.errors import PipelineError, os_error_line
 from pipeline.fsio import atomic_write, remove_stale_temps, same_file_system, sha256_bytes, sha256_file
 from pipeline.journal import Journal, Record
 from pipeline.levels_index import LEVELS, update_levels_index
-from pipeline.manifest import MANIFEST, assemble, environment, environment_id, read_manifest, recipe_record, write_manifest
+from pipeline.manifest import MANIFEST, assemble, config_id, environment, environment_id, read_manifest, recipe_record, write_manifest
 from pipeline.pack_files import update_pack_files
 from pipeline.plan import MapPlan, PackPlan, plan_pack
 from pipeline.recipe import Recipe
@@ -240,12 +240,12 @@ class Builder:
                 if prev is not None and (mp is None or self._intact(plan, prev)):
                     entries.append(prev)
                 continue
-            entries.append(self._entry(recipe, mp, results.get(index), prev, record["sha256"], env_id))
+            entries.append(self._entry(recipe, mp, results.get(index), prev, record, env_id))
         return assemble(record, entries, plan.previous, env)
 
     @staticmethod
     def _entry(
-        recipe: Recipe, mp: MapPlan, result: MapResult | None, prev: dict[str, Any] | None, recipe_sha: str, env_id: str
+        recipe: Recipe, mp: MapPlan, result: MapResult | None, prev: dict[str, Any] | None, record: dict[str, Any], env_id: str
     ) -> dict[str, Any]:
         """A map's manifest entry: from this build's result, or carried over where the map was fresh."""
         prev_stages = prev["stages"] if prev else {}
@@ -278,7 +278,8 @@ class Builder:
             **({"attempt": attempt} if attempt else {}),
             # A rebuilt map comes from this build; a fresh one has the same keys, so this recipe
             # makes the same files, but those files were made in the environment recorded before.
-            "recipe": recipe_sha,
+            "recipe": record["sha256"],
+            "config": config_id(record),
             "environment": env_id if result is not None or prev is None else prev["environment"],
             "stages": stages,
             "stats": dict(sorted(merged.items())),

@@ -136,6 +136,14 @@ def recipe_record(recipe: Recipe, project_root: Path) -> dict[str, Any]:
     }
 
 
+def config_id(record: dict[str, Any]) -> str:
+    """What a map was built from, in one string: the recipe text and every stage's recorded
+    configuration, which also holds what the text does not (plugin code, files read). A plugin
+    edited under an unchanged recipe changes it, so a map kept from before, when every map failed
+    after the edit, is not taken for one built from the edit."""
+    return hashlib.sha256(json.dumps([record["sha256"], record["stages"]], sort_keys=True).encode()).hexdigest()[:16]
+
+
 def _stage_record(params: StageParams, inputs: tuple[str, ...] | list[str]) -> dict[str, Any]:
     config = stage_config(params)
     # Inputs after the version, as manifests have always listed them.

@@ -13,7 +13,7 @@ from typing import Any
 
 from pipeline.cache import LevelCache
 from pipeline.level import PropertyValue
-from pipeline.manifest import project_path, recipe_config, recipe_record
+from pipeline.manifest import config_id, project_path, recipe_config, recipe_record
 from pipeline.recipe import Recipe, recorded_seed
 from pipeline.registry import embedded_versions, stage_config
 from pipeline.seeds import stage_seed
@@ -123,9 +123,10 @@ def plan_pack(
     maker = KeyMaker(recipe)
     prev_maps = {m["index"]: m for m in (previous or {}).get("maps", [])}
     # Keys are a function of the recipe's configuration (stage kinds, versions, parameters, the
-    # files they read, seeds) and the map index: if that configuration is exactly the one the
-    # manifest records, a map built from it has the keys it recorded, and need not hash them again.
-    same_config = previous is not None and not force and previous["stages"] == recipe_record(recipe, exports_root.parent)["stages"]
+    # files they read, plugin code, seeds) and the map index: a map built from exactly this
+    # configuration has the keys it recorded, and need not hash them again.
+    record = recipe_record(recipe, exports_root.parent)
+    config = config_id(record) if previous is not None and not force and previous["stages"] == record["stages"] else None
     digests: dict[str, str | None] = {}  # shared files (tilesets) are hashed once, not once per map
     indices = only if only is not None else range(recipe.pack.maps)
     for index in indices:
@@ -133,7 +134,7 @@ def plan_pack(
         # A map a filter once accepted at attempt a is current if its keys at attempt a still
         # match; if a filter stage (and so everything it judged) changed, it starts over at 0.
         attempt = int(prev.get("attempt", 0)) if prev and not force else 0
-        if same_config and prev and prev.get("recipe") == recipe.sha256 and prev["stages"].keys() == maker.static.keys():
+        if config and prev and prev.get("config") == config and prev["stages"].keys() == maker.static.keys():
             keys = {n: (s["key"], tuple(s["seed"])) for n, s in prev["stages"].items()}
         else:
             keys = maker.keys(index, attempt)
@@ -229,6 +230,10 @@ def _why_stale(
                 reasons.append(f"input {inp!r} changed")
     if not reasons and spec.is_exporter and before["pack"] != recipe.pack.model_dump(mode="json"):
         reasons.append("pack name or map_name changed")
+    if not reasons and prev.get("config") not in (None, config_id(before)):
+        # Kept from before a build in which every map failed: the manifest has no record of
+        # what it was built from but the recipe text, which is the same.
+        reasons.append("its plugin code or a file it reads changed since the map was built")
     return reasons or ["cache key changed"]
 
 

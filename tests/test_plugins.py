@@ -141,6 +141,25 @@ def test_editing_a_plugin_makes_its_stages_stale_and_only_them(tmp_path: Path) -
     assert [t["y"] for t in after] == [t["y"] + 4 for t in before]  # 8-pixel tiles: half a tile
 
 
+def test_a_plugin_edit_every_map_fails_on_stays_stale_until_a_build_passes(tmp_path: Path) -> None:
+    """The failed build records the new plugin in the manifest while keeping every map's old
+    files: the next build must not take those maps for ones built by the new code."""
+    project = plugin_project(tmp_path, maps=2)
+    pcg("build", "recipes", "-q", cwd=project)
+    plugin = project / "recipes" / "stages" / "torches.py"
+    good = plugin.read_text()
+    plugin.write_text(good.replace("        level = inputs[0]\n", "        raise ValueError('no torches today')\n", 1))
+    for _ in range(2):
+        failed = pcg("build", "recipes", cwd=project, check=False)
+        assert failed.returncode == 1 and "no torches today" in failed.stderr, failed.stdout + failed.stderr
+    explain = pcg("explain", "recipes/lit.toml", cwd=project).stdout
+    assert "its plugin code or a file it reads changed since the map was built" in explain, explain
+    # Back to the code the maps were built by: they are current again, with nothing to run.
+    plugin.write_text(good)
+    assert "Nothing to do" in pcg("build", "recipes", cwd=project).stdout
+    assert pcg("verify", "lit", cwd=project).returncode == 0
+
+
 BROKEN = {
     "syntax": ("def oops(:\n", "line 1: syntax error"),
     "no docstring": (
