@@ -341,6 +341,8 @@ def serve(
     cache: Path = CACHE,
 ) -> None:
     """Build and rebuild like `pcg watch`, and show every pack in a live web gallery; Ctrl+C stops."""
+    import signal
+
     from pipeline.executor import default_workers, make_executor
     from pipeline.serve.server import serve as serve_gallery
     from pipeline.workspace import Workspace
@@ -348,11 +350,14 @@ def serve(
     targets = _watched(targets)
     echo = _stamped(_console())
 
+    # uvicorn stops gracefully on SIGTERM, then raises it again under the handler it found: the
+    # default one would end the process there, leaving the worker processes running.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     # Worker processes are forked before any thread starts.
     executor = make_executor(jobs or default_workers())
     try:
         serve_gallery(targets, Workspace(out, cache), executor, echo, host, port, interval if poll else None, debounce)
-    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl+C it handled: a normal stop
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl+C (or SIGTERM) it handled: a normal stop
         pass
     finally:
         executor.close()

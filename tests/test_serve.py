@@ -200,3 +200,46 @@ def test_a_port_in_use_is_one_clear_line(tmp_path: Path) -> None:
 def test_the_files_served_are_the_maps_and_the_pack_files_the_manifest_lists() -> None:
     manifest = {"maps": [{"files": {"map_000.tmx": "a", "ldtk/world/map_000.ldtkl": "b"}}], "pack_files": {"ldtk/world.ldtk": "c"}}
     assert _listed(manifest) == {"map_000.tmx", "ldtk/world/map_000.ldtkl", "ldtk/world.ldtk", "contact_sheet.png", "manifest.json", "levels.json"}
+
+
+def test_sigterm_stops_the_server_and_its_worker_processes(tmp_path: Path) -> None:
+    """A service manager stops `pcg serve` with SIGTERM: no worker may outlive it."""
+    import contextlib
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "tiny.toml").write_text(GALLERY_RECIPE)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "pipeline", "serve", "recipes", "--port", str(port), "-j", "2"], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children: list[int] = []
+    try:
+        end = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/packs", timeout=5) as r:
+                    if json.load(r)["building"] is None:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < end and proc.poll() is None, "the server did not come up"
+            time.sleep(0.1)
+        children += [int(c) for task in Path(f"/proc/{proc.pid}/task").iterdir() for c in (task / "children").read_text().split()]
+        assert len(children) >= 2, children  # the two build workers
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+        end = time.monotonic() + 10
+        while any(Path(f"/proc/{c}").exists() for c in children) and time.monotonic() < end:
+            time.sleep(0.1)
+        assert not [c for c in children if Path(f"/proc/{c}").exists()], "a worker process outlived the server"
+    finally:
+        proc.kill()
+        for child in children:
+            with contextlib.suppress(OSError):
+                os.kill(child, signal.SIGKILL)
