@@ -37,6 +37,8 @@ ENTRY_POINT_GROUP = "pcg_pipeline.stages"
 
 # sha256 of a plugin file's source -> the kinds it defines, for every plugin this process ran.
 _LOADED: dict[str, dict[str, type[StageParams]]] = {}
+# The file each loaded plugin runs from (a copy named after its digest) -> the path its recipe gives.
+_NAMES: dict[str, str] = {}
 # Running a plugin swaps the registry's collecting table: one at a time (threaded Dask workers
 # unpickle params concurrently).
 _LOCK = threading.RLock()
@@ -70,6 +72,7 @@ def _load_source(name: str, path: str, source: bytes) -> dict[str, type[StagePar
     module_name = f"pcg_plugin_{digest[:16]}"
     module = types.ModuleType(module_name)
     path = _source_copy(digest, path, source)
+    _NAMES[path] = name
     module.__file__ = path  # for tracebacks, and numba's cache of the kernels the plugin compiles
     origin = Origin(name=name, sha256=digest, source=source, path=path)
     # In sys.modules while it runs and after: dataclasses, pickling and typing look the module up.
@@ -92,6 +95,12 @@ def _load_source(name: str, path: str, source: bytes) -> dict[str, type[StagePar
         raise PluginError(f"{name}: defines no stage (decorate a StageParams subclass with @stage(\"mygame.kind\", version=1))")
     _LOADED[digest] = dict(sorted(found.items()))
     return _LOADED[digest]
+
+
+def file_name(filename: str) -> str:
+    """How a failure report names a source file: a plugin by the path its recipe gives, not by
+    the copy it runs from; any other file by its name."""
+    return _NAMES.get(filename) or filename.rsplit("/", 1)[-1]
 
 
 def _source_copy(digest: str, path: str, source: bytes) -> str:

@@ -23,6 +23,7 @@ from pipeline.fsio import atomic_write, sha256_bytes, sha256_file
 from pipeline.level import Level, PropertyValue
 from pipeline.memory import reuse_freed_memory
 from pipeline.plan import KeyMaker, export_provenance
+from pipeline.plugins import file_name
 from pipeline.recipe import Recipe
 from pipeline.registry import ExportContext, Exporter
 from pipeline.seeds import rng_for
@@ -287,7 +288,7 @@ def _call(stage: str, fn):  # type: ignore[no-untyped-def]
     except Exception as exc:
         # A bug in a stage: keep the innermost frame so the report points at the line.
         frame = traceback.extract_tb(exc.__traceback__)[-1]
-        where = f" (at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno})"
+        where = f" (at {file_name(frame.filename)}:{frame.lineno})"
         raise StageFailed(stage, f"{type(exc).__name__}: {exc}{where}") from None
 
 
