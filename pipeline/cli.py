@@ -183,10 +183,12 @@ def _build(
         console=console, disable=quiet or not console.is_terminal, transient=True,
     )
 
-    def compiling() -> None:
+    from pipeline.jit import compile_notice
+
+    def compiling(first_run: bool) -> None:
         # Otherwise a first build sits silent while numba compiles, and looks hung.
         if not quiet:
-            console.print("compiling kernels, first run only (up to about 20 s on 2 cores; later builds load them) ...")
+            console.print(compile_notice(first_run))
 
     def started(plan: "PackPlan") -> Callable[[int], None] | None:
         # A fresh pack still goes through the build: that rewrites its manifest if only the

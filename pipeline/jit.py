@@ -170,6 +170,46 @@ def _kernel_lock(kernel: str) -> Iterator[None]:
         yield
 
 
+def compile_notice(first_run: bool) -> str:
+    """What a build says as it starts compiling (`pcg build`, `pcg watch`, `pcg serve`)."""
+    if first_run:
+        return "compiling kernels, first run only (about 20 s on 2 cores for the example recipes; later builds load them) ..."
+    return "compiling kernels of stages or rule nodes not run before, once (a rule program's nodes can take a minute) ..."
+
+
+@contextlib.contextmanager
+def notice_compiles(notice: Callable[[], None], interval: float = 0.25) -> Iterator[None]:
+    """Call `notice()` once if, while the block runs, a worker starts compiling a kernel that no
+    build of this version has compiled: it takes its lock first, and a kernel's lock file is made
+    the first time. A build that only adds a stage kind or rule node (a rule program's `observe`
+    or `wfc`: up to a minute) would otherwise sit silent like a first run."""
+    import threading
+
+    folder = _cache_dir() / LOCKS
+
+    def locks() -> set[str]:
+        try:
+            return set(os.listdir(folder))
+        except OSError:
+            return set()
+
+    known, stop = locks(), threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(interval):
+            if locks() - known:
+                notice()
+                return
+
+    thread = threading.Thread(target=watch, name="pcg-compile-notice", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
 class _Deferred:
     """A function from numba's own modules (which import numba), imported when a compiled
     function that calls it is compiled."""

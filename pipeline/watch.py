@@ -19,6 +19,7 @@ import tomli
 from pipeline.builder import Progress
 from pipeline.errors import PipelineError, os_error_line
 from pipeline.executor import Executor
+from pipeline.jit import compile_notice
 from pipeline.plan import PackPlan
 from pipeline.recipe import Recipe, find_recipes, load_recipe
 from pipeline.workspace import Workspace, borrowed, claim_packs
@@ -167,7 +168,11 @@ class Watcher:
             raise PipelineError([line for line in refused if line.startswith(f"{recipe.path}:")])
         start = time.perf_counter()
         outcome = self.workspace.build(
-            [recipe], lambda todo: borrowed(self.executor), waiting=lambda what: self.echo(f"waiting for {what} ..."), started=self.started
+            [recipe],
+            lambda todo: borrowed(self.executor),
+            waiting=lambda what: self.echo(f"waiting for {what} ..."),
+            started=self.started,
+            compiling=lambda first_run: self.echo(compile_notice(first_run)),
         )
         self.builds += 1
         took = time.perf_counter() - start

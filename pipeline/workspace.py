@@ -24,7 +24,7 @@ from pipeline.cache import DEFAULT_MAX_BYTES, LevelCache, Trimmed
 from pipeline.errors import PipelineError, RecipeError, os_error_line
 from pipeline.executor import Executor
 from pipeline.fsio import atomic_write, read_regular
-from pipeline.jit import kernels_cached, remove_unused_kernels
+from pipeline.jit import kernels_cached, notice_compiles, remove_unused_kernels
 from pipeline.journal import JOURNALS, Journal
 from pipeline.lock import LOCKS, cache_lock, pack_locks
 from pipeline.manifest import MANIFEST
@@ -87,12 +87,13 @@ class Workspace:
         waiting: Callable[[str], None] = lambda what: None,
         started: Callable[[PackPlan], Progress | None] = lambda plan: None,
         finished: Callable[[PackPlan, PackReport], None] = lambda plan, report: None,
-        compiling: Callable[[], None] = lambda: None,
+        compiling: Callable[[bool], None] = lambda first_run: None,
     ) -> BuildOutcome:
         """Build `recipes` (pack names already claimed) under their locks, then bound the cache to
-        `cache_max` bytes (default DEFAULT_MAX_BYTES). `compiling()` is told before the build
-        when it will compile the kernels (a first run); `started(plan)` may return a progress
-        callback for the pack; `finished` sees each pack's report."""
+        `cache_max` bytes (default DEFAULT_MAX_BYTES). `compiling(True)` is told before the build
+        when it will compile the kernels (a first run), `compiling(False)` once during a later
+        build that compiles some (a stage kind or rule node not run before); `started(plan)` may
+        return a progress callback for the pack; `finished` sees each pack's report."""
         builder = self.builder(force, only)
         outcome = BuildOutcome([], [])
         with pack_locks(self.lock_dir, [r.pack.name for r in recipes], waiting):
@@ -111,9 +112,10 @@ class Workspace:
             # Checked only when there is work: the check hashes the package's source.
             cold = any(p.stale_maps for p in plans) and not kernels_cached()
             if cold:
-                compiling()
+                compiling(True)
                 remove_unused_kernels()
-            with executor_for(sum(len(p.stale_maps) for p in plans)) as executor:
+            todo = sum(len(p.stale_maps) for p in plans)
+            with executor_for(todo) as executor, (notice_compiles(lambda: compiling(False)) if todo and not cold else contextlib.nullcontext()):
                 # Packs are built one after another, and the maps of one pack need the same
                 # kernels: on a first run, workers would take turns compiling them.
                 several = executor.workers > 1 and sum(bool(p.stale_maps) for p in plans) > 1

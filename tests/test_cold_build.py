@@ -45,7 +45,7 @@ def build(root: Path, executor: Executor, cold: bool, monkeypatch: pytest.Monkey
     recipes, problems = ws.load([root / "recipes"])
     assert not problems
     told: list[str] = []
-    outcome = ws.build(recipes, lambda todo: contextlib.nullcontext(executor), compiling=lambda: told.append("compiling"))
+    outcome = ws.build(recipes, lambda todo: contextlib.nullcontext(executor), compiling=lambda first_run: told.append("compiling" if first_run else "compiling more"))
     assert not outcome.problems
     return outcome, told
 

@@ -13,6 +13,7 @@ import pytest
 from conftest import SMALL_RECIPE, write_recipe
 
 COMPILING = "compiling kernels, first run only"
+MORE = "compiling kernels of stages or rule nodes not run before"
 
 
 def test_a_build_with_an_empty_kernel_cache_says_it_compiles_and_the_next_does_not(tmp_path: Path) -> None:
@@ -28,6 +29,34 @@ def test_a_build_with_an_empty_kernel_cache_says_it_compiles_and_the_next_does_n
     assert first.splitlines()[0].startswith(COMPILING), first
     assert COMPILING not in build("--force")  # the kernels are cached now
     assert COMPILING not in build()  # and a build with nothing to do never says it
+
+    # A generator no build has run before compiles its kernel: that is said too, once.
+    write_recipe(tmp_path, "small", SMALL_RECIPE.replace("maps = 6", "maps = 1").replace('"maze.backtracker"', '"maze.wilson"'))
+    later = build()
+    assert MORE in later and COMPILING not in later, later
+    assert MORE not in build("--force")
+
+
+def test_a_compile_starting_during_a_build_is_noticed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline import jit
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    jit._cache_dir.cache_clear()
+    try:
+        locks = jit._cache_dir() / jit.LOCKS
+        locks.mkdir(parents=True)
+        (locks / "pipeline.grid.bfs.bfs.lock").touch()
+        said: list[str] = []
+        with jit.notice_compiles(lambda: said.append("compiling"), interval=0.01):
+            time.sleep(0.1)  # kernels loaded from the cache take their (existing) locks
+        assert said == []
+        with jit.notice_compiles(lambda: said.append("compiling"), interval=0.01):
+            (locks / "pipeline.stages.maze.wilson.carve_wilson.lock").touch()
+            (locks / "pipeline.stages.maze.stats._measure.lock").touch()
+            time.sleep(0.1)
+        assert said == ["compiling"]
+    finally:
+        jit._cache_dir.cache_clear()
 
 
 def test_numba_names_a_source_folders_kernel_folder_as_we_expect(tmp_path: Path) -> None:
