@@ -211,7 +211,7 @@ def _why_stale(
     old_params = old.get("params", {})
     changed = [k for k in sorted(set(params) | set(old_params)) if params.get(k) != old_params.get(k)]
     if changed and old.get("kind") == spec.kind:
-        shown = ", ".join(f"{k}: {_short(old_params.get(k))} -> {_short(params.get(k))}" for k in changed)
+        shown = ", ".join(f"{k}: {' -> '.join(_difference(canonical_json(old_params.get(k)), canonical_json(params.get(k))))}" for k in changed)
         reasons.append(f"params changed ({shown})")
     files, old_files = spec.params.files_read(), old.get("files", {})
     edited = [f for f in sorted(set(files) | set(old_files)) if files.get(f) != old_files.get(f)]
@@ -246,9 +246,16 @@ def _seed_change(before: dict[str, Any], recipe: Recipe, index: int, prev_seed: 
     return f"map seed {what} ({prev_seed} -> {seed})"
 
 
-def _short(value: Any) -> str:
-    text = canonical_json(value)
-    return text if len(text) <= 30 else text[:27] + "..."
+def _difference(old: str, new: str, width: int = 30) -> tuple[str, str]:
+    """Two values as short texts that still show where they differ: a long value is cut around
+    its first difference from the other (a table of layers differs late, after a long prefix)."""
+    if len(old) <= width and len(new) <= width:
+        return old, new
+    start = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
+    start = max(0, start - 10)
+    return tuple(  # type: ignore[return-value]
+        ("..." if start else "") + text[start : start + width] + ("..." if len(text) > start + width else "") for text in (old, new)
+    )
 
 
 def _outputs_changed(pack_dir: Path, prev: dict[str, Any], name: str, digests: dict[str, str | None], stamps: Stamps) -> list[str]:

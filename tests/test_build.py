@@ -61,6 +61,15 @@ def edit(project: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
+def test_explain_cuts_a_long_changed_param_where_it_changed() -> None:
+    from pipeline.plan import _difference
+
+    layers = '[{"autotile":true,"name":"floor","tile":"floor"},{"autotile":%s,"name":"walls"}]'
+    old, new = _difference(layers % "true", layers % "false")
+    assert "true" in old and "false" in new and old.startswith("...") and len(new) < 40
+    assert _difference("[9,7]", "[10,7]") == ("[9,7]", "[10,7]")
+
+
 def test_changing_one_param_reruns_that_stage_and_downstream_only(project: Path) -> None:
     before = built(project)
     edit(project, "tile_size = 8", "tile_size = 12")
