@@ -112,6 +112,7 @@ def _phrase(err: dict[str, Any], field_names: Iterable[str]) -> str:
         "float_type": "must be a number", "float_parsing": "must be a number",
         "bool_type": "must be true or false", "bool_parsing": "must be true or false",
         "string_type": "must be a string", "tuple_type": "must be a list", "list_type": "must be a list",
+        "dict_type": "must be a table", "model_type": "must be a table",
     }
     if kind in simple:
         return simple[kind]

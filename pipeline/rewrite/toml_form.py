@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipeline.errors import did_you_mean
 from pipeline.rewrite import symmetry
 from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS
 from pipeline.rewrite.convchain import make_convchain
@@ -51,7 +52,9 @@ def parse_node(data: Any, alphabet: Alphabet, group: str, where: str, read: Reso
     kinds = [k for k in data if k in NODE_KINDS]
     if len(kinds) != 1:
         found = ", ".join(kinds) if kinds else "none"
-        raise ProgramError(where, f"a node needs exactly one of {', '.join(NODE_KINDS)} (found {found})")
+        # A misspelt kind is the likely mistake: name the key that comes closest to one.
+        hint = next((h for key in data if (h := did_you_mean(str(key), NODE_KINDS))), "") if not kinds else ""
+        raise ProgramError(where, f"a node needs exactly one of {', '.join(NODE_KINDS)} (found {found}){hint}")
     kind = kinds[0]
     here = f"{where}.{kind}" if where else kind
     group = _symmetry(data, group, where)
