@@ -215,7 +215,7 @@ def _pack_result(report: PackReport) -> PackResult:
     )
 
 
-def generate(kind: str, *, seed: int = 0, inputs: Sequence[Level] = (), **params: Any) -> Level:
+def generate(kind: str, *, seed: int = 0, inputs: Sequence[Level] = (), plugins: Sequence[str | os.PathLike[str]] = (), **params: Any) -> Level:
     """Run one stage and return the Level it makes: `generate("maze.backtracker", seed=1,
     cells=(20, 15))`.
 
@@ -225,10 +225,12 @@ def generate(kind: str, *, seed: int = 0, inputs: Sequence[Level] = (), **params
     draws from `numpy.random.Generator(PCG64(SeedSequence([seed])))`, so the same kind, seed,
     parameters and inputs give the same Level in every process (as in a pack, for the same
     NumPy version). That is not the stream of a pack's map, which also mixes in the map index
-    and the stage name (`pcg explain` and the manifest show those seeds).
+    and the stage name (`pcg explain` and the manifest show those seeds). `plugins` are plugin
+    files (as a recipe's `[pack] plugins` lists them, relative to the current folder) whose kinds
+    `kind` may name: `generate("demo.torches", plugins=["recipes/stages/torches.py"], ...)`.
 
     Raises PipelineError, one line per problem, for an unknown kind, a bad parameter, the wrong
-    number of inputs, or an export stage (exporters write files: build a recipe with
+    number of inputs, a plugin that does not load, or an export stage (exporters write files: build a recipe with
     `pipeline.build`). The inputs are not modified; the Level returned is the caller's to change.
     """
     from pipeline import registry
@@ -237,9 +239,18 @@ def generate(kind: str, *, seed: int = 0, inputs: Sequence[Level] = (), **params
     from pipeline.recipe import _validate
     from pipeline.seeds import rng_for
 
-    cls = registry.lookup(kind) if isinstance(kind, str) else None
+    from pipeline.plugins import PluginError, load_file
+
+    extra: dict[str, type[registry.StageParams]] = {}
+    for name in [plugins] if isinstance(plugins, (str, os.PathLike)) else plugins:
+        try:
+            extra.update(load_file(Path(name), os.fspath(name)))
+        except PluginError as exc:
+            raise PipelineError([f"plugins: {exc}"]) from None
+    table = registry.KindTable(extra)
+    cls = table.get(kind) if isinstance(kind, str) else None
     if cls is None:
-        hint = did_you_mean(kind, registry.kinds()) if isinstance(kind, str) else ""
+        hint = did_you_mean(kind, table) if isinstance(kind, str) else ""
         raise PipelineError([f"kind: unknown stage kind {kind!r}{hint or ' (run `pcg stages` for the list)'}"])
     if registry.is_exporter(cls):
         raise PipelineError([f"{kind}: is an export stage: it writes files and makes no Level; build a recipe that uses it with pipeline.build()"])

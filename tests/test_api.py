@@ -172,6 +172,17 @@ def test_generate_refuses_bad_arguments_naming_the_key(kind: str, kwargs: dict[s
     assert any(p.startswith(message) for p in caught.value.problems), caught.value.problems
 
 
+def test_generate_runs_a_plugins_stage_named_by_its_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    dungeon = pipeline.generate("dungeon.bsp", seed=3, size=(40, 30))
+    lit = pipeline.generate("demo.torches", seed=3, inputs=[dungeon], plugins=["recipes/stages/torches.py"], spacing=3)
+    assert lit.properties["torches"] == sum(o.type == "torch" for o in lit.objects) > 0
+    with pytest.raises(PipelineError, match=r"kind: unknown stage kind 'demo.torches'"):
+        pipeline.generate("demo.torches", seed=3, inputs=[dungeon])  # a plugin's kinds are the caller's to name
+    with pytest.raises(PipelineError, match=r"plugins: recipes/stages/nope.py: no such plugin file"):
+        pipeline.generate("demo.torches", inputs=[dungeon], plugins=["recipes/stages/nope.py"])
+
+
 def test_text_round_trips_tiles_and_alphabet() -> None:
     maze = pipeline.generate("maze.backtracker", seed=1, cells=(5, 4))
     text = maze.to_text()
