@@ -161,6 +161,15 @@ def test_only_pin_and_reroll_write_the_recipe(served: tuple[TestClient, Path, li
     assert "2 = 5" not in recipe.read_text()
     assert rebuilt == [recipe] * 3
 
+    # A seed of one's own, as `pcg pin --seed 42`; any other body is refused, not ignored.
+    assert client.post("/api/packs/tiny/maps/2/pin", json={"seed": 42}).json()["seed"] == "42"
+    assert "2 = 42" in recipe.read_text()
+    for body in (b"not json", b'{"seed": "42"}', b'{"seed": true}', b'{"seeds": 1}', b"[1]", b'{"seed": -1}'):
+        r = client.post("/api/packs/tiny/maps/3/pin", content=body, headers={"Content-Type": "application/json"})
+        assert r.status_code == 400 and r.json()["ok"] is False, body
+    assert client.post("/api/packs/tiny/maps/3/reroll", json={"seed": 1}).json()["errors"] == ["reroll takes {} (unknown: seed)"]
+    assert "3 =" not in recipe.read_text() and rebuilt == [recipe] * 4
+
 
 def test_other_hosts_are_refused(served: tuple[TestClient, Path, list[Path]]) -> None:
     client, _, _ = served

@@ -13,6 +13,7 @@ Safety, since a browser on the same machine can reach it:
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -176,7 +177,20 @@ def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
             raise HTTPException(404, f"no pack {name!r} is served")
         recipe = site.packs[name]
         index = request.path_params["index"]
-        act = acts[action]
+        # The body is the action's arguments: `{}`, or for pin `{"seed": N}` (as `pcg pin --seed`).
+        try:
+            body = json.loads(await request.body() or b"{}")
+        except ValueError:
+            return JSONResponse({"ok": False, "errors": ['the body is not JSON: send {} or, to pin a seed, {"seed": 42}']}, status_code=400)
+        allowed = {"seed"} if action == "pin" else set()
+        if not isinstance(body, dict) or set(body) - allowed:
+            takes = '{} or {"seed": N}' if allowed else "{}"
+            unknown = ", ".join(sorted(set(body) - allowed)) if isinstance(body, dict) else ""
+            return JSONResponse({"ok": False, "errors": [f"{action} takes {takes}" + (f" (unknown: {unknown})" if unknown else "")]}, status_code=400)
+        seed = body.get("seed")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            return JSONResponse({"ok": False, "errors": [f"seed: must be a whole number (got {json.dumps(seed)})"]}, status_code=400)
+        act = functools.partial(acts[action], seed=seed) if action == "pin" else acts[action]
         try:
             change = await asyncio.to_thread(act, recipe, index)
         except PipelineError as exc:
