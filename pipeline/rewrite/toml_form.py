@@ -265,6 +265,9 @@ def _parse_path(body: Any, alphabet: Alphabet, where: str) -> PathNode:
         flags[key] = body.get(key, False)
         if not isinstance(flags[key], bool):
             raise ProgramError(f"{where}.{key}", "must be true or false")
+    if set(body["from"]) <= set(body["to"]):
+        # MarkovJunior draws from a start cell that is not a goal: with none, the node never runs.
+        raise ProgramError(f"{where}.from", f"every value of from ({body['from']!r}) is also in to ({body['to']!r}): a path starts at a from cell that is not a to cell, so none would be drawn")
     color = body.get("color", body["from"][0])
     try:
         return PathNode(
