@@ -368,7 +368,7 @@ def serve(
 @app.command()
 @_user_errors
 def explain(
-    recipe: Path = typer.Argument(..., help="The recipe to explain."),
+    recipe: Path = typer.Argument(..., help="The recipe to explain, or a built pack (its name under exports/, its folder or its manifest.json): the recipe it was built from."),
     maps: Optional[List[int]] = typer.Option(None, "--map", help="Explain only this map index (repeatable)."),
     out: Path = EXPORTS,
     cache: Path = CACHE,
@@ -385,6 +385,10 @@ def explain(
     from pipeline.output import table as new_table
     from pipeline.recipe import load_recipe
 
+    from pipeline.pins import recipe_of
+
+    if recipe.suffix != ".toml" and not (recipe.is_dir() and not (recipe / "manifest.json").is_file()):
+        recipe = recipe_of(recipe, out, cache)  # a pack, as the other commands take one
     if recipe.is_dir():
         raise PipelineError([f"{recipe}: is a folder; name one recipe file (pcg list shows them all)"])
     loaded = load_recipe(recipe)

@@ -220,7 +220,8 @@ def run(watcher: Watcher, poll: float | None) -> None:
             watcher.build(path)
         follow()
         shown = ", ".join(_shown(t) for t in watcher.targets)
-        watcher.echo(f"watching {shown} ({len(watcher.deps)} recipes); Ctrl+C to stop")
+        count = len(watcher.deps)
+        watcher.echo(f"watching {shown} ({count} recipe{'' if count == 1 else 's'}); Ctrl+C to stop")
         while (batch := watcher.next_batch()) is not None:
             for path in batch:
                 watcher.build(path)

@@ -61,6 +61,15 @@ def edit(project: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
+def test_explain_takes_a_pack_as_the_other_commands_do(project: Path) -> None:
+    built(project)
+    edit(project, "cells = [9, 7]", "cells = [10, 7]")
+    by_recipe = pcg("explain", "recipes/small.toml", cwd=project).stdout
+    assert "params changed (cells: [9,7] -> [10,7])" in by_recipe
+    for pack in ("small", "exports/small", "exports/small/manifest.json"):
+        assert pcg("explain", pack, cwd=project).stdout == by_recipe, pack
+
+
 def test_explain_cuts_a_long_changed_param_where_it_changed() -> None:
     from pipeline.plan import _difference
 
