@@ -222,7 +222,7 @@ def test_no_recipe_message_quotes_the_value_twice() -> None:
     assert seen >= 5
 
 
-def test_an_object_tile_missing_from_an_own_art_tileset_fails_as_the_recipe_loads(tmp_path: Path) -> None:
+def test_an_object_or_layer_tile_missing_from_an_own_art_tileset_fails_as_the_recipe_loads(tmp_path: Path) -> None:
     shutil.copytree(TILESETS, tmp_path / "tilesets")
     (tmp_path / "recipes").mkdir()
     text = STATS_RECIPE.replace('dir = "a"', 'dir = "a"\ntileset = "../tilesets/stone.toml"')
@@ -238,6 +238,16 @@ def test_an_object_tile_missing_from_an_own_art_tileset_fails_as_the_recipe_load
     ]
     path.write_text(text.replace('"chets"', '"chest"'))
     load_recipe(path)  # the file has it
+
+    # A layer drawn with one tile (a floor under everything) is checked the same way.
+    floor = text.replace('"chets"', '"chest"').replace('tileset = "../tilesets/stone.toml"', 'tileset = "../tilesets/stone.toml"\nlayers = [{ name = "floor", tile = "flor" }, { name = "walls" }]')
+    path.write_text(floor)
+    with pytest.raises(RecipeError) as caught:
+        load_recipe(path)
+    assert caught.value.problems == [
+        f"{path}: stage.tmx_a.layers.floor.tile: its tileset file ../tilesets/stone.toml has no 'flor' in `tiles` (did you mean 'floor'?)"
+        " (it has: floor, door, chest, key, wall)"
+    ]
 
 
 def test_verify_shows_its_progress_on_a_terminal_and_nothing_extra_in_a_log(wide: Path) -> None:

@@ -12,6 +12,7 @@ from pydantic import Field, PositiveInt, PrivateAttr, ValidationInfo, field_vali
 
 from pipeline.errors import KeyedError
 from pipeline.level import Level
+from pipeline.object_tiles import tileset_problem
 from pipeline.paths import check_plain_name, check_relative_dir, join
 from pipeline.registry import Exporter
 from pipeline.tiled.art import Style
@@ -59,6 +60,11 @@ class DrawnMapExporter(Exporter):
                 raise KeyedError(given[0], f"comes from the tileset file {self.tileset!r}; remove it here")
             self._loaded = load_tileset(Path((info.context or {}).get("recipe_dir", ".")), self.tileset)
             self._tileset_spec = self._loaded.spec
+            # A floor tile misspelt would otherwise fail every map of the pack at export.
+            for layer in self.layers:
+                problem = tileset_problem(self._loaded.spec, self.tileset, layer.tile) if layer.tile else None
+                if problem is not None:
+                    raise KeyedError(f"layers.{layer.name}.tile", problem)
             if "tileset_name" in self.model_fields_set:
                 # One file drawing maps of different symbols in one pack needs a name per symbol set.
                 self._tileset_spec = self._loaded.spec.model_copy(update={"name": self.tileset_name})
