@@ -3,6 +3,7 @@ ldtkpy, and read back against the maps it was made from and the TMX drawn of the
 
 from __future__ import annotations
 
+import base64
 import copy
 import hashlib
 import json
@@ -222,6 +223,15 @@ def test_levels_hold_the_maps_symbols_the_tmx_tiles_and_the_objects(built: Path)
         assert level_fields["pack"] == "crypt" and level_fields["seed"] == 77
         for key, value in level.properties.items():
             assert level_fields[key] == _ldtk_value(value)
+        # Data layers are level fields NAME_values, holding what the TMX data layer's `values` holds.
+        assert level.layers and {f"{name}_values" for name in level.layers} <= set(level_fields)
+        tmx_values = {n.get("name"): n.find("properties/property[@name='values']").get("value") for n in ET.parse(_pack(built) / f"{doc['identifier']}.tmx").iter("layer") if n.find("properties") is not None}
+        for name, values in level.layers.items():
+            decoded = np.frombuffer(base64.b64decode(level_fields[f"{name}_values"]), "<i4").reshape(level.height, level.width)
+            assert (decoded == values).all(), name
+            assert level_fields[f"{name}_values"] == tmx_values[name]
+    level_defs = {d["identifier"]: d["__type"] for d in project["defs"]["levelFields"]}
+    assert level_defs["room_values"] == "String"
     defs = {d["identifier"]: d for d in project["defs"]["entities"]}
     assert defs["chest"]["renderMode"] == "Tile"
     chest_fields = {f["identifier"]: f["__type"] for f in defs["chest"]["fieldDefs"]}
@@ -248,6 +258,11 @@ def test_the_project_follows_the_pack(tmp_path: Path) -> None:
     pcg("build", "recipes", "-q", cwd=root)
     assert [h["identifier"] for h in _read(project)["levels"]] == ["map_000", "map_001"]
     assert not (_pack(root) / "ldtk" / "world" / "map_002.ldtkl").exists()
+    # data_layers = false leaves the layers' fields out of the levels and the project.
+    (root / "recipes" / "crypt.toml").write_text(RECIPE.replace("maps = 3", "maps = 2").replace('use = "export.ldtk"\n', 'use = "export.ldtk"\ndata_layers = false\n'))
+    pcg("build", "recipes", "-q", cwd=root)
+    assert "room_values" not in {d["identifier"] for d in _read(project)["defs"]["levelFields"]}
+    assert not any(f["__identifier"] == "room_values" for doc in _levels(root) for f in doc["fieldInstances"])
 
 
 @pytest.mark.parametrize("edited", [False, True])

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import Field, PositiveInt, PrivateAttr, ValidationInfo, field_validator, model_validator
 
-from pipeline.errors import KeyedError
+from pipeline.errors import KeyedError, PipelineError
 from pipeline.level import Level
 from pipeline.object_tiles import tileset_problem
 from pipeline.paths import check_plain_name, check_relative_dir, join
@@ -45,6 +45,10 @@ class DrawnMapExporter(Exporter):
         description="Also write a PNG of each map drawn from the tilesheet, as the engine shows it, with its objects (tile objects as their tile; points, rectangles and paths as markers).",
     )
     preview_dir: str | None = Field(None, description="Folder inside the pack for the previews (unset: `previews` inside `dir`).")
+    data_layers: bool | tuple[str, ...] = Field(
+        True,
+        description="The Level's data layers (region, distance...) with their exact values (TMX: hidden tile layers with the property `values`; LDtk: level fields NAME_values): true = all, false = none, or the names.",
+    )
 
     _loaded: LoadedTileset | None = PrivateAttr(None)
     _tileset_spec: TilesetSpec | None = PrivateAttr(None)  # what draws the maps: the file's, or one from the options
@@ -85,6 +89,18 @@ class DrawnMapExporter(Exporter):
         from pipeline.object_tiles import tileset_problem
 
         return tileset_problem(self._loaded.spec if self._loaded else None, self.tileset, tile)
+
+    def _data_layer_names(self, level: Level) -> list[str]:
+        """The Level's data layers this exporter writes, as `data_layers` picks them."""
+        if self.data_layers is True:
+            return sorted(level.layers)
+        if self.data_layers is False:
+            return []
+        missing = [n for n in self.data_layers if n not in level.layers]
+        if missing:
+            known = ", ".join(sorted(level.layers)) or "none"
+            raise PipelineError([f"data_layers: the map has no layer {missing[0]!r} (it has: {known})"])
+        return list(self.data_layers)
 
     def preview_file(self, stem: str) -> str | None:
         if not self.preview:

@@ -12,13 +12,14 @@ from pipeline.errors import KeyedError, PipelineError
 from pipeline.ldtk import ids
 from pipeline.ldtk.level import check_layer_names, definitions, level_file
 from pipeline.ldtk.project import is_current, project_json, sources_key
-from pipeline.level import Level
+from pipeline.level import Level, PropertyValue
 from pipeline.paths import check_plain_name, join, relative_to
 from pipeline.registry import ExportContext, PackContext, stage
 from pipeline.stages.export.drawn_map import DrawnMapExporter
+from pipeline.tiled.values import encode_values, int32_values
 
 
-@stage("export.ldtk", version=3)
+@stage("export.ldtk", version=4)
 class ExportLdtk(DrawnMapExporter):
     """Write the pack as an LDtk project (format 1.5), one level per map.
 
@@ -32,7 +33,8 @@ class ExportLdtk(DrawnMapExporter):
     Entities layer of the map's objects: one entity per object type (spawn, exit, room, items),
     points as one cell, rectangles with their size, properties as typed fields (Int, Float,
     Bool, String, Color) and polylines as Point arrays. The map's properties (seed, stats,
-    stage chain) are level fields. The project is written once the maps are, from the level
+    stage chain) are level fields, and so are its data layers (`region_values`: base64 of
+    little-endian int32, row by row, as a TMX data layer's `values`). The project is written once the maps are, from the level
     files of every map the pack has.
     """
 
@@ -81,7 +83,7 @@ class ExportLdtk(DrawnMapExporter):
         index = ctx.provenance.get("map", 0)
         index = index if isinstance(index, int) and not isinstance(index, bool) else 0
         level_iid = ids.iid(ctx.provenance.get("pack", ""), ctx.provenance.get("seed", 0), self.project, ctx.stem)
-        properties = {**level.properties, **ctx.provenance}
+        properties = {**level.properties, **ctx.provenance, **self._values_fields(level)}
         names = [name for name, _ in drawn]
         files = {
             self.level_path(ctx.stem): level_file(level, built, drawn, properties, ctx.stem, ids.LEVEL_UID_BASE + index, level_iid, tileset_path),
@@ -92,6 +94,19 @@ class ExportLdtk(DrawnMapExporter):
         if preview:
             files[preview] = self._preview(level, built, drawn)
         return files
+
+    def _values_fields(self, level: Level) -> dict[str, PropertyValue]:
+        """Each data layer as a level field NAME_values: base64 of its int32 values, as a TMX
+        data layer's `values` property holds them. An LDtk IntGrid would need every value
+        defined in the project (labels and distances run to thousands), and LDtk drops the
+        values it does not know when it saves a level."""
+        fields: dict[str, PropertyValue] = {}
+        for name in self._data_layer_names(level):
+            field = f"{name}_values"
+            if field in level.properties:
+                raise PipelineError([f"data_layers: layer {name!r} would be the level field {field!r}, which the map has as a property; rename one"])
+            fields[field] = encode_values(int32_values(name, level.layers[name]))
+        return fields
 
     def pack_outputs(self) -> list[str]:
         return [self.project_file()]

@@ -31,10 +31,6 @@ class TiledMapExporter(DrawnMapExporter):
     embed_tileset: bool | None = Field(None, description="Embed the tileset in every map (unset: as the profile prefers).")
     encoding: Literal["csv", "base64"] | None = Field(None, description="Tile layer data encoding (unset: csv; base64 with profile godot).")
     compression: Literal["none", "zlib", "gzip"] | None = Field(None, description="Compression of base64 layer data (unset: none; zlib with profile godot).")
-    data_layers: bool | tuple[str, ...] = Field(
-        True,
-        description="The Level's layers (region, distance...) as hidden tile layers with their exact values in the property `values`: true = all, false = none, or the names.",
-    )
     heat_layers: tuple[str, ...] = Field(
         ("distance",), description="Data layers pictured in 16 bands from 0 to their largest value; the others by value mod 16 (labels)."
     )
@@ -88,16 +84,7 @@ class TiledMapExporter(DrawnMapExporter):
         return out
 
     def _data_layers(self, level: Level, taken: list[str], firstgid: int) -> list[TileLayer]:
-        if self.data_layers is True:
-            names = sorted(level.layers)
-        elif self.data_layers is False:
-            names = []
-        else:
-            names = list(self.data_layers)
-            missing = [n for n in names if n not in level.layers]
-            if missing:
-                known = ", ".join(sorted(level.layers)) or "none"
-                raise PipelineError([f"data_layers: the map has no layer {missing[0]!r} (it has: {known})"])
+        names = self._data_layer_names(level)
         clashes = [n for n in names if n in taken or n == "objects"]
         if clashes:
             raise PipelineError([f"data_layers: layer {clashes[0]!r} has the name of a tile layer or of the object layer; rename one"])
