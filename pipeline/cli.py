@@ -383,9 +383,8 @@ def explain(
     from pipeline.errors import PipelineError
     from pipeline.output import print_table, spans
     from pipeline.output import table as new_table
-    from pipeline.recipe import load_recipe
-
     from pipeline.pins import recipe_of
+    from pipeline.recipe import load_recipe
 
     if recipe.suffix != ".toml" and not (recipe.is_dir() and not (recipe / "manifest.json").is_file()):
         recipe = recipe_of(recipe, out, cache)  # a pack, as the other commands take one

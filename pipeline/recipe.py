@@ -294,7 +294,7 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
         _check_outputs(ordered, pack, problems)
         # Stats are checked against every stage's: with one missing (its plugin did not load, its
         # params are wrong), a name it adds would be reported as well, wrongly.
-        if plugins_ok and len(ordered) == len(declared):
+        if plugins_ok and set(declared) <= {spec.name for spec in ordered}:
             _check_order_by(ordered, pack, problems)
             _check_read_stats(ordered, problems)
         check_object_tiles(ordered, problems)

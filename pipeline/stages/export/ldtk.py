@@ -34,8 +34,8 @@ class ExportLdtk(DrawnMapExporter):
     points as one cell, rectangles with their size, properties as typed fields (Int, Float,
     Bool, String, Color) and polylines as Point arrays. The map's properties (seed, stats,
     stage chain) are level fields, and so are its data layers (`region_values`: base64 of
-    little-endian int32, row by row, as a TMX data layer's `values`). The project is written once the maps are, from the level
-    files of every map the pack has.
+    little-endian int32, row by row, as a TMX data layer's `values`). The project is written
+    once the maps are, from the level files of every map the pack has.
     """
 
     dir: str = Field("ldtk", description="Folder inside the pack for the project file and its level folder.")
