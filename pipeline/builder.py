@@ -230,6 +230,7 @@ class Builder:
         env_id = environment_id(env)
         previous = {m["index"]: m for m in (plan.previous or {}).get("maps", [])}
         planned = {m.index: m for m in plan.maps}
+        config = config_id(record)
         entries = []
         for index in range(recipe.pack.maps):
             prev = previous.get(index)
@@ -240,12 +241,12 @@ class Builder:
                 if prev is not None and (mp is None or self._intact(plan, prev)):
                     entries.append(prev)
                 continue
-            entries.append(self._entry(recipe, mp, results.get(index), prev, record, env_id))
+            entries.append(self._entry(recipe, mp, results.get(index), prev, (record["sha256"], config), env_id))
         return assemble(record, entries, plan.previous, env)
 
     @staticmethod
     def _entry(
-        recipe: Recipe, mp: MapPlan, result: MapResult | None, prev: dict[str, Any] | None, record: dict[str, Any], env_id: str
+        recipe: Recipe, mp: MapPlan, result: MapResult | None, prev: dict[str, Any] | None, made_from: tuple[str, str], env_id: str
     ) -> dict[str, Any]:
         """A map's manifest entry: from this build's result, or carried over where the map was fresh."""
         prev_stages = prev["stages"] if prev else {}
@@ -278,8 +279,8 @@ class Builder:
             **({"attempt": attempt} if attempt else {}),
             # A rebuilt map comes from this build; a fresh one has the same keys, so this recipe
             # makes the same files, but those files were made in the environment recorded before.
-            "recipe": record["sha256"],
-            "config": config_id(record),
+            "recipe": made_from[0],
+            "config": made_from[1],  # the recipe's config_id: see plan_pack
             "environment": env_id if result is not None or prev is None else prev["environment"],
             "stages": stages,
             "stats": dict(sorted(merged.items())),

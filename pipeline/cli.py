@@ -386,8 +386,9 @@ def explain(
     from pipeline.pins import recipe_of
     from pipeline.recipe import load_recipe
 
-    if recipe.suffix != ".toml" and not (recipe.is_dir() and not (recipe / "manifest.json").is_file()):
-        recipe = recipe_of(recipe, out, cache)  # a pack, as the other commands take one
+    # A pack, as the other commands take one: a manifest, a pack folder, or a name that is no file.
+    if recipe.name == "manifest.json" or (recipe / "manifest.json").is_file() or (not recipe.exists() and recipe.suffix != ".toml"):
+        recipe = recipe_of(recipe, out, cache)
     if recipe.is_dir():
         raise PipelineError([f"{recipe}: is a folder; name one recipe file (pcg list shows them all)"])
     loaded = load_recipe(recipe)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -38,6 +39,13 @@ class SerialExecutor:
         pass
 
 
+def _default_sigterm() -> None:
+    """A forked worker inherits the handlers of the process that forked it: `pcg serve` turns
+    SIGTERM into a Ctrl+C, `pcg watch` into a stop. The pool ends workers with SIGTERM (when one
+    died, and at shutdown), so they must keep the default: exit at once."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 class ProcessExecutor:
     writes_files = False
 
@@ -49,7 +57,7 @@ class ProcessExecutor:
         # fork starts workers in milliseconds with the stage modules already imported. Workers are
         # forked here, before the client starts any thread (rich's progress bar has one).
         method = "fork" if sys.platform == "linux" else None
-        pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context(method))
+        pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context(method), initializer=_default_sigterm)
         pool.submit(int).result()  # with fork, the first submit starts every worker: do it now
         return pool
 

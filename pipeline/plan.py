@@ -231,9 +231,9 @@ def _why_stale(
     if not reasons and spec.is_exporter and before["pack"] != recipe.pack.model_dump(mode="json"):
         reasons.append("pack name or map_name changed")
     if not reasons and prev.get("config") not in (None, config_id(before)):
-        # Kept from before a build in which every map failed: the manifest has no record of
-        # what it was built from but the recipe text, which is the same.
-        reasons.append("its plugin code or a file it reads changed since the map was built")
+        # Kept from before a build in which every map failed: the manifest no longer holds the
+        # configuration it was built from, only the recipe text, which is the same.
+        reasons.append("built before a change the recipe text does not show (plugin code, a file it reads, or a stage version)")
     return reasons or ["cache key changed"]
 
 

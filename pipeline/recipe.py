@@ -468,7 +468,7 @@ def _check_order_by(specs: list[StageSpec], pack: PackConfig, problems: list[str
     writes (a plugin's), since then any name may be right."""
     if not pack.order_by or not specs:
         return
-    written = _stats_added([spec for exporter in specs if exporter.is_exporter for spec in upstream(specs, exporter.name)])
+    written = _stats_reaching(specs, [i for spec in specs if spec.is_exporter for i in spec.inputs])
     if written is None:
         return
     name = pack.order_by.lstrip("-")
@@ -477,29 +477,39 @@ def _check_order_by(specs: list[StageSpec], pack: PackConfig, problems: list[str
         problems.append(f"pack.order_by: no stage writes the stat {name!r}{did_you_mean(name, sorted(written))} (stats of this recipe: {known})")
 
 
-def _stats_added(specs: list[StageSpec]) -> set[str] | None:
-    """The stats `specs` add; None when one of them does not declare them."""
-    written: set[str] = set()
-    for spec in specs:
+def _stats_reaching(specs: list[StageSpec], names: list[str]) -> set[str] | None:
+    """The stats the Levels of stages `names` hold: those each adds, and those of its inputs
+    where it passes them on. None when a stage on the way does not declare what it adds."""
+    by_name = {spec.name: spec for spec in specs}
+    found: set[str] = set()
+    todo, seen = list(names), set()
+    while todo:
+        spec = by_name[todo.pop()]
+        if spec.name in seen:
+            continue
+        seen.add(spec.name)
         stats = spec.params.added_stats()
         if stats is None:
             return None
-        written.update(stats)
-    return written
+        found.update(stats)
+        if spec.params.passes_stats:
+            todo.extend(spec.inputs)
+    return found
 
 
 def _check_read_stats(specs: list[StageSpec], problems: list[str]) -> None:
-    """A property a stage reads (a filter's `where`, `best.stat`) is added by a stage before it:
-    a misspelt name would otherwise fail every map of the build, one attempt after another."""
+    """A property a stage reads (a filter's `where`, `best.stat`) is in the Level it is given: a
+    misspelt name, or one a rule program in between did not pass on, would otherwise fail every
+    map of the build, one attempt after another."""
     for spec in specs:
         reads = spec.params.read_stats()
-        written = _stats_added(upstream(specs, spec.name)[:-1]) if reads else None
+        written = _stats_reaching(specs, list(spec.inputs)) if reads else None
         if written is None:
             continue
         for name, key in sorted(reads.items()):
             if name not in written:
                 known = ", ".join(sorted(written)) or "none"
-                problems.append(f"stage.{spec.name}.{key}: no stage before it adds the property {name!r}{did_you_mean(name, sorted(written))} (they add: {known})")
+                problems.append(f"stage.{spec.name}.{key}: its input has no property {name!r}{did_you_mean(name, sorted(written))} (it has: {known})")
 
 
 def _inputs(body: dict[str, Any], key: str, problems: list[str]) -> tuple[str, ...] | None:

@@ -112,6 +112,10 @@ class StageParams(BaseModel):
     # The map properties (stats) the stage adds, so that a recipe ordering maps by a stat no
     # stage writes fails as it loads. None: not declared (a plugin may leave it), not checked.
     adds_stats: ClassVar[tuple[str, ...] | None] = None
+    # Whether the Level made keeps its input's properties (most stages add to them; a maze carved
+    # into an input, or a rule program, describes new tiles and starts afresh): which names a
+    # filter or `order_by` after it can read.
+    passes_stats: ClassVar[bool] = True
     # What compiling the kind's kernels costs a first build, counted in maze generators (about
     # 0.6 s of CPU each, `python -m bench.compile_cost`). A first build starts the packs with the
     # most to compile first: a long compile started last leaves the other workers waiting for it.

@@ -68,6 +68,9 @@ def test_explain_takes_a_pack_as_the_other_commands_do(project: Path) -> None:
     assert "params changed (cells: [9,7] -> [10,7])" in by_recipe
     for pack in ("small", "exports/small", "exports/small/manifest.json"):
         assert pcg("explain", pack, cwd=project).stdout == by_recipe, pack
+    # A recipe file by another name is still a recipe, as `pcg build` takes it.
+    shutil.copy(project / "recipes" / "small.toml", project / "small.recipe")
+    assert "params changed (cells: [9,7] -> [10,7])" in pcg("explain", "small.recipe", cwd=project).stdout
 
 
 def test_explain_cuts_a_long_changed_param_where_it_changed() -> None:

@@ -252,3 +252,22 @@ def test_sigterm_stops_the_server_and_its_worker_processes(tmp_path: Path) -> No
         for child in children:
             with contextlib.suppress(OSError):
                 os.kill(child, signal.SIGKILL)
+
+
+def test_workers_keep_the_default_sigterm_whatever_the_server_installed() -> None:
+    """The pool ends its workers with SIGTERM when one dies: a worker that inherited serve's
+    Ctrl+C handler would not exit, and the pool's recovery would wait for it forever."""
+    import signal
+
+    from pipeline.executor import ProcessExecutor
+
+    before = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        executor = ProcessExecutor(2)
+        try:
+            handlers = {executor._pool.submit(signal.getsignal, signal.SIGTERM).result(timeout=30) for _ in range(4)}
+        finally:
+            executor.close()
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert handlers == {signal.SIG_DFL}

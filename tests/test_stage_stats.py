@@ -1,5 +1,6 @@
-"""Every stage declares the map stats it adds (`adds_stats`), so that `order_by` naming a stat
-no stage writes is a load error; checked over every registered kind on its golden fixture."""
+"""Every stage declares the map stats it adds (`adds_stats`) and whether it keeps its input's
+(`passes_stats`), so that `order_by` or a filter naming a stat its Level cannot have is a load
+error; checked over every registered kind on its golden fixture."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ def test_a_stage_adds_only_the_stats_it_declares(kind: str) -> None:
         # Passed on from an input unchanged is not adding; a recomputed stat is.
         added = {k for k, v in made.properties.items() if k not in had or all(i.properties.get(k) != v for i in inputs)}
         assert added <= set(declared), f"{kind} writes {sorted(added - set(declared))} without declaring them in adds_stats"
+        # A filter after it reads its input's properties as passes_stats says they reach it.
+        if spec.params.passes_stats:
+            assert had <= set(made.properties), f"{kind} drops {sorted(had - set(made.properties))}: declare passes_stats = False"
 
 
 ORDERED = """\

@@ -50,6 +50,7 @@ class Rewrite(StageParams):
 
     arity: ClassVar[tuple[int, int]] = (0, 1)
     adds_stats: ClassVar[tuple[str, ...] | None] = ("rewrite_steps",)
+    passes_stats: ClassVar[bool] = False  # the input's statistics describe tiles it rewrote
     # The rule machine and the node kinds it compiles with it: about 7 s in one process.
     compile_weight: ClassVar[int] = 12
 

@@ -44,6 +44,8 @@ class MazeGenerator(MazeStage):
     Kruskal's (and the uniform generators are no longer exactly uniform there).
     """
 
+    passes_stats: ClassVar[bool] = False  # a maze carved into an input has statistics of its own
+
     arity: ClassVar[tuple[int, int]] = (0, 1)
 
     cells: size_type(MazeSide) = Field(
