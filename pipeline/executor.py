@@ -62,7 +62,12 @@ class ProcessExecutor:
         return pool
 
     def results(self, batches: list[Batch]) -> Iterator[Outcome]:
-        futures: dict[Future[list[MapResult]], Batch] = {self._pool.submit(run_batch, b): b for b in batches}
+        try:
+            futures: dict[Future[list[MapResult]], Batch] = {self._pool.submit(run_batch, b): b for b in batches}
+        except BrokenProcessPool:  # a worker died between builds (killed while idle): start afresh
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = self._start()
+            futures = {self._pool.submit(run_batch, b): b for b in batches}
         broken = False
         try:
             for future in as_completed(futures):

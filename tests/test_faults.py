@@ -265,3 +265,25 @@ def test_locks_are_released_even_while_forked_workers_live(tmp_path: Path) -> No
     finally:
         child.kill()
         child.join()
+
+
+def _echo(batch: str) -> str:
+    return batch
+
+
+def test_a_worker_killed_between_builds_does_not_stop_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pcg watch` and `pcg serve` keep one pool between builds: a worker killed while idle
+    breaks it, and the next build must start a fresh one, not fail on submitting."""
+    from pipeline import executor as executor_module
+
+    monkeypatch.setattr(executor_module, "run_batch", _echo)  # the batches here are plain strings
+    executor = executor_module.ProcessExecutor(1)
+    try:
+        os.kill(next(iter(executor._pool._processes)), signal.SIGKILL)
+        end = time.monotonic() + 10
+        while not executor._pool._broken and time.monotonic() < end:
+            time.sleep(0.05)
+        assert executor._pool._broken
+        assert sorted(result for _, result in executor.results(["a", "b"])) == ["a", "b"]  # type: ignore[list-item]
+    finally:
+        executor.close()
