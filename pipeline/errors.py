@@ -90,9 +90,9 @@ def _readable(err: dict[str, Any], field_names: Iterable[str]) -> str:
     given once: a validator's own message may quote it already."""
     phrase = _phrase(err, field_names)
     # A check of several keys together has the whole table as its input: the message names them.
-    if err["type"] in ("missing", "extra_forbidden") or "input" not in err or "(got " in phrase or not err.get("loc"):
+    if err["type"] in ("missing", "extra_forbidden") or "(got " in phrase or not err.get("loc"):
         return phrase
-    return f"{phrase} (got {_shown(err['input'])})"
+    return f"{phrase}{_got(err)}"
 
 
 def _phrase(err: dict[str, Any], field_names: Iterable[str]) -> str:

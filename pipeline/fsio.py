@@ -107,11 +107,12 @@ _KINDS = (
 
 def write_if_changed(path: Path, data: bytes, temp_dir: Path | None = None) -> bool:
     """`atomic_write` unless the file holds exactly `data` already (its modification time then
-    stays, and nothing is rewritten); whether it wrote."""
+    stays, and nothing is rewritten); whether it wrote. Anything but a regular file there (none
+    yet, a FIFO, a folder) is not read, but replaced or refused by the write."""
     try:
-        if path.read_bytes() == data:
+        if read_regular(path) == data:
             return False
-    except FileNotFoundError:
+    except OSError:
         pass
     atomic_write(path, data, temp_dir)
     return True

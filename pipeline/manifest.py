@@ -25,7 +25,7 @@ import numpy as np
 
 from pipeline import __version__
 from pipeline.errors import PipelineError
-from pipeline.fsio import atomic_write, read_regular
+from pipeline.fsio import read_regular, write_if_changed
 from pipeline.recipe import Recipe
 from pipeline.registry import StageParams, stage_config
 from pipeline.seeds import BIT_GENERATOR
@@ -201,11 +201,4 @@ def encode(manifest: dict[str, Any]) -> bytes:
 
 def write_manifest(path: Path, manifest: dict[str, Any], temp_dir: Path | None = None) -> bool:
     """Write unless the file already holds exactly this; True if it was written."""
-    data = encode(manifest)
-    try:
-        if read_regular(path) == data:
-            return False
-    except OSError:  # none yet, or not a file: replaced below
-        pass
-    atomic_write(path, data, temp_dir)
-    return True
+    return write_if_changed(path, encode(manifest), temp_dir)
