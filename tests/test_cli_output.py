@@ -222,6 +222,14 @@ def test_no_recipe_message_quotes_the_value_twice() -> None:
     assert seen >= 5
 
 
+def _refused(path: Path, text: str) -> list[str]:
+    """The problems of the recipe `text`, written to `path`, which must not load."""
+    path.write_text(text)
+    with pytest.raises(RecipeError) as caught:
+        load_recipe(path)
+    return caught.value.problems
+
+
 def test_an_object_or_layer_tile_missing_from_an_own_art_tileset_fails_as_the_recipe_loads(tmp_path: Path) -> None:
     shutil.copytree(TILESETS, tmp_path / "tilesets")
     (tmp_path / "recipes").mkdir()
@@ -229,10 +237,7 @@ def test_an_object_or_layer_tile_missing_from_an_own_art_tileset_fails_as_the_re
     text += '\n[stage.loot]\nuse = "place.items"\ninput = "a_rather_long_name_for_the_backtracker"\ntype = "loot"\ntile = "chets"\n'
     text = text.replace('input = "a_rather_long_name_for_the_backtracker"\ndir = "a"', 'input = "loot"\ndir = "a"')
     path = tmp_path / "recipes" / "loot.toml"
-    path.write_text(text)
-    with pytest.raises(RecipeError) as caught:
-        load_recipe(path)
-    assert caught.value.problems == [
+    assert _refused(path, text) == [
         f"{path}: stage.loot.tile: 'chets' cannot be drawn by stage.tmx_a (export.tmx): its tileset file"
         " ../tilesets/stone.toml has no 'chets' in `tiles` (did you mean 'chest'?) (it has: floor, door, chest, key, wall)"
     ]
@@ -241,10 +246,7 @@ def test_an_object_or_layer_tile_missing_from_an_own_art_tileset_fails_as_the_re
 
     # A layer drawn with one tile (a floor under everything) is checked the same way.
     floor = text.replace('"chets"', '"chest"').replace('tileset = "../tilesets/stone.toml"', 'tileset = "../tilesets/stone.toml"\nlayers = [{ name = "floor", tile = "flor" }, { name = "walls" }]')
-    path.write_text(floor)
-    with pytest.raises(RecipeError) as caught:
-        load_recipe(path)
-    assert caught.value.problems == [
+    assert _refused(path, floor) == [
         f"{path}: stage.tmx_a.layers.floor.tile: its tileset file ../tilesets/stone.toml has no 'flor' in `tiles` (did you mean 'floor'?)"
         " (it has: floor, door, chest, key, wall)"
     ]
