@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, U
 
 if TYPE_CHECKING:
     from pipeline.builder import PackReport
+    from pipeline.dask_executor import DaskOptions
     from pipeline.executor import Executor
     from pipeline.level import Level
     from pipeline.plan import PackPlan
@@ -85,11 +86,11 @@ class BuildResult:
 
 
 @contextlib.contextmanager
-def open_executor(jobs: int | None, todo: int, dask: tuple[str | None, int | None, str | None] | None = None) -> Iterator[Executor]:
+def open_executor(jobs: int | None, todo: int, dask: DaskOptions | None = None) -> Iterator[Executor]:
     """The executor for a build of `todo` stale maps, closed afterwards: in this process when
     there is nothing to run (starting workers would cost more than the build), on the Dask
-    cluster `dask` = (scheduler, local workers, results) names, else a pool of `jobs` processes
-    (default: every core), never more than there are maps."""
+    cluster `dask` describes, else a pool of `jobs` processes (default: every core), never more
+    than there are maps."""
     from pipeline.executor import default_workers, make_executor
 
     if not todo:
@@ -97,8 +98,7 @@ def open_executor(jobs: int | None, todo: int, dask: tuple[str | None, int | Non
     elif dask is not None:
         from pipeline.dask_executor import DaskExecutor
 
-        scheduler, local, results = dask
-        executor = DaskExecutor(scheduler=scheduler, local_workers=local or 0, results=results)  # type: ignore[arg-type]
+        executor = DaskExecutor(dask)
     else:
         executor = make_executor(min(jobs or default_workers(), todo))
     try:

@@ -202,6 +202,7 @@ class Builder:
         if result.failure is not None:
             stage, message = result.failure
             report.failures.append(Failure(plan.recipe.path, result.index, stage, message))
+            report.stage_runs.update(result.ran)
             return
         if journal.record.planned:  # begun: the build planned these files
             journal.wrote(digests)  # before they are written (or just after a worker wrote them)

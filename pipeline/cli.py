@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from pipeline.builder import PackReport
+    from pipeline.dask_executor import DaskOptions
     from pipeline.pins import SeedChange
     from pipeline.plan import PackPlan
     from pipeline.recipe import Recipe
@@ -137,6 +138,10 @@ def build(
     dask_results: Optional[str] = typer.Option(
         None, "--dask-results", help="files: Dask workers write into exports/ (shared disk; default for --dask-local); bytes: they send the files back (default for --scheduler)."
     ),
+    wait_for_workers: Optional[float] = typer.Option(
+        None, "--wait-for-workers", min=1,
+        help="With Dask: give up the maps still out after this many seconds without any worker (default 15; give a cluster that starts workers on demand longer).",
+    ),
     cache_max: Optional[str] = typer.Option(
         None, "--cache-max", help="Bound the cache of intermediate Levels: bytes, or K, M, G, T (500M, 2G; 0 keeps none); least recently used go first (default 2G)."
     ),
@@ -151,8 +156,9 @@ def build(
         raise PipelineError(["--scheduler and --dask-local: give one (a cluster to use, or one to start)"])
     if dask_results not in (None, "files", "bytes"):
         raise PipelineError([f"--dask-results: files or bytes (got {dask_results!r})"])
-    if dask_results and not (scheduler or dask_local):
-        raise PipelineError(["--dask-results: only with --scheduler or --dask-local"])
+    for option, given in (("--dask-results", dask_results), ("--wait-for-workers", wait_for_workers)):
+        if given is not None and not (scheduler or dask_local):
+            raise PipelineError([f"{option}: only with --scheduler or --dask-local"])
     limit = None
     if cache_max is not None:
         from pipeline.cache import parse_size
@@ -163,13 +169,17 @@ def build(
             raise PipelineError([f"--cache-max: {exc}"]) from None
     recipes, problems = _load_all(targets or [DEFAULT_RECIPES], out, cache)
     _check_maps(recipes, maps)
-    dask = (scheduler, dask_local, dask_results) if (scheduler or dask_local) else None
+    dask = None
+    if scheduler or dask_local:
+        from pipeline.dask_executor import NO_WORKERS_TIMEOUT, DaskOptions
+
+        dask = DaskOptions(scheduler, dask_local or 0, dask_results, wait_for_workers or NO_WORKERS_TIMEOUT)  # type: ignore[arg-type]
     _build(recipes, problems, jobs, force, maps, out, cache, quiet, _console(), dask, limit)
 
 
 def _build(
     recipes: list["Recipe"], problems: list[str], jobs: int | None, force: bool, maps: list[int] | None,
-    out: Path, cache: Path, quiet: bool, console: "Console", dask: tuple[str | None, int | None, str | None] | None = None,
+    out: Path, cache: Path, quiet: bool, console: "Console", dask: "DaskOptions | None" = None,
     cache_max: int | None = None,
 ) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn

@@ -173,5 +173,5 @@ def _thumbnail(pack_dir: Path, entry: dict[str, Any], thumbnails: dict[str, Imag
     try:
         with Image.open(pack_dir / entry["file"]) as image:
             return from_preview(image)
-    except OSError:
+    except (OSError, ValueError, Image.DecompressionBombError):  # a preview gone, damaged, or too big to read
         return Image.new("RGB", (THUMB, THUMB), (0, 0, 0))

@@ -7,13 +7,14 @@ Workers either return each map's files as bytes, or, when they share the client'
 write them into the pack themselves and return digests (`results = "files"`).
 
 A cluster left without any worker would keep the batches waiting forever (the scheduler waits
-for workers that may never come): after NO_WORKERS_TIMEOUT without one, the batches still out
-come back as ClusterLost, each its maps' failure, while those that finished are kept. Why 15 s:
+for workers that may never come): after `wait_for_workers` seconds without one (default
+NO_WORKERS_TIMEOUT), the batches still out come back as ClusterLost, each its maps' failure,
+while those that finished are kept. Why 15 s by default:
 the scheduler drops a killed worker at once (its connection closes), and a nanny, systemd or a
 container runtime restarting it brings it back within seconds, so 15 s with nobody there means
 no one is coming soon; and it is short enough that a build does not look hung. A cluster that
 grows from no worker (adaptive, or workers started after the build) must get its first one
-within that time too.
+within that time too, or be given longer (`pcg build --wait-for-workers`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Iterator, Literal
 
 from pipeline.errors import PipelineError
@@ -30,7 +32,8 @@ from pipeline.worker import Batch, MapResult, run_batch
 Results = Literal["files", "bytes"]
 RETRIES = 2
 
-# Seconds without any worker before the batches still out are given up (why 15: see above).
+# Seconds without any worker before the batches still out are given up, unless a build says
+# otherwise (why 15: see above).
 NO_WORKERS_TIMEOUT = 15.0
 # How often to ask the scheduler how many workers it has, and only after that long without a
 # batch finishing (which shows a worker is there): one small request (threads per worker).
@@ -38,7 +41,20 @@ CHECK_EVERY = 2.0
 
 
 class ClusterLost(Exception):
-    """A batch that cannot finish: the cluster has had no worker for NO_WORKERS_TIMEOUT."""
+    """A batch that cannot finish: the cluster has had no worker for `wait_for_workers` seconds."""
+
+
+@dataclass(frozen=True)
+class DaskOptions:
+    """Which Dask cluster a build runs on, and how: an existing scheduler's address, or a
+    LocalCluster of `local_workers` processes started for the build; who writes the files
+    (`results`, default: "files" for a LocalCluster, "bytes" for a scheduler); and how long a
+    cluster may go without any worker before the maps still out are given up."""
+
+    scheduler: str | None = None
+    local_workers: int = 0
+    results: Results | None = None
+    wait_for_workers: float = NO_WORKERS_TIMEOUT
 
 
 def _refused(scheduler: str) -> None:
@@ -64,7 +80,8 @@ def _refused(scheduler: str) -> None:
 
 
 class DaskExecutor:
-    def __init__(self, scheduler: str | None = None, local_workers: int = 0, results: Results | None = None):
+    def __init__(self, options: DaskOptions):
+        scheduler, results = options.scheduler, options.results
         try:
             from distributed import Client, LocalCluster
         except ImportError:
@@ -82,10 +99,11 @@ class DaskExecutor:
             # One thread per worker process: stages hold the GIL in places, and numba kernels
             # are single-threaded, so processes are what scales.
             self._cluster = LocalCluster(
-                n_workers=local_workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+                n_workers=options.local_workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
             )
             self._client = Client(self._cluster)
         self._scheduler = scheduler
+        self._wait = options.wait_for_workers
         self._where = f" at {scheduler}" if scheduler else ""
         info = self._client.scheduler_info()
         self.workers = max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
@@ -154,17 +172,17 @@ class DaskExecutor:
                 return
 
     def _lost(self) -> bool:
-        """Whether the cluster has been without any worker for NO_WORKERS_TIMEOUT."""
+        """Whether the cluster has been without any worker for `wait_for_workers` seconds."""
         workers = len(self._client.nthreads())  # stable across Dask versions, unlike scheduler_info()
         now = time.monotonic()
         if workers:
             self._had_workers, self._seen, self._gave_up = True, now, False
         else:
-            self._gave_up = now - self._seen >= NO_WORKERS_TIMEOUT
+            self._gave_up = now - self._seen >= self._wait
         return self._gave_up
 
     def _why(self) -> str:
-        seconds = f"{NO_WORKERS_TIMEOUT:.0f} s"
+        seconds = f"{self._wait:g} s"
         if self._had_workers:
             return f"the Dask cluster{self._where} lost all its workers and none came back in {seconds}: start workers and build again (finished maps are kept)"
         start = f" (dask worker {self._scheduler})" if self._scheduler else ""

@@ -245,8 +245,8 @@ def _run_attempt(recipe: Recipe, cache: LevelCache, task: MapTask, levels: _Leve
                     raise StageFailed(name, clash(path, "another stage of this map"))
                 result.files[path] = data
         result.thumbnail = _thumbnail(recipe, task, level_of)
-    except StageFailed as failed:
-        return MapResult(task.index, failure=(failed.stage, failed.message))
+    except StageFailed as failed:  # what ran before it did run (and is cached): the report says so
+        return MapResult(task.index, failure=(failed.stage, failed.message), ran=result.ran)
     return result
 
 

@@ -22,10 +22,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner, Result
 
 from conftest import ROOT, TILESETS
 
 from pipeline import registry
+from pipeline.cli import app
 from pipeline.errors import RecipeError
 from pipeline.recipe import load_recipe
 from pipeline.summary import MAX_SUMMARY, family, summary
@@ -189,16 +191,28 @@ def test_stats_as_json_and_csv_agree_with_the_manifest(wide: Path) -> None:
 # -- one way to name a pack -------------------------------------------------------------------
 
 
-def test_every_command_that_takes_a_pack_takes_it_the_same_ways(wide: Path) -> None:
+def test_every_command_that_takes_a_pack_takes_it_the_same_ways(wide: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # In this process (a fresh one per command costs half a second, 16 times over); the real
+    # CLI's own process runs each command in the tests of its output.
+    monkeypatch.chdir(wide)
+    runner = CliRunner()
+
+    def invoke(*args: str, code: int = 0) -> Result:
+        result = runner.invoke(app, list(args))
+        assert result.exit_code == code, result.output
+        return result
+
     ways = ("wide", "exports/wide", "exports/wide/manifest.json", "recipes/wide.toml")
     for way in ways:
-        assert run("show", way, "--no-open", cwd=wide).stdout.strip() == "exports/wide/contact_sheet.png"
-        assert "rebuild byte for byte" in run("verify", way, "-j", "1", cwd=wide).stdout
-        assert "a_rather_long_name_for_the_backtracker" in run("stats", way, "--format", "csv", cwd=wide).stdout
+        assert invoke("show", way, "--no-open").stdout.strip() == "exports/wide/contact_sheet.png"
+        assert "rebuild byte for byte" in invoke("verify", way, "-j", "1").stdout
+        assert "a_rather_long_name_for_the_backtracker" in invoke("stats", way, "--format", "csv").stdout
     for command in (("show", "nope", "--no-open"), ("verify", "nope"), ("stats", "nope"), ("clean", "nope")):
-        proc = run(*command, cwd=wide, check=False)
-        assert proc.returncode == 1 and "Traceback" not in proc.stderr
-        assert "nope: not a built pack (no manifest.json in nope or exports/nope)" in proc.stderr, proc.stderr
+        stderr = invoke(*command, code=1).stderr
+        assert "nope: not a built pack (no manifest.json in nope or exports/nope)" in stderr, stderr
+    proc = run("verify", "nope", cwd=wide, check=False)  # and the same from the real command line
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "nope: not a built pack (no manifest.json in nope or exports/nope)" in proc.stderr, proc.stderr
     copy = wide.parent / "wide-clean"
     shutil.copytree(wide, copy)
     assert "removed exports/wide/" in run("clean", "exports/wide/manifest.json", cwd=copy).stdout

@@ -13,12 +13,17 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import RECIPES, TILESETS, pcg
+import pipeline
+from conftest import RECIPES, TILESETS, pcg, recipe_text
 from pipeline.cache import LevelCache
 from pipeline.contact_sheet import CONTACT_SHEET
+from pipeline.errors import PipelineError
+from pipeline.level import Level, MapObject
 from pipeline.plan import KeyMaker
 from pipeline.recipe import load_recipe
-from pipeline.level import MapObject
+from pipeline.registry import ExportContext
+from pipeline.stages.export.png import MAX_PIXELS, ExportPng
+from pipeline.stages.maze.block import MAZE_ALPHABET
 from pipeline.thumbnail import DETAIL_KEY, THUMB, drawn_small, fit, from_preview
 from pipeline.tiled.render import preview_png
 from pipeline.tiled.tilesheet import Atlas
@@ -117,3 +122,44 @@ def test_a_sheet_is_the_same_bytes_whether_thumbnails_were_drawn_or_read(tmp_pat
         break
     pcg("build", "recipes", "-q", cwd=project)  # one map rebuilt: its thumbnail drawn, the rest read
     assert sheet.read_bytes() == first
+
+
+def test_a_colour_map_too_big_for_image_readers_fails_its_map_and_says_what_scale_fits() -> None:
+    big = Level(tiles=np.zeros((3000, 3000), dtype=np.uint8), alphabet=MAZE_ALPHABET)
+    with pytest.raises(PipelineError) as refused:
+        ExportPng(scale=4).export(big, ExportContext(stem="m"))
+    assert refused.value.problems == [
+        "scale: 4 makes a 12000 x 12000-pixel image of this 3000 x 3000-tile map, over the 89,478,485"
+        " pixels image readers accept; use scale = 3"
+    ]
+    assert 3000 * 3000 * 3 * 3 <= MAX_PIXELS < 3000 * 3000 * 4 * 4
+    huge = Level(tiles=np.zeros((9000, 10000), dtype=np.uint8), alphabet=MAZE_ALPHABET)
+    with pytest.raises(PipelineError, match="10000 x 9000-tile map, .*: the map is too big for a colour map$"):
+        ExportPng(scale=1).export(huge, ExportContext(stem="m"))
+
+
+@pytest.mark.filterwarnings("ignore::PIL.Image.DecompressionBombWarning")
+def test_the_sheet_shows_a_preview_it_cannot_read_as_a_blank(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A preview too big for PIL to open (a plugin exporter's, say) leaves a gap in the sheet,
+    not a traceback on every build."""
+    (tmp_path / "recipes").mkdir()
+    text = recipe_text(maps=2, cells=(60, 60), scale=4)  # 484 x 484-pixel colour maps, the sheet's previews
+    (tmp_path / "recipes" / "small.toml").write_text(text.replace('[stage.tmx]\nuse = "export.tmx"\ninput = "maze"\ntile_size = 8\n', ""))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 50_000)  # refused over 100,000 pixels: the previews, not PIL's font
+    result = pipeline.build(jobs=1)
+    assert result.ok, result.problems
+    with Image.open(tmp_path / "exports" / "small" / CONTACT_SHEET) as sheet:
+        assert sheet.size[0] > THUMB
+
+
+def test_a_refused_colour_map_is_one_line_and_the_maze_before_it_is_reported_run(tmp_path: Path) -> None:
+    (tmp_path / "recipes").mkdir()
+    text = recipe_text(maps=1, cells=(1000, 1000), scale=64)  # 2001 x 2001 tiles: 16 G pixels
+    (tmp_path / "recipes" / "big.toml").write_text(text)
+    proc = pcg("build", "recipes", cwd=tmp_path, check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "preview  scale: 64 makes a 128064 x 128064-pixel image of this 2001 x 2001-tile map" in proc.stderr
+    assert "use scale = 4" in proc.stderr
+    # The maze and the TMX were made (and cached) before the colour map failed.
+    assert "built 0/1 maps" in proc.stdout and "ran maze x1, tmx x1" in proc.stdout, proc.stdout

@@ -8,17 +8,27 @@ import numpy as np
 from PIL import Image
 from pydantic import Field, PositiveInt, field_validator
 
+from pipeline.errors import PipelineError
 from pipeline.level import Level
 from pipeline.paths import check_relative_dir, join
 from pipeline.registry import ExportContext, Exporter, stage
 
 
-@stage("export.png", version=1)
+# The most pixels a colour map may have: PIL's own bound (Image.MAX_IMAGE_PIXELS), above which
+# it warns that an image may be a decompression bomb, and refuses at twice that; the contact
+# sheet, and many a user's tools, read these images with it. A 4096 x 4096-cell maze (8193 x 8193
+# tiles) fits at scale 1.
+MAX_PIXELS = 89_478_485
+
+
+@stage("export.png", version=2)
 class ExportPng(Exporter):
     """Write an image of each map in its symbols' colours: every tile a `scale` x `scale` square.
     Plainer than the preview `export.tmx` draws from the tilesheet: for data sets, quick looks
     and packs without a Tiled export. `objects = true` draws the map's objects over it as
-    previews mark them (points as discs, rooms as outlines, paths as lines)."""
+    previews mark them (points as discs, rooms as outlines, paths as lines). An image over 89
+    million pixels, more than PIL and many image tools will open, fails its map with the largest
+    `scale` that fits (a 4096 x 4096-cell maze fits at 1)."""
 
     dir: str = Field("colour_maps", description="Folder inside the pack for the images.")
     scale: PositiveInt = Field(4, le=64, description="Pixels per tile.")
@@ -36,12 +46,24 @@ class ExportPng(Exporter):
         return join(self.dir, f"{stem}.png")
 
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
+        _check_size(level, self.scale)
         image = colour_map(level, self.scale)
         if self.objects and level.objects:
             image = _with_objects(image, level, self.scale)
         out = io.BytesIO()
         image.save(out, format="PNG")
         return {join(self.dir, f"{ctx.stem}.png"): out.getvalue()}
+
+
+def _check_size(level: Level, scale: int) -> None:
+    w, h = level.width * scale, level.height * scale
+    if w * h <= MAX_PIXELS:
+        return
+    fits = int((MAX_PIXELS / (level.width * level.height)) ** 0.5)
+    while fits and level.width * level.height * fits * fits > MAX_PIXELS:
+        fits -= 1  # the square root's rounding
+    what = f"scale: {scale} makes a {w} x {h}-pixel image of this {level.width} x {level.height}-tile map, over the {MAX_PIXELS:,} pixels image readers accept"
+    raise PipelineError([f"{what}; use scale = {fits}" if fits else f"{what}: the map is too big for a colour map"])
 
 
 def colour_map(level: Level, scale: int) -> Image.Image:
