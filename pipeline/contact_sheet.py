@@ -12,7 +12,7 @@ from typing import Any, Iterator, cast
 from PIL import Image, PngImagePlugin
 
 from pipeline.fsio import atomic_write
-from pipeline.levels_index import play_order
+from pipeline.levels_index import play_order, stat_value
 from pipeline.recipe import Recipe, StageSpec
 from pipeline.registry import Exporter
 from pipeline.thumbnail import BACKGROUND, DETAIL_KEY, THUMB, from_preview
@@ -64,8 +64,9 @@ def _entries(recipe: Recipe, manifest: dict[str, Any]) -> list[dict[str, Any]]:
 
 def sheet_entry(recipe: Recipe, m: dict[str, Any]) -> dict[str, Any] | None:
     """What the sheet shows of one manifest map: index, stem, the preview of the first exporter
-    that drew one (file and sha256), and the stats of the stage that exporter drew; None when no
-    exporter drew a preview.
+    that drew one (file and sha256), and the stats of the stage that exporter drew, with the
+    `order_by` stat as the pack was sorted by it and any `stage.stat` the captions name; None
+    when no exporter drew a preview.
 
     Not the map's own `stats`: those merge every exporter's input, the last one winning, so a
     recipe with two chains would caption one chain's picture with the other chain's numbers."""
@@ -74,7 +75,13 @@ def sheet_entry(recipe: Recipe, m: dict[str, Any]) -> dict[str, Any] | None:
             drawn = m["stages"].get(spec.inputs[0])
             # No such stage: a map the last good build made from other stages, kept because
             # its rebuild failed; its own stats are what it was made with.
-            stats = drawn.get("stats", {}) if drawn is not None else m.get("stats", {})
+            stats = dict(drawn.get("stats", {}) if drawn is not None else m.get("stats", {}))
+            # The stat the pack is sorted by, as it sorted, and stats named after their stage.
+            named = [recipe.pack.order_by.lstrip("-")] if recipe.pack.order_by else []
+            for name in named + [n for n in recipe.pack.contact_stats or () if "." in n]:
+                value = stat_value(m, name)
+                if value is not None:
+                    stats[name] = value
             return {"index": m["index"], "stem": m["stem"], "file": preview, "sha256": m["files"][preview], "stats": stats}
     return None
 

@@ -11,25 +11,35 @@ from pipeline.fsio import write_if_changed
 LEVELS = "levels.json"
 
 
+def stat_value(m: dict[str, Any], name: str) -> Any:
+    """A manifest map entry's value of the stat `name`, or of `stage.name` for that stage's
+    Level (pipeline.stat_checks); None when the map has no such stat."""
+    stage, dot, stat = name.rpartition(".")
+    if not dot:
+        return m["stats"].get(name)
+    return m["stages"].get(stage, {}).get("stats", {}).get(stat)
+
+
 def play_order(maps: list[dict[str, Any]], order_by: str | None) -> list[dict[str, Any]]:
     """Manifest map entries sorted by the stat `order_by` (a leading `-` sorts high to low; ties
-    and maps without the stat keep map order, the latter last); by index without `order_by`."""
+    and maps without the stat, or with a value that is not a number, keep map order, the latter
+    last); by index without `order_by`."""
     maps = sorted(maps, key=lambda m: m["index"])
     if not order_by:
         return maps
     name = order_by.lstrip("-")
-    descending = order_by.startswith("-")
-    have = [m for m in maps if isinstance(m["stats"].get(name), (int, float))]
-    lacking = [m for m in maps if m not in have]
-    have.sort(key=lambda m: -m["stats"][name] if descending else m["stats"][name])
-    return have + lacking
+    sign = -1 if order_by.startswith("-") else 1
+    values = [stat_value(m, name) for m in maps]
+    have = [(sign * v, i) for i, v in enumerate(values) if isinstance(v, (int, float))]
+    lacking = [m for m, v in zip(maps, values) if not isinstance(v, (int, float))]
+    return [maps[i] for _, i in sorted(have)] + lacking
 
 
 def levels_index(pack: str, order_by: str, manifest: dict[str, Any]) -> bytes:
     """Every built map in play order (`play_order`), with its files."""
     name = order_by.lstrip("-")
     levels = [
-        {"map": m["index"], "stem": m["stem"], name: m["stats"].get(name), "files": sorted(m["files"])}
+        {"map": m["index"], "stem": m["stem"], name: stat_value(m, name), "files": sorted(m["files"])}
         for m in play_order(manifest["maps"], order_by)
     ]
     return (json.dumps({"pack": pack, "order_by": order_by, "levels": levels}, indent=1) + "\n").encode("utf-8")

@@ -4,12 +4,16 @@ error; checked over every registered kind on its golden fixture."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from conftest import pcg, write_recipe
 from golden import stage_kinds, stage_runs
+from pipeline.contact_sheet import _entries, _stats_shown, caption_lines
+from pipeline.errors import RecipeError
+from pipeline.recipe import load_recipe
 
 
 @pytest.mark.parametrize("kind", sorted(stage_kinds()))
@@ -58,3 +62,98 @@ def test_order_by_a_stat_no_stage_writes_is_a_load_error(tmp_path: Path) -> None
     for good in ("-dead_ends", "items_gem"):
         write_recipe(tmp_path, "ordered", ORDERED.format(order_by=good))
         pcg("build", "recipes", "-q", cwd=tmp_path)
+
+
+TWO_CHAINS = """\
+[pack]
+name = "two"
+seed = 3
+maps = 5
+{pack}
+
+[stage.caves]
+use = "dungeon.cellular_caves"
+size = [30, 24]
+
+[stage.cave_regions]
+use = "regions.label"
+input = "caves"
+
+[stage.maze]
+use = "maze.backtracker"
+cells = [6, 5]
+
+[stage.maze_regions]
+use = "regions.label"
+input = "maze"
+
+[stage.maze_png]
+use = "export.png"
+input = "maze_regions"
+
+[stage.cave_png]
+use = "export.png"
+input = "cave_regions"
+dir = "caves"
+"""
+
+
+def _load_problems(tmp_path: Path, pack: str) -> list[str]:
+    path = tmp_path / "two.toml"
+    path.write_text(TWO_CHAINS.format(pack=pack))
+    try:
+        load_recipe(path)
+    except RecipeError as exc:
+        return [line.removeprefix(f"{path}: ") for line in exc.problems]
+    return []
+
+
+def test_a_stat_two_chains_write_must_say_whose_to_sort_by(tmp_path: Path) -> None:
+    assert _load_problems(tmp_path, 'order_by = "-region_largest"') == [
+        "pack.order_by: the stat 'region_largest' comes from stage.cave_regions and stage.maze_regions, in different"
+        ' exporters\' maps; say whose to sort by: "-maze_regions.region_largest" or "-cave_regions.region_largest"'
+    ]
+    assert _load_problems(tmp_path, 'order_by = "-cave_regions.region_largest"') == []
+    assert _load_problems(tmp_path, 'order_by = "floor_pct"') == []  # only the caves have it
+    assert _load_problems(tmp_path, 'order_by = "cave_regions.dead_ends"') == [
+        "pack.order_by: no stat 'dead_ends' in stage.cave_regions (it has: caves, floor_pct, region_largest, region_sizes, regions)"
+    ]
+    assert _load_problems(tmp_path, 'order_by = "caves.floor_pct"') == [
+        "pack.order_by: 'caves.floor_pct': stage.caves feeds no exporter, so its stats are not recorded"
+        " (stages that feed an exporter: maze_regions, cave_regions)"
+    ]
+
+
+def test_caption_stats_are_checked_against_the_map_the_sheet_shows(tmp_path: Path) -> None:
+    # The sheet shows the first exporter's maps: the maze's.
+    assert _load_problems(tmp_path, 'contact_stats = ["regionz", "floor_pct", "cave_regions.floor_pct", "cavez.regions"]') == [
+        "pack.contact_stats.0: no stat 'regionz' in stage.maze_regions, whose maps the sheet shows (did you mean 'regions'?)"
+        " (it has: cells, dead_end_pct, dead_ends, diameter, entrance, exit, loops, region_largest, region_sizes, regions, solution_pct, straightness)",
+        "pack.contact_stats.1: no stat 'floor_pct' in stage.maze_regions, whose maps the sheet shows"
+        " (it has: cells, dead_end_pct, dead_ends, diameter, entrance, exit, loops, region_largest, region_sizes, regions, solution_pct, straightness)",
+        "pack.contact_stats.3: 'cavez.regions': no stage 'cavez' (stages that feed an exporter: maze_regions, cave_regions)",
+    ]
+
+
+def test_a_pack_sorts_and_captions_by_the_stage_it_names(tmp_path: Path) -> None:
+    pack = 'order_by = "-cave_regions.region_largest"\ncontact_stats = ["cave_regions.region_largest", "diameter", "cave_regions.floor_pct"]'
+    write_recipe(tmp_path, "two", TWO_CHAINS.format(pack=pack))
+    pcg("build", "recipes", "-q", cwd=tmp_path)
+    folder = tmp_path / "exports" / "two"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    caves = {m["index"]: m["stages"]["cave_regions"]["stats"] for m in manifest["maps"]}
+    mazes = {m["index"]: m["stages"]["maze_regions"]["stats"] for m in manifest["maps"]}
+    assert len({s["region_largest"] for s in caves.values()}) > 1  # else the order proves nothing
+    levels = json.loads((folder / "levels.json").read_text())["levels"]
+    assert [lv["cave_regions.region_largest"] for lv in levels] == sorted((s["region_largest"] for s in caves.values()), reverse=True)
+    assert [lv["cave_regions.region_largest"] for lv in levels] == [caves[lv["map"]]["region_largest"] for lv in levels]
+    # Captions under the maze pictures: the maze's own diameter, and the caves' numbers named.
+    recipe = load_recipe(tmp_path / "recipes" / "two.toml")
+    for entry in _entries(recipe, manifest):
+        lines = caption_lines(entry, _stats_shown(recipe, [entry]))
+        index = entry["index"]
+        assert lines[1:] == [
+            f"cave_regions.region_largest {caves[index]['region_largest']}",
+            f"diameter {mazes[index]['diameter']}",
+            f"cave_regions.floor_pct {caves[index]['floor_pct']:g}",
+        ], lines
