@@ -173,7 +173,7 @@ def test_real_tiled_reads_every_combination_and_writes_its_layer_as_we_do(
             assert {k: v for k, v in theirs.items() if k != "data"} == without_data, path
 
 
-TREE_ONLY = f"""\
+TREE_ONLY = """\
 [pack]
 name = "two"
 seed = 7

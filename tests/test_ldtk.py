@@ -47,7 +47,7 @@ type = "chest"
 count = 3
 spacing = 4
 tile = "chest"
-properties = { gold = 25, weight = 2.5, locked = false, glow = "#ffa300", note = "old" }
+properties = { gold = 25, weight = 2.5, locked = false, glow = "#ffa300", note = "old", big = 5000000000 }
 
 [stage.route]
 use = "place.path"
@@ -172,6 +172,8 @@ def _tmx_layers(path: Path) -> dict[str, np.ndarray]:
 
 
 def _ldtk_value(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**31) <= value < 2**31:
+        return str(value)  # LDtk's Int is 32-bit: a String, as in Tiled
     return "#" + value[-6:].upper() if isinstance(value, Color) else value
 
 
@@ -208,6 +210,7 @@ def test_levels_hold_the_maps_symbols_the_tmx_tiles_and_the_objects(built: Path)
             for key, value in obj.properties.items():
                 assert fields[key]["__value"] == _ldtk_value(value), key
                 expected = {bool: "Bool", int: "Int", float: "Float", str: "String", Color: "Color"}[type(value)]
+                expected = "String" if expected == "Int" and isinstance(_ldtk_value(value), str) else expected
                 assert fields[key]["__type"] == expected
             if obj.w or obj.h:
                 assert entity["px"] == [round(obj.x * 16), round(obj.y * 16)]
@@ -235,7 +238,7 @@ def test_levels_hold_the_maps_symbols_the_tmx_tiles_and_the_objects(built: Path)
     defs = {d["identifier"]: d for d in project["defs"]["entities"]}
     assert defs["chest"]["renderMode"] == "Tile"
     chest_fields = {f["identifier"]: f["__type"] for f in defs["chest"]["fieldDefs"]}
-    assert chest_fields == {"gold": "Int", "weight": "Float", "locked": "Bool", "glow": "Color", "note": "String", "index": "Int", "name": "String"}
+    assert chest_fields == {"gold": "Int", "weight": "Float", "locked": "Bool", "glow": "Color", "note": "String", "big": "String", "index": "Int", "name": "String"}
     assert {f["identifier"]: f["__type"] for f in defs["path"]["fieldDefs"]}["points"] == "Array<Point>"
 
 
@@ -318,3 +321,14 @@ def test_a_stat_whole_in_one_map_and_fractional_in_another_is_a_float_field(buil
     types = {f["identifier"]: f["__type"] for f in project["defs"]["levelFields"]}
     assert types["rooms"] == "Float" and types["seed"] == "Int" and types["pack"] == "String"
     assert json.loads(project_json("crypt", 77, "world", _read(ldtk / "world" / "defs.json"), docs, "key")) == project
+
+
+def test_a_number_past_32_bits_in_one_map_makes_the_field_a_string() -> None:
+    from pipeline.ldtk.fields import merged_type, property_fields
+
+    fields = property_fields({"small": 2**31 - 1, "big": 2**31, "low": -(2**31) - 1}, lambda ident: 1, "map")
+    assert [(f["__identifier"], f["__type"], f["__value"]) for f in fields] == [
+        ("big", "String", "2147483648"), ("low", "String", "-2147483649"), ("small", "Int", 2147483647)
+    ]
+    assert merged_type(["Int", "String"]) == merged_type(["String", "Float", "Int"]) == "String"
+    assert merged_type(["Int", "Float"]) == "Float" and merged_type(["Color", "String"]) == "Color"

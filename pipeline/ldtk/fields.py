@@ -8,6 +8,7 @@ from typing import Any
 from pipeline.errors import PipelineError
 from pipeline.ldtk.ids import identifier
 from pipeline.level import Color, PropertyValue
+from pipeline.tiled.properties import INT32
 
 POINTS = "Array<Point>"
 
@@ -32,6 +33,8 @@ def _typed(value: PropertyValue) -> tuple[str, Any, dict[str, Any]]:
     if isinstance(value, bool):
         return "Bool", value, {"id": "V_Bool", "params": [value]}
     if isinstance(value, int):
+        if value not in INT32:  # LDtk's Int is 32-bit (typed importers read it so): as Tiled, a string
+            return "String", str(value), {"id": "V_String", "params": [str(value)]}
         return "Int", value, {"id": "V_Int", "params": [value]}
     if isinstance(value, float):
         return "Float", value, {"id": "V_Float", "params": [value]}
@@ -112,7 +115,10 @@ def field_def(ident: str, uid: int, ftype: str) -> dict[str, Any]:
 
 def merged_type(types: list[str]) -> str:
     """The definition's type for instances of these `__type`s (in map order): Int and Float
-    together are Float (a stat whole in one map, fractional in another); otherwise the first."""
+    together are Float (a stat whole in one map, fractional in another); a number that is also a
+    String somewhere (past 32 bits in one map) is a String; otherwise the first."""
     if set(types) == {"Int", "Float"}:
         return "Float"
+    if "String" in types and set(types) <= {"Int", "Float", "String"}:
+        return "String"
     return types[0]

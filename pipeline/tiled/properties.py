@@ -6,7 +6,8 @@ from typing import Any, Mapping
 
 from pipeline.level import Color, PropertyValue
 
-_INT32 = range(-(2**31), 2**31)
+# Tiled and LDtk keep int properties in 32 bits; larger values (64-bit seeds) travel as strings.
+INT32 = range(-(2**31), 2**31)
 
 
 def property_type(value: PropertyValue) -> str | None:
@@ -16,8 +17,7 @@ def property_type(value: PropertyValue) -> str | None:
     if isinstance(value, Color):
         return "color"
     if isinstance(value, int):
-        # Tiled stores int properties in 32 bits; larger values (64-bit seeds) travel as strings.
-        return "int" if value in _INT32 else None
+        return "int" if value in INT32 else None
     if isinstance(value, float):
         return "float"
     return None

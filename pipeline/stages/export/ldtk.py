@@ -19,7 +19,7 @@ from pipeline.stages.export.drawn_map import DrawnMapExporter
 from pipeline.tiled.values import encode_values, int32_values
 
 
-@stage("export.ldtk", version=4)
+@stage("export.ldtk", version=5)
 class ExportLdtk(DrawnMapExporter):
     """Write the pack as an LDtk project (format 1.5), one level per map.
 
@@ -32,7 +32,8 @@ class ExportLdtk(DrawnMapExporter):
     `export.tmx` draws them (same tileset options, tilesheet and autotiled walls), and an
     Entities layer of the map's objects: one entity per object type (spawn, exit, room, items),
     points as one cell, rectangles with their size, properties as typed fields (Int, Float,
-    Bool, String, Color) and polylines as Point arrays. The map's properties (seed, stats,
+    Bool, String, Color; a whole number past 32 bits is a String, as in Tiled) and polylines as
+    Point arrays. The map's properties (seed, stats,
     stage chain) are level fields, and so are its data layers (`region_values`: base64 of
     little-endian int32, row by row, as a TMX data layer's `values`). The project is written
     once the maps are, from the level files of every map the pack has.
