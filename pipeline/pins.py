@@ -186,7 +186,7 @@ def _write(recipe: Recipe, map_index: int, before: int, value: str | None, data:
     target = Path(os.path.realpath(recipe.path))
     where = recipe.path
     try:
-        text = read_regular(target).decode("utf-8")
+        text = read_regular(target).decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise PipelineError([f"{where}: cannot read recipe ({exc})"]) from None
     key = str(map_index)

@@ -264,8 +264,9 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
     shown = str(path)
     if text is None:
         try:
-            # Newlines as Path.read_text reads them: the text (and its sha256) is in the manifest.
-            text = read_regular(Path(path)).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+            # Newlines as Path.read_text reads them, and no byte-order mark (Windows Notepad may write
+            # one): the text (and its sha256) is in the manifest.
+            text = read_regular(Path(path)).decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
         except FileNotFoundError:
             raise RecipeError([f"{shown}: no such recipe file"]) from None
         except (OSError, UnicodeDecodeError) as exc:
@@ -329,7 +330,7 @@ def plugin_kinds_of(targets: list[Path]) -> dict[str, type[StageParams]]:
     found: dict[str, type[StageParams]] = {}
     for path in find_recipes(targets):
         try:
-            data = tomli.loads(read_regular(path).decode("utf-8"))
+            data = tomli.loads(read_regular(path).decode("utf-8-sig"))
         except (OSError, UnicodeDecodeError, tomli.TOMLDecodeError) as exc:
             raise RecipeError([f"{path}: cannot read recipe ({exc})"]) from None
         problems: list[str] = []

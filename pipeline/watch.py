@@ -235,7 +235,7 @@ def _plugin_files(path: Path) -> set[Path]:
     """The plugin files a recipe names, read from its TOML even when the recipe does not load (a
     plugin with a syntax error): saving the fixed plugin then rebuilds."""
     try:
-        pack = tomli.loads(path.read_text(encoding="utf-8")).get("pack", {})
+        pack = tomli.loads(path.read_text(encoding="utf-8-sig")).get("pack", {})
     except (OSError, UnicodeDecodeError, tomli.TOMLDecodeError):
         return set()
     names = pack.get("plugins", []) if isinstance(pack, dict) else []

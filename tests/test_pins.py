@@ -220,3 +220,15 @@ def test_edits_from_two_processes_at_once_are_all_kept(tiny: Path) -> None:
     seeds = tomli.loads(recipe.read_text())["pack"]["seeds"]
     assert {k: v["rerolls"] for k, v in seeds.items()} == {"1": 2 * rounds, "2": rounds, "3": rounds}
     assert load_recipe(recipe).pack.seed_of(1) == seeds["1"]["seed"]
+
+
+def test_a_recipe_saved_with_a_byte_order_mark_builds_and_takes_pins(tiny: Path) -> None:
+    """Windows Notepad may save UTF-8 with a byte-order mark, and CRLF line ends."""
+    path = tiny / "recipes" / "tiny.toml"
+    plain = build(tiny)
+    path.write_bytes(b"\xef\xbb\xbf" + TEXT.replace("\n", "\r\n").encode())
+    again = build(tiny)
+    assert again.built == 0  # the same recipe: nothing is stale
+    assert load_recipe(path).sha256 == load_recipe(path, TEXT).sha256 and plain.maps == again.maps
+    pcg("pin", "tiny", "2", cwd=tiny)
+    assert tomli.loads(path.read_text(encoding="utf-8-sig"))["pack"]["seeds"] == {"2": 7}

@@ -153,7 +153,7 @@ class Rewrite(StageParams):
             # MarkovJunior runs beside its models/ and resources/ folders.
             folder = ResourceFolder(recipe_dir, posixpath.join(posixpath.dirname(self.program), "..", "resources"))
         try:
-            program = load_model(data.decode("utf-8"), folder.read)
+            program = load_model(data.decode("utf-8-sig"), folder.read)
         except UnicodeDecodeError:
             raise KeyedError("program", f"{path} is not UTF-8 text") from None
         except ProgramError as exc:

@@ -185,7 +185,7 @@ def load_tileset(recipe_dir: Path, relative: str) -> LoadedTileset:
     except OSError as exc:
         raise KeyedError("tileset", f"cannot read {path} ({exc.strerror or exc})") from None
     try:
-        table = tomli.loads(data.decode("utf-8"))
+        table = tomli.loads(data.decode("utf-8-sig"))
     except (UnicodeDecodeError, tomli.TOMLDecodeError) as exc:
         raise KeyedError("tileset", f"{path}: not valid TOML ({exc})") from None
     try:
