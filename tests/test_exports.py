@@ -8,6 +8,7 @@ import json
 import subprocess
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -514,6 +515,9 @@ def test_a_tile_object_needs_a_tile_the_tileset_has() -> None:
         objects=[MapObject("gem_1", "gem", 1.5, 1.5, tile="gem", properties={"tint": Color("#00ff00")})],
     )
     with pytest.raises(PipelineError, match="object 'gem_1' is drawn with tile 'gem': tileset 'symbols' has no tile named 'gem'"):
+        ExportTmx().export(level, ExportContext(stem="m"))
+    level.objects[0] = replace(level.objects[0], tile="wal")  # a misspelling: the nearest name is offered
+    with pytest.raises(PipelineError, match=r"has no tile named 'wal' \(did you mean 'wall'\?\) \(it has: wall, floor"):
         ExportTmx().export(level, ExportContext(stem="m"))
 
 

@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipeline.errors import did_you_mean
 from pipeline.level import PropertyValue
 from pipeline.tiled import FORMAT_VERSION, TILED_VERSION
 from pipeline.tiled.autotile import TILED_TYPE, WangKind
@@ -101,7 +102,7 @@ class Tileset:
             return self.names[name]
         except KeyError:
             known = ", ".join(self.names) or "none"
-            raise KeyError(f"tileset {self.name!r} has no tile named {name!r} (it has: {known})") from None
+            raise KeyError(f"tileset {self.name!r} has no tile named {name!r}{did_you_mean(name, list(self.names))} (it has: {known})") from None
 
     def element(self, firstgid: int | None = None, source: str | None = None) -> ET.Element:
         """The <tileset> element: a reference to `source` when given, else the full description."""
