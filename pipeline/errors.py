@@ -117,7 +117,10 @@ def _phrase(err: dict[str, Any], field_names: Iterable[str]) -> str:
     if kind in simple:
         return simple[kind]
     if kind == "literal_error":
-        return f"must be one of {ctx.get('expected')}"
+        expected = str(ctx.get("expected"))
+        given = err.get("input")
+        hint = did_you_mean(given, re.findall(r"'([^']*)'", expected)) if isinstance(given, str) else ""
+        return f"must be one of {expected}{hint}"
     if kind in ("too_short", "too_long"):
         return f"must have {'at least' if kind == 'too_short' else 'at most'} {ctx.get('min_length', ctx.get('max_length'))} items"
     if kind == "string_pattern_mismatch":

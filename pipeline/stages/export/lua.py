@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from pipeline.registry import stage
@@ -26,7 +28,17 @@ class ExportLua(TiledMapExporter):
 
     format = "lua"
 
-    profile: ProfileName = Field("love", description="Engine the files are for: love (LÖVE with STI), the only reader of Lua maps.")
+    # The options `export.tmx` has, told as they are for Lua maps (`pcg stages` shows these).
+    profile: ProfileName = Field(
+        "love", description="Engine the files are for: love (LÖVE with STI), the only reader of Lua maps; the others read export.tmx or export.tmj."
+    )
+    embed_tileset: bool | None = Field(None, description="Always embedded (STI cannot read a tileset of its own file): false is refused.")
+    encoding: Literal["csv", "base64"] | None = Field(
+        None, description='Tile layer data: unset or "csv" writes plain Lua arrays (encoding = "lua" in the file); "base64" writes smaller files.'
+    )
+    compression: Literal["none", "zlib", "gzip"] | None = Field(
+        None, description='Compression of base64 layer data (unset: none; LÖVE 11 or later decompresses "zlib" and "gzip").'
+    )
 
     def write_map(self, tmap: TmxMap) -> bytes:
         return lua_bytes(tmap)
