@@ -268,7 +268,8 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
             # one): the text (and its sha256) is in the manifest.
             text = read_regular(Path(path)).decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
         except FileNotFoundError:
-            raise RecipeError([f"{shown}: no such recipe file"]) from None
+            what = "recipe file" if Path(path).suffix == ".toml" else "recipe file or folder"
+            raise RecipeError([f"{shown}: no such {what}"]) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise RecipeError([f"{shown}: cannot read recipe ({exc})"]) from None
     try:
@@ -284,6 +285,15 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
         raise RecipeError([f"{shown}: {where}invalid TOML: {message}"]) from None
 
     problems: list[str] = []
+    if not data:
+        raise RecipeError([f"{shown}: the recipe is empty (a recipe has a [pack] table and [stage.NAME] tables; docs/recipes.md)"])
+    tileset = bool({"tile_size", "tiles", "colors", "image"} & set(data))
+    misspelt = any(did_you_mean(key, ["pack", "stage"]) for key in data)
+    if not {"pack", "stage"} & set(data) and (tileset or not misspelt):
+        # Another kind of TOML file (a tileset, a pyproject) in the folder given: one line, not
+        # one per table it has.
+        looks = " (it looks like a tileset file: recipes name one with `tileset = ...`)" if tileset else ""
+        raise RecipeError([f"{shown}: not a recipe: it has no [pack] or [stage.NAME] table{looks}"])
     for key in data:
         if key not in ("pack", "stage"):
             problems.append(f"{key}: unknown table{did_you_mean(key, ['pack', 'stage'])} (a recipe has [pack] and [stage.NAME] tables)")

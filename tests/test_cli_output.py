@@ -272,3 +272,10 @@ def test_verify_shows_its_progress_on_a_terminal_and_nothing_extra_in_a_log(wide
     assert "verifying wide" in shown.stdout and "rebuild byte for byte" in shown.stdout, shown.stdout
     logged = run("verify", "wide", cwd=wide).stdout
     assert logged.splitlines() == [line for line in logged.splitlines() if line.startswith("OK: all")], logged
+
+
+def test_a_missing_target_is_called_a_file_or_a_folder_as_its_name_suggests(tmp_path: Path) -> None:
+    for name, message in (("gone.toml", "no such recipe file"), ("levels", "no such recipe file or folder")):
+        with pytest.raises(RecipeError) as caught:
+            load_recipe(tmp_path / name)
+        assert caught.value.problems == [f"{tmp_path / name}: {message}"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import re
 from typing import Any, Callable, ClassVar, Literal, Union
 
 import numpy as np
@@ -172,7 +173,9 @@ def _compile(text: str) -> Callable[[dict[str, PropertyValue]], bool]:
     try:
         tree = ast.parse(text, mode="eval").body
     except SyntaxError as exc:
-        raise ValueError(f"cannot read {text!r}: {exc.msg}") from None
+        # Quoted once: the error adds the value it was given.
+        hint = " (to compare, write ==)" if re.search(r"(?<![=<>!])=(?!=)", text) else ""
+        raise ValueError(f"cannot read it: {exc.msg}{hint}") from None
 
     def value(node: ast.expr) -> Callable[[dict[str, PropertyValue]], Any]:
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool)):
