@@ -217,16 +217,22 @@ class Workspace:
 
 
 def claim_packs(recipes: list[Recipe]) -> tuple[list[Recipe], list[str]]:
-    """Two recipes may not share a pack name: the first (in the order given) keeps it and the
-    others are refused, each with a line naming the one that has it."""
-    owner: dict[str, str] = {}
+    """Two recipes may not share a pack name, nor names that differ only in case (one folder on
+    Windows and macOS): the first (in the order given) keeps it and the others are refused, each
+    with a line naming the one that has it."""
+    owner: dict[str, Recipe] = {}
     kept, problems = [], []
     for recipe in recipes:
-        first = owner.setdefault(recipe.pack.name, recipe.path)
-        if first == recipe.path:
+        first = owner.setdefault(recipe.pack.name.casefold(), recipe)
+        if first is recipe:
             kept.append(recipe)
+        elif first.pack.name == recipe.pack.name:
+            problems.append(f"{recipe.path}: pack.name: {recipe.pack.name!r} is also the pack of {first.path}; each recipe needs its own")
         else:
-            problems.append(f"{recipe.path}: pack.name: {recipe.pack.name!r} is also the pack of {first}; each recipe needs its own")
+            problems.append(
+                f"{recipe.path}: pack.name: {recipe.pack.name!r} and the pack {first.pack.name!r} of {first.path} differ only in case,"
+                " so they share a folder on Windows and macOS; each recipe needs its own"
+            )
     return kept, problems
 
 

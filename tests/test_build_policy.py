@@ -88,3 +88,19 @@ def test_watch_keeps_refusing_a_duplicate_pack_when_it_is_saved_again(tmp_path: 
     finally:
         assert watch.stop() == 0
     assert tree_digests(tmp_path / "exports" / "shared") == before
+
+
+def test_pack_names_that_differ_only_in_case_are_one_folder_on_windows_and_macos(tmp_path: Path) -> None:
+    from pipeline.recipe import load_recipe
+    from pipeline.workspace import claim_packs
+
+    write_recipe(tmp_path, "a", recipe_text(name="Caves", seed=1))
+    write_recipe(tmp_path, "b", recipe_text(name="caves", seed=2))
+    write_recipe(tmp_path, "c", recipe_text(name="mazes", seed=3))
+    recipes = [load_recipe(tmp_path / "recipes" / f"{n}.toml") for n in "abc"]
+    kept, problems = claim_packs(recipes)
+    assert [r.pack.name for r in kept] == ["Caves", "mazes"]
+    assert problems == [
+        f"{recipes[1].path}: pack.name: 'caves' and the pack 'Caves' of {recipes[0].path} differ only in case,"
+        " so they share a folder on Windows and macOS; each recipe needs its own"
+    ]
