@@ -234,7 +234,8 @@ class Recipe:
 
     def warnings(self) -> list[str]:
         """What is allowed but most likely a mistake, one line each."""
-        return [f"{self.path}: stage.{name}: no export stage reads it, directly or through other stages, so it never runs" for name in self.unused]
+        lines = [f"{self.path}: stage.{name}: no export stage reads it, directly or through other stages, so it never runs" for name in self.unused]
+        return lines + [f"{self.path}: stage.{spec.name}.{warning}" for spec in self.stages for warning in spec.params.warnings()]
 
 
 def upstream(stages: tuple[StageSpec, ...] | list[StageSpec], name: str) -> list[StageSpec]:

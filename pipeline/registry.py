@@ -167,6 +167,11 @@ class StageParams(BaseModel):
         names it}: the recipe fails to load when an exporter downstream cannot draw one."""
         return {}
 
+    def warnings(self) -> list[str]:
+        """What these parameters allow but most likely got wrong, as "key: message" lines;
+        `pcg build` prints them (a tilesheet whose tiles do not fill it)."""
+        return []
+
     def companions(self, name: str) -> list[tuple[str, StageParams]]:
         """Exporters this stage's own options ask for, as (suffix, params): each becomes a stage
         `NAME.SUFFIX` fed by this one (a rewrite stage with `record = true` adds its GIF)."""

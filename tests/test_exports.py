@@ -22,6 +22,7 @@ from PIL import Image
 from conftest import TMXRASTERIZER, needs_tiled, pcg, tiled_env, tree_digests, write_recipe
 from pipeline.errors import PipelineError
 from pipeline.level import Color, Level, MapObject
+from pipeline.recipe import load_recipe
 from pipeline.registry import ExportContext
 from pipeline.stages.export.tmx import ExportTmx
 from pipeline.stages.maze.block import MAZE_ALPHABET
@@ -437,6 +438,25 @@ def test_a_bad_tileset_file_is_one_clear_error(project: Path, tileset: str, expe
     proc = pcg("build", "recipes", cwd=project, check=False)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "recipes/t.toml: stage.tmx.tileset: " in proc.stderr and expect in proc.stderr, proc.stderr
+
+
+def test_a_tilesheet_its_whole_tiles_do_not_fill_is_a_warning(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project)
+    (project / "tilesets").mkdir()
+    (project / "tilesets" / "t.toml").write_text('image = "sheet.png"\ntile_size = 16\nmargin = 1\n[tiles]\nwall = 0\nfloor = 1\n')
+    write_recipe(project, "t", TILESET_RECIPE)
+    for size, warned in (((34, 18), ""), ((37, 21), "3 px on the right and 3 px at the bottom"), ((34, 20), "2 px at the bottom")):
+        Image.new("RGBA", size).save(project / "tilesets" / "sheet.png")
+        warnings = load_recipe("recipes/t.toml").warnings()
+        if not warned:
+            assert warnings == []
+            continue
+        assert warnings == [
+            f"recipes/t.toml: stage.tmx.tileset: tilesets/t.toml: tilesets/sheet.png ({size[0]} x {size[1]} px) leaves"
+            f" {warned} outside its 2 x 1 whole 16 x 16 tiles (margin 1, spacing 0): check tile_size, margin and spacing"
+        ]
+    proc = pcg("build", "recipes", cwd=project)  # it builds, and says so once
+    assert proc.stderr.count("warning:") == 1 and "2 px at the bottom" in proc.stderr, proc.stderr
 
 
 def build_with_a_red_sheet(project: Path) -> None:

@@ -159,6 +159,24 @@ class LoadedTileset(BaseModel):
     # they are built (a Dask worker may not see this file system), and so always from the pixels
     # whose digest the manifest records, even if the file changes during the build.
     image: bytes = b""
+    warnings: tuple[str, ...] = ()  # what is allowed but most likely a mistake (`leftover`)
+
+
+def leftover(spec: TilesetSpec, width: int, height: int, image: str) -> str | None:
+    """A warning when the sheet's whole tiles do not fill it: pixels past the last column or row
+    (after the margin) most often mean a wrong tile_size, margin or spacing. Tiled takes such a
+    sheet as it is, and so do we."""
+    tw, th = spec.tile_size
+    columns, rows = sheet_grid(width, height, tw, th, spec.margin, spec.spacing)
+    right = width - 2 * spec.margin - columns * tw - (columns - 1) * spec.spacing
+    bottom = height - 2 * spec.margin - rows * th - (rows - 1) * spec.spacing
+    if right <= 0 and bottom <= 0:
+        return None
+    spare = " and ".join(f"{n} px {where}" for n, where in ((right, "on the right"), (bottom, "at the bottom")) if n > 0)
+    return (
+        f"{image} ({width} x {height} px) leaves {spare} outside its {columns} x {rows} whole {tw} x {th} tiles"
+        f" (margin {spec.margin}, spacing {spec.spacing}): check tile_size, margin and spacing"
+    )
 
 
 def check_tile_ids(spec: TilesetSpec, width: int, height: int, image: str) -> str | None:
@@ -215,4 +233,6 @@ def load_tileset(recipe_dir: Path, relative: str) -> LoadedTileset:
         if problem:
             raise KeyedError("tileset", f"{path}: {problem}")
         digests[image_rel] = hashlib.sha256(image_data).hexdigest()
-    return LoadedTileset(spec=spec, path=relative, digests=digests, image=image_data if spec.image is not None else b"")
+        warning = leftover(spec, width, height, str(image_path))
+        return LoadedTileset(spec=spec, path=relative, digests=digests, image=image_data, warnings=(f"{path}: {warning}",) if warning else ())
+    return LoadedTileset(spec=spec, path=relative, digests=digests)

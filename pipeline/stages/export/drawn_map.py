@@ -85,6 +85,9 @@ class DrawnMapExporter(Exporter):
     def files_read(self) -> dict[str, str]:
         return dict(self._loaded.digests) if self._loaded else {}
 
+    def warnings(self) -> list[str]:
+        return [f"tileset: {warning}" for warning in self._loaded.warnings] if self._loaded else []
+
     def object_tile_problem(self, tile: str) -> str | None:
         from pipeline.object_tiles import tileset_problem
 
