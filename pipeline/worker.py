@@ -242,7 +242,8 @@ def _run_attempt(recipe: Recipe, cache: LevelCache, task: MapTask, levels: _Leve
             result.outputs[name] = sorted(files)
             for path, data in files.items():
                 if path in result.files and result.files[path] != data:
-                    raise StageFailed(name, clash(path, "another stage of this map"))
+                    other = next(s for s, written in result.outputs.items() if s != name and path in written)
+                    raise StageFailed(name, clash(path, f"stage.{other}"))
                 result.files[path] = data
         result.thumbnail = _thumbnail(recipe, task, level_of)
     except StageFailed as failed:  # what ran before it did run (and is cached): the report says so
