@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from conftest import dead_ends
-from pipeline.level import Level
+from pipeline.errors import PipelineError
+from pipeline.level import Level, Symbol
 from pipeline.seeds import rng_for
 from pipeline.stages.dungeon.bsp import Bsp
 from pipeline.stages.dungeon.cellular_caves import CellularCaves
@@ -130,6 +131,46 @@ def test_label_numbers_like_scipy_on_big_cave_like_grids(
     for connectivity in (4, 8):
         labels, sizes = label_symbols(mask.view(np.uint8), np.array([False, True]), connectivity == 8)
         assert_labels_like_scipy(labels, sizes, mask, connectivity)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    arrays(np.uint8, st.tuples(st.integers(1, 12), st.integers(1, 70)), elements=st.integers(0, 3)),
+    st.lists(st.booleans(), min_size=4, max_size=4),
+    st.sampled_from([4, 8]),
+)
+def test_label_by_symbol_is_each_symbols_components_numbered_together(tiles: np.ndarray, inside: list[bool], connectivity: int) -> None:
+    """Every region is a connected component of one symbol (scipy's, symbol by symbol), and
+    they are numbered largest first, ties in reading order of their first tile."""
+    from scipy import ndimage
+
+    from pipeline.stages.regions.label import label_by_symbol
+
+    table = np.array(inside)
+    labels, sizes = label_by_symbol(tiles, table, connectivity == 8)
+    structure = np.ones((3, 3)) if connectivity == 8 else None
+    parts = []  # (size, first tile, tiles) of every component
+    for symbol in np.flatnonzero(table):
+        ref, count = ndimage.label(tiles == symbol, structure=structure)
+        for k in range(1, count + 1):
+            at = np.flatnonzero(ref.ravel() == k)
+            parts.append((len(at), int(at[0]), at.tolist()))
+    parts.sort(key=lambda p: (-p[0], p[1]))
+    assert sizes.tolist() == [p[0] for p in parts]
+    for number, (_, _, at) in enumerate(parts, start=1):
+        assert np.flatnonzero(labels.ravel() == number).tolist() == at
+    assert (labels[~table[tiles]] == 0).all()
+
+
+def test_label_by_symbol_gives_a_blob_map_its_blobs_with_no_walls_to_name() -> None:
+    tiles = np.array([[0, 0, 1], [2, 0, 1], [2, 2, 0]], dtype=np.uint8)
+    level = Level(tiles=tiles, alphabet=(Symbol("R", "red", "#ff0000"), Symbol("G", "green", "#00ff00"), Symbol("B", "blue", "#0000ff")))
+    out = Label(by_symbol=True).run([level], RNG)
+    assert out.layers["region"].tolist() == [[1, 1, 3], [2, 1, 3], [2, 2, 4]]
+    assert out.properties["region_sizes"] == "3,3,2,1"
+    assert Label().run([level], RNG).properties["regions"] == 1  # no walls, every symbol joins
+    with pytest.raises(PipelineError, match="walls: no symbol 'wall'"):
+        Label(walls=("wall",)).run([level], RNG)  # named, so it must be there
 
 
 def assert_labels_like_scipy(labels: np.ndarray, sizes: np.ndarray, mask: np.ndarray, connectivity: int) -> None:

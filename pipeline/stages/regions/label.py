@@ -22,7 +22,9 @@ class Label(WalkableStage):
     order of their first tile); 0 elsewhere. Sets `regions` (N), `region_largest` and
     `region_sizes` (sizes, largest first, comma-separated) in the map's properties.
 
-    `symbols` names what to label; by default every symbol but `walls`.
+    `symbols` names what to label; by default every symbol but `walls` (on a map with no
+    `wall` symbol and `walls` unset, every symbol). With `by_symbol = true` a region holds one
+    symbol: the blobs of a blob map, each colour's patches apart.
     """
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
@@ -30,15 +32,20 @@ class Label(WalkableStage):
 
     symbols: tuple[str, ...] = Field((), description="Symbols to label; empty = every symbol but `walls`.")
     connectivity: Literal[4, 8] = Field(4, description="4: regions join through edges; 8: through corners too.")
+    by_symbol: bool = Field(False, description="Regions of one symbol each: tiles of different symbols never join (a blob map's blobs).")
     layer: str = Field("region", min_length=1, description="Name of the label layer.")
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         level = inputs[0]
         if self.symbols:
             table = self.table(level, self.symbols, "symbols")
+        elif "walls" not in self.model_fields_set and not any(s.name == "wall" for s in level.alphabet):
+            table = np.ones(256, dtype=np.uint8)  # a map without walls (a blob map): every symbol
         else:
             table = self.table(level, self.walls, "walls", invert=True)
-        labels, sizes = label_symbols(level.tiles, table[: len(level.alphabet)].astype(bool), self.connectivity == 8)
+        inside = table[: len(level.alphabet)].astype(bool)
+        label = label_by_symbol if self.by_symbol else label_symbols
+        labels, sizes = label(level.tiles, inside, self.connectivity == 8)
         props = {
             "regions": len(sizes),
             "region_largest": int(sizes[0]) if len(sizes) else 0,
@@ -57,6 +64,33 @@ def label_regions(mask: np.ndarray, connectivity: int = 4) -> tuple[np.ndarray, 
     """int32 labels 1..N of the connected parts of `mask`, numbered largest first (ties in
     reading order of their first tile), and the sizes."""
     return label_symbols(mask.view(np.uint8), np.array([False, True]), connectivity == 8)
+
+
+def label_by_symbol(tiles: np.ndarray, inside: np.ndarray, eight: bool) -> tuple[np.ndarray, np.ndarray]:
+    """As `label_symbols`, but tiles join only tiles of their own symbol: each symbol's parts
+    are labelled apart, then all are numbered together, largest first (ties in reading order of
+    their first tile)."""
+    labels = np.zeros(tiles.shape, dtype=np.int32)
+    sizes, firsts = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+    present = np.bincount(tiles.ravel(), minlength=len(inside))[: len(inside)] > 0
+    count = 0
+    for symbol in np.flatnonzero(inside & present):
+        one = np.zeros(len(inside), dtype=bool)
+        one[symbol] = True
+        own, own_sizes = label_symbols(tiles, one, eight)
+        flat = own.ravel()
+        at = np.flatnonzero(flat)
+        first = np.full(len(own_sizes) + 1, flat.size, dtype=np.int64)
+        np.minimum.at(first, flat[at], at)
+        labels.ravel()[at] = flat[at] + count
+        sizes.append(own_sizes.astype(np.int64))
+        firsts.append(first[1:])
+        count += len(own_sizes)
+    size, first = np.concatenate(sizes), np.concatenate(firsts)
+    order = np.lexsort((first, -size))
+    rank = np.zeros(count + 1, dtype=np.int32)
+    rank[order + 1] = np.arange(1, count + 1, dtype=np.int32)
+    return rank[labels], size[order]
 
 
 def label_symbols(tiles: np.ndarray, inside: np.ndarray, eight: bool) -> tuple[np.ndarray, np.ndarray]:
