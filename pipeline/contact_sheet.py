@@ -78,7 +78,7 @@ def sheet_entry(recipe: Recipe, m: dict[str, Any]) -> dict[str, Any] | None:
             stats = dict(drawn.get("stats", {}) if drawn is not None else m.get("stats", {}))
             # The stat the pack is sorted by, as it sorted, and stats named after their stage.
             named = [recipe.pack.order_by.lstrip("-")] if recipe.pack.order_by else []
-            for name in named + [n for n in recipe.pack.contact_stats or () if "." in n]:
+            for name in named + [n for n in recipe.pack.contact_stats or () if "." in n and n.partition(".")[0] in m["stages"]]:
                 value = stat_value(m, name)
                 if value is not None:
                     stats[name] = value

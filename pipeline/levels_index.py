@@ -12,12 +12,12 @@ LEVELS = "levels.json"
 
 
 def stat_value(m: dict[str, Any], name: str) -> Any:
-    """A manifest map entry's value of the stat `name`, or of `stage.name` for that stage's
-    Level (pipeline.stat_checks); None when the map has no such stat."""
-    stage, dot, stat = name.rpartition(".")
-    if not dot:
-        return m["stats"].get(name)
-    return m["stages"].get(stage, {}).get("stats", {}).get(stat)
+    """A manifest map entry's value of the stat `name`, or of `stage.stat` for that stage's
+    Level (pipeline.stat_checks: a stage name has no dots); None when the map has no such stat."""
+    stage, dot, stat = name.partition(".")
+    if dot and stage in m["stages"]:
+        return m["stages"][stage].get("stats", {}).get(stat)
+    return m["stats"].get(name)
 
 
 def play_order(maps: list[dict[str, Any]], order_by: str | None) -> list[dict[str, Any]]:

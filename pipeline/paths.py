@@ -35,7 +35,10 @@ def check_relative_dir(value: str) -> str:
     if any(p in ("", ".", "..") for p in parts) or not all(_PLAIN_NAME.match(p) for p in parts):
         raise ValueError("must be a relative folder inside the pack (plain names, no '..')")
     for part in parts:
-        check_plain_name(part)  # and one Windows can have
+        try:
+            check_plain_name(part)  # and one Windows can have
+        except ValueError as exc:
+            raise ValueError(f"folder {part!r}: {exc}") from None
     return "/".join(parts)
 
 

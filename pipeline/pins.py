@@ -18,6 +18,7 @@ gallery's button re-rolls too): each reads the recipe the one before wrote, so n
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import hashlib
 import os
@@ -186,7 +187,8 @@ def _write(recipe: Recipe, map_index: int, before: int, value: str | None, data:
     target = Path(os.path.realpath(recipe.path))
     where = recipe.path
     try:
-        text = read_regular(target).decode("utf-8-sig")
+        raw = read_regular(target)
+        text = raw.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise PipelineError([f"{where}: cannot read recipe ({exc})"]) from None
     key = str(map_index)
@@ -206,6 +208,7 @@ def _write(recipe: Recipe, map_index: int, before: int, value: str | None, data:
     # A recipe made read-only is kept so even from root, whom os.access lets write anything.
     if not mode & 0o222 or not os.access(target, os.W_OK) or not os.access(target.parent, os.W_OK):
         raise PipelineError([f"{where}: recipe is not writable (mode {mode:o}, or its folder's); nothing changed"])
-    atomic_write(target, edited.encode("utf-8"))
+    bom = codecs.BOM_UTF8 if raw.startswith(codecs.BOM_UTF8) else b""  # the file's own, kept
+    atomic_write(target, bom + edited.encode("utf-8"))
     os.chmod(target, mode)
     return _change(recipe, map_index, before, new, written=True)

@@ -114,7 +114,8 @@ class StageParams(BaseModel):
     adds_stats: ClassVar[tuple[str, ...] | None] = None
     # Whether the Level made keeps its input's properties (most stages add to them; a maze carved
     # into an input, or a rule program, describes new tiles and starts afresh): which names a
-    # filter or `order_by` after it can read.
+    # filter or `order_by` after it can read. With several inputs, a later input's value of a
+    # name wins (`compose.overlay` keeps its top's).
     passes_stats: ClassVar[bool] = True
     # What compiling the kind's kernels costs a first build, counted in maze generators (about
     # 0.6 s of CPU each, `python -m bench.compile_cost`). A first build starts the packs with the

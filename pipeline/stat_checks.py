@@ -3,7 +3,8 @@ pack sorts by (`order_by`) and what the contact sheet captions show (`contact_st
 name would otherwise fail every map of the build, or sort nothing and caption nothing, silently.
 
 A stat is named plainly (`dead_ends`) or after the stage whose Level holds it
-(`caves.region_largest`): the manifest records the stats of every stage that feeds an exporter.
+(`caves.region_largest`; a name is read so when the part before its first dot names a stage):
+the manifest records the stats of every stage that feeds an exporter.
 A plain name that two chains into different exporters each write, with values that may differ,
 is refused for `order_by`: which one sorts the pack would be an accident of the recipe's order.
 
@@ -14,7 +15,7 @@ checked.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Collection, Sequence
 
 from pipeline.errors import did_you_mean
 
@@ -22,10 +23,11 @@ if TYPE_CHECKING:
     from pipeline.recipe import PackConfig, StageSpec
 
 
-def split_stat(name: str) -> tuple[str | None, str]:
-    """(stage, stat) of `stage.stat`; (None, stat) of a plain name."""
-    stage, dot, stat = name.rpartition(".")
-    return (stage, stat) if dot else (None, name)
+def split_stat(name: str, stages: Collection[str]) -> tuple[str | None, str]:
+    """(stage, stat) of `stage.stat`, where `stage` is one of `stages` (stage names have no
+    dots, stat names may: `items_gem.red`); (None, name) of a plain name."""
+    stage, dot, stat = name.partition(".")
+    return (stage, stat) if dot and stage in stages else (None, name)
 
 
 def stats_reaching(specs: Sequence[StageSpec], names: Sequence[str]) -> set[str] | None:
@@ -49,9 +51,9 @@ def stats_reaching(specs: Sequence[StageSpec], names: Sequence[str]) -> set[str]
 
 
 def _writers(specs: Sequence[StageSpec], name: str, stat: str) -> frozenset[str] | None:
-    """The stages whose value of `stat` the Level of stage `name` holds: itself if it adds the
-    stat, else those of its inputs where it passes their stats on. None: a stage on the way does
-    not declare what it adds."""
+    """The stage whose value of `stat` the Level of stage `name` holds: itself if it adds the
+    stat, else that of the input it passes the stat on from. None: a stage on the way does not
+    declare what it adds."""
     by_name = {spec.name: spec for spec in specs}
     spec = by_name[name]
     added = spec.params.added_stats()
@@ -61,13 +63,12 @@ def _writers(specs: Sequence[StageSpec], name: str, stat: str) -> frozenset[str]
         return frozenset([name])
     if not spec.params.passes_stats:
         return frozenset()
-    found: set[str] = set()
-    for source in spec.inputs:
+    # Of several inputs, the last that has the stat gives its value (`passes_stats`).
+    for source in reversed(spec.inputs):
         writers = _writers(specs, source, stat)
-        if writers is None:
-            return None
-        found |= writers
-    return frozenset(found)
+        if writers is None or writers:
+            return writers
+    return frozenset()
 
 
 def check_pack_stats(specs: Sequence[StageSpec], pack: PackConfig, problems: list[str]) -> None:
@@ -77,14 +78,17 @@ def check_pack_stats(specs: Sequence[StageSpec], pack: PackConfig, problems: lis
     if not specs:
         return
     fed = list(dict.fromkeys(i for spec in specs if spec.is_exporter for i in spec.inputs))
-    if pack.order_by:
-        problem = _stat_problem(specs, fed, fed, pack.order_by.lstrip("-"), None)
+    order_by = pack.order_by.lstrip("-") if pack.order_by else None
+    if pack.order_by and order_by:
+        problem = _stat_problem(specs, fed, fed, order_by, None)
         if problem is None:
             problem = _ambiguous(specs, fed, pack.order_by)
         if problem is not None:
             problems.append(f"pack.order_by: {problem}")
     shown = _sheet_stage(specs)
     for i, name in enumerate(pack.contact_stats or ()):
+        if name == order_by:
+            continue  # the sheet captions it as the pack was sorted by it
         plain = [shown] if shown is not None else []
         problem = _stat_problem(specs, fed, plain, name, f"stage.{shown}, whose maps the sheet shows")
         if problem is not None:
@@ -110,25 +114,26 @@ def _stat_problem(specs: Sequence[StageSpec], fed: list[str], plain: list[str], 
     """What is wrong with the recorded stat `name` (None: nothing): a `stage.stat` needs a stage
     that feeds an exporter and holds the stat; a plain name, one that stages `plain` hold (said
     to be in `where`, or in the recipe when None)."""
-    stage, stat = split_stat(name)
+    stage, stat = split_stat(name, [spec.name for spec in specs])
     if stage is not None:
         if stage not in fed:
-            known = {spec.name for spec in specs}
-            what = f"stage.{stage} feeds no exporter, so its stats are not recorded" if stage in known else f"no stage {stage!r}{did_you_mean(stage, fed)}"
-            return f"{name!r}: {what} (stages that feed an exporter: {', '.join(fed)})"
+            return f"{name!r}: stage.{stage} feeds no exporter, so its stats are not recorded (stages that feed an exporter: {', '.join(fed)})"
         plain, where = [stage], f"stage.{stage}"
     written = stats_reaching(specs, plain) if plain else None
     if written is None or stat in written:
         return None
     known = ", ".join(sorted(written)) or "none"
+    prefix, dot, rest = stat.partition(".")
+    # With a dot, the name may be a stage's stat with the stage misspelt (`cavez.regions`).
+    hint = did_you_mean(stat, sorted(written) + ([f"{stage}.{rest}" for stage in fed] if dot else []))
     if where is None:
-        return f"no stage writes the stat {stat!r}{did_you_mean(stat, sorted(written))} (stats of this recipe: {known})"
-    return f"no stat {stat!r} in {where}{did_you_mean(stat, sorted(written))} (it has: {known})"
+        return f"no stage writes the stat {stat!r}{hint} (stats of this recipe: {known})"
+    return f"no stat {stat!r} in {where}{hint} (it has: {known})"
 
 
 def _ambiguous(specs: Sequence[StageSpec], fed: list[str], order_by: str) -> str | None:
     """A plain `order_by` stat that exporters' inputs hold from different stages."""
-    stage, stat = split_stat(order_by.lstrip("-"))
+    stage, stat = split_stat(order_by.lstrip("-"), [spec.name for spec in specs])
     if stage is not None:
         return None
     sources: dict[frozenset[str], str] = {}

@@ -223,7 +223,7 @@ def test_levels_hold_the_maps_symbols_the_tmx_tiles_and_the_objects(built: Path)
             if obj.tile:
                 assert entity["__tile"] is not None
         level_fields = {f["__identifier"]: f["__value"] for f in doc["fieldInstances"]}
-        assert level_fields["pack"] == "crypt" and level_fields["seed"] == 77
+        assert level_fields["pack"] == "crypt" and level_fields["seed"] == "77"
         for key, value in level.properties.items():
             assert level_fields[key] == _ldtk_value(value)
         # Data layers are level fields NAME_values, holding what the TMX data layer's `values` holds.
@@ -319,7 +319,7 @@ def test_a_stat_whole_in_one_map_and_fractional_in_another_is_a_float_field(buil
     project = json.loads(project_json("crypt", 77, "world", _read(ldtk / "world" / "defs.json"), docs, "key"))
     _schema().validate(project)
     types = {f["identifier"]: f["__type"] for f in project["defs"]["levelFields"]}
-    assert types["rooms"] == "Float" and types["seed"] == "Int" and types["pack"] == "String"
+    assert types["rooms"] == "Float" and types["seed"] == "String" and types["pack"] == "String"
     assert json.loads(project_json("crypt", 77, "world", _read(ldtk / "world" / "defs.json"), docs, "key")) == project
 
 

@@ -231,4 +231,5 @@ def test_a_recipe_saved_with_a_byte_order_mark_builds_and_takes_pins(tiny: Path)
     assert again.built == 0  # the same recipe: nothing is stale
     assert load_recipe(path).sha256 == load_recipe(path, TEXT).sha256 and plain.maps == again.maps
     pcg("pin", "tiny", "2", cwd=tiny)
+    assert path.read_bytes().startswith(b"\xef\xbb\xbf# Tiny pack for pins.\r\n")  # the file's own, kept
     assert tomli.loads(path.read_text(encoding="utf-8-sig"))["pack"]["seeds"] == {"2": 7}

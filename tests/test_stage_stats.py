@@ -131,8 +131,57 @@ def test_caption_stats_are_checked_against_the_map_the_sheet_shows(tmp_path: Pat
         " (it has: cells, dead_end_pct, dead_ends, diameter, entrance, exit, loops, region_largest, region_sizes, regions, solution_pct, straightness)",
         "pack.contact_stats.1: no stat 'floor_pct' in stage.maze_regions, whose maps the sheet shows"
         " (it has: cells, dead_end_pct, dead_ends, diameter, entrance, exit, loops, region_largest, region_sizes, regions, solution_pct, straightness)",
-        "pack.contact_stats.3: 'cavez.regions': no stage 'cavez' (stages that feed an exporter: maze_regions, cave_regions)",
+        "pack.contact_stats.3: no stat 'cavez.regions' in stage.maze_regions, whose maps the sheet shows"
+        " (did you mean 'cave_regions.regions'?) (it has: cells, dead_end_pct, dead_ends, diameter, entrance, exit, loops, region_largest, region_sizes, regions, solution_pct, straightness)",
     ]
+    # The stat the pack is sorted by is captioned as it sorted, whichever chain writes it.
+    assert _load_problems(tmp_path, 'order_by = "floor_pct"\ncontact_stats = ["floor_pct", "regions"]') == []
+
+
+def test_stat_names_may_hold_dashes_and_dots_and_a_stage_is_only_what_names_one(tmp_path: Path) -> None:
+    """`place.items` names its stat after its `type`: `items_health-potion`, `items_gem.red`."""
+    extra = '[stage.potions]\nuse = "place.items"\ninput = "maze_regions"\ntype = "health-potion"\n'
+    extra += '[stage.gems]\nuse = "place.items"\ninput = "potions"\ntype = "gem.red"\n'
+    text = TWO_CHAINS.format(pack='order_by = "-items_health-potion"\ncontact_stats = ["items_gem.red", "gems.items_gem.red"]')
+    path = tmp_path / "two.toml"
+    path.write_text(text.replace('input = "maze_regions"\n\n[stage.cave_png]', 'input = "gems"\n\n[stage.cave_png]') + extra)
+    assert load_recipe(path).pack.contact_stats == ("items_gem.red", "gems.items_gem.red")
+
+
+def test_an_overlay_passes_on_its_tops_stats_so_they_are_not_ambiguous(tmp_path: Path) -> None:
+    text = """\
+[pack]
+name = "over"
+seed = 1
+order_by = "floor_pct"
+
+[stage.a]
+use = "dungeon.cellular_caves"
+size = [20, 16]
+
+[stage.b]
+use = "dungeon.cellular_caves"
+size = [20, 16]
+
+[stage.both]
+use = "compose.overlay"
+inputs = ["a", "b"]
+
+[stage.both_png]
+use = "export.png"
+input = "both"
+
+[stage.b_png]
+use = "export.png"
+input = "b"
+dir = "b"
+"""
+    path = tmp_path / "over.toml"
+    path.write_text(text)
+    assert load_recipe(path).pack.order_by == "floor_pct"  # both maps carry b's floor_pct
+    path.write_text(text.replace('input = "b"\ndir = "b"', 'input = "a"\ndir = "a"'))
+    with pytest.raises(RecipeError, match="the stat 'floor_pct' comes from stage.a and stage.b"):
+        load_recipe(path)
 
 
 def test_a_pack_sorts_and_captions_by_the_stage_it_names(tmp_path: Path) -> None:
@@ -157,3 +206,17 @@ def test_a_pack_sorts_and_captions_by_the_stage_it_names(tmp_path: Path) -> None
             f"diameter {mazes[index]['diameter']}",
             f"cave_regions.floor_pct {caves[index]['floor_pct']:g}",
         ], lines
+
+
+def test_play_order_reads_a_stage_stat_only_where_the_prefix_is_a_stage() -> None:
+    from pipeline.levels_index import play_order, stat_value
+
+    maps = [
+        {"index": i, "stats": {"items_gem.red": 3 - i, "regions": i}, "stages": {"caves": {"stats": {"regions": 10 - i}}, "gems": {}}}
+        for i in range(3)
+    ]
+    assert stat_value(maps[0], "items_gem.red") == 3 and stat_value(maps[0], "caves.regions") == 10
+    assert stat_value(maps[0], "gems.regions") is None  # that stage feeds no exporter: nothing recorded
+    assert [m["index"] for m in play_order(maps, "items_gem.red")] == [2, 1, 0]
+    assert [m["index"] for m in play_order(maps, "-caves.regions")] == [0, 1, 2]
+    assert [m["index"] for m in play_order(maps, "caves.regions")] == [2, 1, 0]

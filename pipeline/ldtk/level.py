@@ -211,7 +211,13 @@ def level_file(
         "__smartColor": LEVEL_BG,
         "__bgPos": None,
         "externalRelPath": None,
-        "fieldInstances": property_fields(properties, lambda f: ids.hashed_uid("level", f), f"map {stem!r}"),
+        # The map's seed is 64-bit (a pinned or re-rolled one is any size): a String in every map,
+        # so the project's field has one type for all of them.
+        "fieldInstances": property_fields(
+            {**properties, **({"seed": str(properties["seed"])} if isinstance(properties.get("seed"), int) else {})},
+            lambda f: ids.hashed_uid("level", f),
+            f"map {stem!r}",
+        ),
         "layerInstances": layers,
         "__neighbours": [],
     }

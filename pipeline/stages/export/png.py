@@ -27,8 +27,8 @@ class ExportPng(Exporter):
     Plainer than the preview `export.tmx` draws from the tilesheet: for data sets, quick looks
     and packs without a Tiled export. `objects = true` draws the map's objects over it as
     previews mark them (points as discs, rooms as outlines, paths as lines). An image over 89
-    million pixels, more than PIL and many image tools will open, fails its map with the largest
-    `scale` that fits (a 4096 x 4096-cell maze fits at 1)."""
+    million pixels, where PIL warns of a decompression bomb (and refuses at twice that), fails
+    its map with the largest `scale` that fits (a 4096 x 4096-cell maze fits at 1)."""
 
     dir: str = Field("colour_maps", description="Folder inside the pack for the images.")
     scale: PositiveInt = Field(4, le=64, description="Pixels per tile.")

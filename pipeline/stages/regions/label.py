@@ -22,9 +22,9 @@ class Label(WalkableStage):
     order of their first tile); 0 elsewhere. Sets `regions` (N), `region_largest` and
     `region_sizes` (sizes, largest first, comma-separated) in the map's properties.
 
-    `symbols` names what to label; by default every symbol but `walls` (on a map with no
-    `wall` symbol and `walls` unset, every symbol). With `by_symbol = true` a region holds one
-    symbol: the blobs of a blob map, each colour's patches apart.
+    `symbols` names what to label; by default every symbol but `walls`. With `by_symbol = true`
+    a region holds one symbol: the blobs of a blob map, each colour's patches apart (there the
+    walls a map lacks are skipped, so a blob map needs no `walls`).
     """
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
@@ -32,15 +32,22 @@ class Label(WalkableStage):
 
     symbols: tuple[str, ...] = Field((), description="Symbols to label; empty = every symbol but `walls`.")
     connectivity: Literal[4, 8] = Field(4, description="4: regions join through edges; 8: through corners too.")
-    by_symbol: bool = Field(False, description="Regions of one symbol each: tiles of different symbols never join (a blob map's blobs).")
+    by_symbol: bool = Field(
+        False,
+        # Left out of the params when off, so stages built before it existed keep their keys.
+        exclude_if=lambda on: not on,
+        description="Regions of one symbol each: tiles of different symbols never join (a blob map's blobs); the walls a map lacks are skipped.",
+    )
     layer: str = Field("region", min_length=1, description="Name of the label layer.")
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         level = inputs[0]
         if self.symbols:
             table = self.table(level, self.symbols, "symbols")
-        elif "walls" not in self.model_fields_set and not any(s.name == "wall" for s in level.alphabet):
-            table = np.ones(256, dtype=np.uint8)  # a map without walls (a blob map): every symbol
+        elif self.by_symbol:
+            # A blob map has no walls: its colours are what is labelled, each apart.
+            names = {s.name for s in level.alphabet} | {s.char for s in level.alphabet}
+            table = self.table(level, tuple(w for w in self.walls if w in names), "walls", invert=True)
         else:
             table = self.table(level, self.walls, "walls", invert=True)
         inside = table[: len(level.alphabet)].astype(bool)
