@@ -33,10 +33,10 @@ class ExportLdtk(DrawnMapExporter):
     Entities layer of the map's objects: one entity per object type (spawn, exit, room, items),
     points as one cell, rectangles with their size, properties as typed fields (Int, Float,
     Bool, String, Color; a whole number past 32 bits is a String, as in Tiled) and polylines as
-    Point arrays. The map's properties (seed, stats,
-    stage chain) are level fields, and so are its data layers (`region_values`: base64 of
-    little-endian int32, row by row, as a TMX data layer's `values`). The project is written
-    once the maps are, from the level files of every map the pack has.
+    Point arrays. The map's properties (seed, as a String, stats, stage chain) are level fields,
+    and so are its data layers (`region_values`: base64 of little-endian int32, row by row, as a
+    TMX data layer's `values`). The project is written once the maps are, from the level files
+    of every map the pack has.
     """
 
     dir: str = Field("ldtk", description="Folder inside the pack for the project file and its level folder.")
