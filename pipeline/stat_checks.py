@@ -80,9 +80,7 @@ def check_pack_stats(specs: Sequence[StageSpec], pack: PackConfig, problems: lis
     fed = list(dict.fromkeys(i for spec in specs if spec.is_exporter for i in spec.inputs))
     order_by = pack.order_by.lstrip("-") if pack.order_by else None
     if pack.order_by and order_by:
-        problem = _stat_problem(specs, fed, fed, order_by, None)
-        if problem is None:
-            problem = _ambiguous(specs, fed, pack.order_by)
+        problem = _stat_problem(specs, fed, fed, order_by, None) or _ambiguous(specs, fed, pack.order_by)
         if problem is not None:
             problems.append(f"pack.order_by: {problem}")
     shown = _sheet_stage(specs)
@@ -123,9 +121,9 @@ def _stat_problem(specs: Sequence[StageSpec], fed: list[str], plain: list[str], 
     if written is None or stat in written:
         return None
     known = ", ".join(sorted(written)) or "none"
-    prefix, dot, rest = stat.partition(".")
+    _, dot, rest = stat.partition(".")
     # With a dot, the name may be a stage's stat with the stage misspelt (`cavez.regions`).
-    hint = did_you_mean(stat, sorted(written) + ([f"{stage}.{rest}" for stage in fed] if dot else []))
+    hint = did_you_mean(stat, sorted(written) + ([f"{other}.{rest}" for other in fed] if dot else []))
     if where is None:
         return f"no stage writes the stat {stat!r}{hint} (stats of this recipe: {known})"
     return f"no stat {stat!r} in {where}{hint} (it has: {known})"
