@@ -53,6 +53,7 @@ class PackResult:
     files_removed: int  # files no map writes any more
     failures: tuple[MapFailure, ...]
     seconds: float
+    warnings: tuple[str, ...] = ()  # built, but most likely not as meant (`pcg build` prints them)
 
     @property
     def up_to_date(self) -> bool:
@@ -212,6 +213,7 @@ def _pack_result(report: PackReport) -> PackResult:
         files_removed=report.files_removed,
         failures=tuple(MapFailure(map=f.map, stage=f.stage, message=f.message) for f in report.failures),
         seconds=report.seconds,
+        warnings=tuple(report.warnings),
     )
 
 

@@ -17,7 +17,7 @@ from pipeline.contact_sheet import CONTACT_SHEET, update_contact_sheet
 from pipeline.errors import PipelineError, os_error_line
 from pipeline.fsio import atomic_write, remove_stale_temps, same_file_system, sha256_bytes, sha256_file
 from pipeline.journal import Journal, Record
-from pipeline.levels_index import LEVELS, update_levels_index
+from pipeline.levels_index import LEVELS, unordered, update_levels_index
 from pipeline.manifest import MANIFEST, assemble, config_id, environment, environment_id, read_manifest, recipe_record, write_manifest
 from pipeline.pack_files import update_pack_files
 from pipeline.plan import MapPlan, PackPlan, plan_pack
@@ -52,6 +52,7 @@ class PackReport:
     files_removed: int = 0
     failures: list[Failure] = field(default_factory=list)
     seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)  # what built but most likely is not what was meant
 
     @property
     def up_to_date(self) -> bool:
@@ -151,6 +152,9 @@ class Builder:
                     write_manifest(plan.pack_dir / MANIFEST, manifest, temp)
                 if error is None:
                     update_levels_index(plan.pack_dir, recipe.pack.name, recipe.pack.order_by, manifest, temp)
+                    why = unordered(manifest["maps"], recipe.pack.order_by)
+                    if why is not None:
+                        report.warnings.append(why)
                     update_contact_sheet(plan.pack_dir, recipe, manifest, temp, thumbnails)
             # The manifest on disk is now this one: what it does not claim of what this build
             # (or an unfinished one before it) wrote is nobody's.

@@ -109,6 +109,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def _print_report(console: "Console", plan: "PackPlan", report: "PackReport") -> None:
+    _warn([f"{report.recipe}: {warning}" for warning in report.warnings])
     removed = f"removed {_count(report.files_removed, 'file')} that no map writes any more" if report.files_removed else ""
     if report.up_to_date:
         if removed:

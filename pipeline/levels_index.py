@@ -35,6 +35,18 @@ def play_order(maps: list[dict[str, Any]], order_by: str | None) -> list[dict[st
     return [maps[i] for _, i in sorted(have)] + lacking
 
 
+def unordered(maps: list[dict[str, Any]], order_by: str | None) -> str | None:
+    """Why `order_by` sorts nothing, when its stat is in the maps but a number in none of them
+    (`region_sizes` is text): the recipe loads, since stats are declared without their types."""
+    if not order_by:
+        return None
+    name = order_by.lstrip("-")
+    values = [v for v in (stat_value(m, name) for m in maps) if v is not None]
+    if not values or any(isinstance(v, (int, float)) for v in values):
+        return None
+    return f"pack.order_by: {name!r} is not a number in any map (it is {values[0]!r} in the first), so levels.json keeps map order"
+
+
 def levels_index(pack: str, order_by: str, manifest: dict[str, Any]) -> bytes:
     """Every built map in play order (`play_order`), with its files."""
     name = order_by.lstrip("-")

@@ -178,6 +178,8 @@ class Watcher:
         took = time.perf_counter() - start
         for line in outcome.problems:
             self.echo(f"error: {line}")
+        for line in recipe.warnings() + [f"{report.recipe}: {w}" for _, report in outcome.reports for w in report.warnings]:
+            self.echo(f"warning: {line}")
         for plan, report in outcome.reports:
             if report.built:
                 self.echo(f"{recipe.pack.name}: rebuilt {report.built} of {len(plan.maps)} maps in {took:.2f} s ({report.files_written} files written)")

@@ -220,3 +220,19 @@ def test_play_order_reads_a_stage_stat_only_where_the_prefix_is_a_stage() -> Non
     assert [m["index"] for m in play_order(maps, "items_gem.red")] == [2, 1, 0]
     assert [m["index"] for m in play_order(maps, "-caves.regions")] == [0, 1, 2]
     assert [m["index"] for m in play_order(maps, "caves.regions")] == [2, 1, 0]
+
+
+def test_an_order_by_stat_that_is_text_in_every_map_is_a_warning(tmp_path: Path) -> None:
+    """Stats are declared without types, so `region_sizes` (text) loads; the build says it
+    sorted nothing."""
+    import pipeline
+
+    text = TWO_CHAINS.format(pack='order_by = "cave_regions.region_sizes"').replace("maps = 5", "maps = 2")
+    write_recipe(tmp_path, "two", text)
+    result = pipeline.build(tmp_path / "recipes", out=tmp_path / "exports", cache=tmp_path / ".pcg-cache", jobs=1)
+    first = json.loads((tmp_path / "exports" / "two" / "manifest.json").read_text())["maps"][0]
+    sizes = first["stages"]["cave_regions"]["stats"]["region_sizes"]
+    warning = f"pack.order_by: 'cave_regions.region_sizes' is not a number in any map (it is {sizes!r} in the first), so levels.json keeps map order"
+    assert result.ok and result["two"].warnings == (warning,)
+    proc = pcg("build", "recipes", cwd=tmp_path)  # and every build says so, as it says of other warnings
+    assert f"warning: recipes/two.toml: {warning}" in " ".join(proc.stderr.split()), proc.stderr
