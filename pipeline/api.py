@@ -53,7 +53,7 @@ class PackResult:
     files_removed: int  # files no map writes any more
     failures: tuple[MapFailure, ...]
     seconds: float
-    warnings: tuple[str, ...] = ()  # built, but most likely not as meant (`pcg build` prints them)
+    warnings: tuple[str, ...] = ()  # the lines `pcg build` prints as warnings for this pack
 
     @property
     def up_to_date(self) -> bool:
@@ -171,7 +171,7 @@ def build(
         recipes, lambda todo: open_executor(jobs, todo), force=force, only=only, cache_max=limit, started=started
     )
     return BuildResult(
-        packs=tuple(_pack_result(report) for _, report in outcome.reports),
+        packs=tuple(_pack_result(report, plan.recipe.warnings()) for plan, report in outcome.reports),
         problems=tuple(problems + outcome.problems),
     )
 
@@ -203,7 +203,7 @@ def _map_indices(maps: Iterable[int]) -> list[int]:
     return indices
 
 
-def _pack_result(report: PackReport) -> PackResult:
+def _pack_result(report: PackReport, recipe_warnings: list[str]) -> PackResult:
     return PackResult(
         name=report.name,
         recipe=report.recipe,
@@ -213,7 +213,7 @@ def _pack_result(report: PackReport) -> PackResult:
         files_removed=report.files_removed,
         failures=tuple(MapFailure(map=f.map, stage=f.stage, message=f.message) for f in report.failures),
         seconds=report.seconds,
-        warnings=tuple(report.warnings),
+        warnings=tuple(recipe_warnings + [f"{report.recipe}: {warning}" for warning in report.warnings]),
     )
 
 

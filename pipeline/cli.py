@@ -109,7 +109,6 @@ def _count(n: int, noun: str) -> str:
 
 
 def _print_report(console: "Console", plan: "PackPlan", report: "PackReport") -> None:
-    _warn([f"{report.recipe}: {warning}" for warning in report.warnings])
     removed = f"removed {_count(report.files_removed, 'file')} that no map writes any more" if report.files_removed else ""
     if report.up_to_date:
         if removed:
@@ -214,6 +213,7 @@ def _build(
         return lambda n: bar.advance(task, n)
 
     def finished(plan: "PackPlan", report: "PackReport") -> None:
+        _warn([f"{report.recipe}: {warning}" for warning in report.warnings])  # as the recipe's, even with -q
         if not quiet:
             _print_report(console, plan, report)
 
@@ -282,15 +282,18 @@ def _watched(targets: list[Path]) -> list[Path]:
 
 
 def _stamped(console: "Console") -> Callable[[str], None]:
-    """Print a watcher's lines with the time of day; `error: ...` lines in red on stderr."""
+    """Print a watcher's lines with the time of day; `error: ...` lines in red and `warning: ...`
+    lines in yellow on stderr, as `pcg build` prints them."""
     import time
 
     from rich.markup import escape
 
     def echo(line: str) -> None:
         stamp = time.strftime("%H:%M:%S")
-        if line.startswith("error: "):
-            _console(stderr=True).print(f"{stamp} [red]error:[/red] {escape(line[7:])}", soft_wrap=True, highlight=False)
+        kind, _, rest = line.partition(": ")
+        if kind in ("error", "warning"):
+            colour = "red" if kind == "error" else "yellow"
+            _console(stderr=True).print(f"{stamp} [{colour}]{kind}:[/{colour}] {escape(rest)}", soft_wrap=True, highlight=False)
         else:
             console.print(f"{stamp} {escape(line)}", soft_wrap=True, highlight=False)
 

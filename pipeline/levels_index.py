@@ -44,7 +44,8 @@ def unordered(maps: list[dict[str, Any]], order_by: str | None) -> str | None:
     values = [v for v in (stat_value(m, name) for m in maps) if v is not None]
     if not values or any(isinstance(v, (int, float)) for v in values):
         return None
-    return f"pack.order_by: {name!r} is not a number in any map (it is {values[0]!r} in the first), so levels.json keeps map order"
+    shown = repr(values[0]) if len(repr(values[0])) <= 24 else repr(values[0])[:20] + "...'"
+    return f"pack.order_by: {name!r} is text, not a number, in every map ({shown} in the first), so levels.json keeps map order"
 
 
 def levels_index(pack: str, order_by: str, manifest: dict[str, Any]) -> bytes:

@@ -239,7 +239,10 @@ def test_lua_maps_are_deterministic(pack: Path, tmp_path: Path) -> None:
 def test_lua_options_sti_cannot_load_are_refused(project: Path, kind: str, extra: str, expect: str) -> None:
     text = f'[pack]\nname = "bad"\nseed = 1\nmaps = 1\n\n[stage.maze]\nuse = "maze.backtracker"\ncells = [4, 4]\n\n[stage.out]\nuse = "export.{kind}"\ninput = "maze"\n{extra}\n'
     write_recipe(project, "bad", text)
-    # As the recipe loads (tests/bad_recipes/ runs such refusals through the real command line).
+    # As the recipe loads: a load error reaches the command line as every other does (one
+    # `error:` line, exit 1: tests/test_bad_recipes.py runs such refusals through it).
     with pytest.raises(RecipeError) as refused:
         load_recipe(project / "recipes" / "bad.toml")
-    assert len(refused.value.problems) == 1 and expect in refused.value.problems[0], refused.value.problems
+    problem = refused.value.problems
+    assert len(problem) == 1 and problem[0].startswith(f"{project / 'recipes' / 'bad.toml'}: "), problem
+    assert expect in problem[0], problem

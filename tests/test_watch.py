@@ -151,6 +151,13 @@ def test_a_broken_save_keeps_the_pack_and_the_fix_rebuilds(project: Path, watchi
     assert watching.proc.poll() is None
 
 
+def test_a_saved_recipe_with_a_stage_nothing_exports_is_built_with_a_warning(project: Path, watching: Watch) -> None:
+    recipe = project / "recipes" / "small.toml"
+    recipe.write_text(recipe_text(seed=5) + '\n[stage.spare]\nuse = "post.braid"\ninput = "maze"\n')
+    watching.wait_for(r"warning: recipes/small\.toml: stage\.spare: no export stage reads it")
+    watching.wait_for("small: rebuilt")
+
+
 def test_new_recipes_are_picked_up_and_deleted_ones_dropped(project: Path, watching: Watch) -> None:
     extra = project / "recipes" / "extra.toml"
     extra.write_text(recipe_text(name="extra", maps=2))
