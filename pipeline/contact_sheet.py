@@ -26,7 +26,7 @@ MAX_MAPS = 240  # a 10,000-map pack shows its first maps, not a 40,000-pixel ima
 PREFERRED_STATS = ("difficulty", "path_length", "diameter", "dead_end_pct", "regions", "rooms", "floor_pct", "rewrite_steps")
 TEXT = (255, 241, 232, 255)
 _KEY = "pcg-contact-sheet"
-LAYOUT_VERSION = 6  # bump when the drawing changes, so built sheets are redrawn
+LAYOUT_VERSION = 7  # bump when the drawing changes, so built sheets are redrawn
 
 
 def update_contact_sheet(
@@ -126,8 +126,14 @@ def caption_lines(entry: dict[str, Any], stats: list[str], detail: str | None = 
     return lines
 
 
-def _fit(text: str, font: Any, width: int) -> str:
-    """Cut a caption line to the thumbnail's width, so it never runs into the next one."""
+def _fit(text: str, font: Any, width: int, value: bool = False) -> str:
+    """Cut a caption line to the thumbnail's width, so it never runs into the next one. A stat's
+    line (`value`: "name value") loses the start of its name first, keeping the number."""
+    if value and " " in text:
+        name, number = text.rsplit(" ", 1)
+        while len(name) > 1 and font.getlength(f"{name} {number}") > width:
+            name = "~" + name[2:]
+        text = f"{name} {number}"
     while text and font.getlength(text) > width:
         text = text[:-2] + "~" if len(text) > 1 else ""
     return text
@@ -162,7 +168,7 @@ def _draw(
             # Bottom-aligned, so every caption sits right under its map.
             sheet.paste(thumb, (left + (THUMB - thumb.width) // 2, top + row_h - thumb.height))
             for line, text in enumerate(captions[k]):
-                draw.text((left, top + row_h + 3 + line * LINE), _fit(text, font, THUMB), font=font, fill=TEXT)
+                draw.text((left, top + row_h + 3 + line * LINE), _fit(text, font, THUMB, value=line > 0 and text.rsplit(" ", 1)[0] in stats), font=font, fill=TEXT)
         top += row_h + row_lines * LINE + 4 + PAD
     info = PngImagePlugin.PngInfo()
     info.add_text(_KEY, key)

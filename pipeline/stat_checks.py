@@ -115,7 +115,13 @@ def _stat_problem(specs: Sequence[StageSpec], fed: list[str], plain: list[str], 
     stage, stat = split_stat(name, [spec.name for spec in specs])
     if stage is not None:
         if stage not in fed:
-            return f"{name!r}: stage.{stage} feeds no exporter, so its stats are not recorded (stages that feed an exporter: {', '.join(fed)})"
+            spec = next(spec for spec in specs if spec.name == stage)
+            if spec.is_exporter:
+                return f"{name!r}: stage.{stage} is an exporter; name the stage it draws ({', '.join(spec.inputs)})"
+            return (
+                f"{name!r}: only the stats of the stages an exporter reads are recorded, and stage.{stage} is not one"
+                f" (those are: {', '.join(fed)})"
+            )
         plain, where = [stage], f"stage.{stage}"
     written = stats_reaching(specs, plain) if plain else None
     if written is None or stat in written:

@@ -160,7 +160,23 @@ class Workspace:
             )
         if plan.owner is not None and not force:
             return f"{where}: {plan.pack_dir} was built from {plan.owner}; give this pack another name, or pass --force to replace it"
+        twin = self._case_twin(plan.pack_dir)
+        if twin is not None:
+            return (
+                f"{where}: {twin} is another pack whose name differs only in case; the two would share a folder on Windows"
+                " and macOS (rename one, or remove it with `pcg clean`)"
+            )
         return None
+
+    @staticmethod
+    def _case_twin(pack_dir: Path) -> Path | None:
+        """A built pack beside `pack_dir` whose name differs from its name in case alone."""
+        try:
+            siblings = sorted(pack_dir.parent.iterdir()) if pack_dir.parent.is_dir() else []
+        except OSError:
+            return None
+        folded = pack_dir.name.casefold()
+        return next((d for d in siblings if d.name != pack_dir.name and d.name.casefold() == folded and (d / MANIFEST).is_file()), None)
 
     # -- cleaning -------------------------------------------------------------------------
 

@@ -104,3 +104,15 @@ def test_pack_names_that_differ_only_in_case_are_one_folder_on_windows_and_macos
         f"{recipes[1].path}: pack.name: 'caves' and the pack 'Caves' of {recipes[0].path} differ only in case,"
         " so they share a folder on Windows and macOS; each recipe needs its own"
     ]
+
+
+def test_a_pack_whose_name_differs_only_in_case_from_a_built_one_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "first").mkdir()
+    (tmp_path / "first" / "maps.toml").write_text(recipe_text(name="Maps", seed=1))
+    pcg("build", "first/maps.toml", "-q", cwd=tmp_path)
+    before = tree_digests(tmp_path / "exports" / "Maps")
+    write_recipe(tmp_path, "maps", recipe_text(name="maps", seed=2))
+    proc = pcg("build", "recipes", cwd=tmp_path, check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    one_line(proc.stdout + proc.stderr, "recipes/maps.toml: pack.name: exports/Maps is another pack whose name differs only in case")
+    assert not (tmp_path / "exports" / "maps").exists() and tree_digests(tmp_path / "exports" / "Maps") == before

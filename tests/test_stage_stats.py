@@ -119,8 +119,11 @@ def test_a_stat_two_chains_write_must_say_whose_to_sort_by(tmp_path: Path) -> No
         "pack.order_by: no stat 'dead_ends' in stage.cave_regions (it has: caves, floor_pct, region_largest, region_sizes, regions)"
     ]
     assert _load_problems(tmp_path, 'order_by = "caves.floor_pct"') == [
-        "pack.order_by: 'caves.floor_pct': stage.caves feeds no exporter, so its stats are not recorded"
-        " (stages that feed an exporter: maze_regions, cave_regions)"
+        "pack.order_by: 'caves.floor_pct': only the stats of the stages an exporter reads are recorded, and stage.caves is not one"
+        " (those are: maze_regions, cave_regions)"
+    ]
+    assert _load_problems(tmp_path, 'order_by = "cave_png.floor_pct"') == [
+        "pack.order_by: 'cave_png.floor_pct': stage.cave_png is an exporter; name the stage it draws (cave_regions)"
     ]
 
 
@@ -237,3 +240,15 @@ def test_an_order_by_stat_that_is_text_in_every_map_is_a_warning(tmp_path: Path)
     assert result.ok and result["two"].warnings == (f"{tmp_path / 'recipes' / 'two.toml'}: {warning}",)
     proc = pcg("build", "recipes", "-q", cwd=tmp_path)  # every build says so, even a quiet one, as of other warnings
     assert f"warning: recipes/two.toml: {warning}" in " ".join(proc.stderr.split()), proc.stderr
+
+
+def test_a_long_caption_stat_name_is_cut_from_its_start_and_keeps_its_value() -> None:
+    from PIL import ImageFont
+
+    from pipeline.contact_sheet import _fit
+    from pipeline.thumbnail import THUMB
+
+    font = ImageFont.load_default_imagefont()  # the sheet's own
+    line = _fit("drunk_reg.region_largest 176", font, THUMB, value=True)
+    assert line.startswith("~") and line.endswith("region_largest 176") and font.getlength(line) <= THUMB
+    assert _fit("regions 3", font, THUMB, value=True) == "regions 3"
