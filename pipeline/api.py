@@ -213,7 +213,7 @@ def _pack_result(report: PackReport, recipe_warnings: list[str]) -> PackResult:
         files_removed=report.files_removed,
         failures=tuple(MapFailure(map=f.map, stage=f.stage, message=f.message) for f in report.failures),
         seconds=report.seconds,
-        warnings=tuple(recipe_warnings + [f"{report.recipe}: {warning}" for warning in report.warnings]),
+        warnings=tuple(recipe_warnings + report.warnings),
     )
 
 

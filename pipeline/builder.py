@@ -52,7 +52,7 @@ class PackReport:
     files_removed: int = 0
     failures: list[Failure] = field(default_factory=list)
     seconds: float = 0.0
-    warnings: list[str] = field(default_factory=list)  # what built but most likely is not what was meant
+    warnings: list[str] = field(default_factory=list)  # "recipe: problem" lines: built, but most likely not as meant
 
     @property
     def up_to_date(self) -> bool:
@@ -154,7 +154,7 @@ class Builder:
                     update_levels_index(plan.pack_dir, recipe.pack.name, recipe.pack.order_by, manifest, temp)
                     why = unordered(manifest["maps"], recipe.pack.order_by)
                     if why is not None:
-                        report.warnings.append(why)
+                        report.warnings.append(f"{recipe.path}: {why}")
                     update_contact_sheet(plan.pack_dir, recipe, manifest, temp, thumbnails)
             # The manifest on disk is now this one: what it does not claim of what this build
             # (or an unfinished one before it) wrote is nobody's.

@@ -213,7 +213,7 @@ def _build(
         return lambda n: bar.advance(task, n)
 
     def finished(plan: "PackPlan", report: "PackReport") -> None:
-        _warn([f"{report.recipe}: {warning}" for warning in report.warnings])  # as the recipe's, even with -q
+        _warn(report.warnings)  # as the recipe's, even with -q
         if not quiet:
             _print_report(console, plan, report)
 

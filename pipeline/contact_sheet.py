@@ -15,6 +15,7 @@ from pipeline.fsio import atomic_write
 from pipeline.levels_index import play_order, stat_value
 from pipeline.recipe import Recipe, StageSpec
 from pipeline.registry import Exporter
+from pipeline.stat_checks import split_stat
 from pipeline.thumbnail import BACKGROUND, DETAIL_KEY, THUMB, from_preview
 
 CONTACT_SHEET = "contact_sheet.png"
@@ -78,7 +79,7 @@ def sheet_entry(recipe: Recipe, m: dict[str, Any]) -> dict[str, Any] | None:
             stats = dict(drawn.get("stats", {}) if drawn is not None else m.get("stats", {}))
             # The stat the pack is sorted by, as it sorted, and stats named after their stage.
             named = [recipe.pack.order_by.lstrip("-")] if recipe.pack.order_by else []
-            for name in named + [n for n in recipe.pack.contact_stats or () if "." in n and n.partition(".")[0] in m["stages"]]:
+            for name in named + [n for n in recipe.pack.contact_stats or () if split_stat(n, m["stages"])[0] is not None]:
                 value = stat_value(m, name)
                 if value is not None:
                     stats[name] = value

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.fsio import write_if_changed
+from pipeline.stat_checks import split_stat
 
 LEVELS = "levels.json"
 
@@ -14,8 +15,8 @@ LEVELS = "levels.json"
 def stat_value(m: dict[str, Any], name: str) -> Any:
     """A manifest map entry's value of the stat `name`, or of `stage.stat` for that stage's
     Level (pipeline.stat_checks: a stage name has no dots); None when the map has no such stat."""
-    stage, dot, stat = name.partition(".")
-    if dot and stage in m["stages"]:
+    stage, stat = split_stat(name, m["stages"])
+    if stage is not None:
         return m["stages"][stage].get("stats", {}).get(stat)
     return m["stats"].get(name)
 

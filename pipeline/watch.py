@@ -178,7 +178,7 @@ class Watcher:
         took = time.perf_counter() - start
         for line in outcome.problems:
             self.echo(f"error: {line}")
-        for line in recipe.warnings() + [f"{report.recipe}: {w}" for _, report in outcome.reports for w in report.warnings]:
+        for line in recipe.warnings() + [w for _, report in outcome.reports for w in report.warnings]:
             self.echo(f"warning: {line}")
         for plan, report in outcome.reports:
             if report.built:
