@@ -25,8 +25,10 @@ install: $(VENV)/.installed
 maps: $(VENV)/.installed
 	$(BIN)/pcg build recipes/ $(if $(JOBS),-j $(JOBS))
 
+# The suite on pytest-xdist's workers, one per core (at most 4: see tests/conftest.py), each
+# taking the next test as it frees up; `python -m pytest tests/test_x.py` runs a file alone.
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist worksteal
 
 # Rewrite tests/golden.json (every stage kind's output digest, checked by tests/test_golden.py)
 # after bumping a stage's version, adding a kind or changing a fixture. It refuses to record an

@@ -21,6 +21,21 @@ TMXRASTERIZER = shutil.which("tmxrasterizer")
 
 needs_tiled = pytest.mark.skipif(TILED is None, reason="the real Tiled CLI is not installed (apt-get install tiled)")
 
+# `make test` runs pytest-xdist with `-n auto`: a worker per core this process may use (xdist's
+# own count is the machine's, which a container's CPU limit does not lower), at most 4, since
+# the builds the tests run start a process per core of their own. PYTEST_XDIST_AUTO_NUM_WORKERS
+# still decides when set.
+MAX_TEST_WORKERS = 4
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(cores, MAX_TEST_WORKERS))
+
+
 def recipe_text(name: str = "small", seed: int = 42, maps: int = 6, cells: tuple[int, int] = (9, 7), scale: int = 2) -> str:
     """A valid recipe: a backtracker maze exported as TMX (8-pixel tiles) and a preview PNG."""
     return f"""\
