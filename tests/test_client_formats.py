@@ -173,6 +173,61 @@ def test_real_tiled_reads_every_combination_and_writes_its_layer_as_we_do(
             assert {k: v for k, v in theirs.items() if k != "data"} == without_data, path
 
 
+def objects_map(tmp_path: Path) -> Path:
+    """A maze with a point, a rectangle, an object off the tile grid and a polyline, exported as
+    TMX and TMJ into `tmp_path`."""
+    from pipeline.level import MapObject
+    from pipeline.registry import ExportContext
+
+    maze = Backtracker(cells=(5, 4)).run([], np.random.default_rng(3))
+    maze.objects = [
+        MapObject("spawn", "spawn", 1, 1),
+        MapObject("hall", "room", 1, 3, 3, 2),
+        MapObject("gem", "gem", 2.3125, 1.5),
+        MapObject("walk", "path", 1, 1, points=((0, 0), (2, 0), (2.0625, 1))),
+    ]
+    ctx = ExportContext(stem="map_000", provenance={"pack": "t", "map": 0})
+    for cls in (ExportTmx, ExportTmj):
+        for rel, data in cls.model_validate({"tile_size": 8}).export(maze, ctx).items():
+            (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / rel).write_bytes(data)
+    return tmp_path
+
+
+def object_numbers(doc: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    """(object, field, value) of every position, size and polyline point in a Tiled JSON map."""
+    found = []
+    for layer in doc["layers"]:
+        for obj in layer.get("objects", []):
+            found += [(obj["name"], key, obj[key]) for key in ("x", "y", "width", "height")]
+            found += [(obj["name"], f"polyline[{i}].{key}", p[key]) for i, p in enumerate(obj.get("polyline", [])) for key in ("x", "y")]
+    return found
+
+
+def test_tiled_json_writes_whole_numbers_as_integers(tmp_path: Path) -> None:
+    numbers = object_numbers(json.loads((objects_map(tmp_path) / "map_000.tmj").read_text()))
+    assert len(numbers) == 4 * 4 + 6
+    assert any(isinstance(v, float) for _, _, v in numbers), "the map needs a number off the grid"
+    assert [n for n in numbers if isinstance(n[2], float) and n[2].is_integer()] == []
+
+
+@needs_tiled
+def test_real_tiled_writes_our_objects_as_our_tiled_json_does(tmp_path: Path) -> None:
+    """Tiled, saving our TMX as JSON, writes every object's numbers as our TMJ holds them, to the
+    type (`24`, not `24.0`)."""
+    root = objects_map(tmp_path)
+    out = tmp_path / "again.json"
+    proc = subprocess.run(
+        ["tiled", "--export-map", "json", str(root / "map_000.tmx"), str(out)], env=tiled_env(), capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+
+    def typed(doc: dict[str, Any]) -> list[tuple[str, str, Any, str]]:
+        return [(name, key, value, type(value).__name__) for name, key, value in object_numbers(doc)]
+
+    assert typed(json.loads(out.read_text())) == typed(json.loads((root / "map_000.tmj").read_text()))
+
+
 TREE_ONLY = """\
 [pack]
 name = "two"

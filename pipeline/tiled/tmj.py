@@ -62,10 +62,12 @@ def tmj_bytes(tmap: TmxMap) -> bytes:
             if box.get("point"):
                 item["point"] = True
             elif obj.points and not gid:
-                item["polyline"] = [{"x": x, "y": y} for x, y in polyline_pixels(obj, tmap.tile_width, tmap.tile_height)]
+                item["polyline"] = [{"x": _number(x), "y": _number(y)} for x, y in polyline_pixels(obj, tmap.tile_width, tmap.tile_height)]
             if obj.properties:
                 item["properties"] = json_properties(obj.properties)
             item.update({"rotation": 0, "type": obj.type, "visible": True, "width": box.get("width", 0), "x": box["x"], "y": box["y"]})
+            for key in ("height", "width", "x", "y"):
+                item[key] = _number(item[key])
             objects.append(item)
         layers.append(
             {
@@ -107,6 +109,12 @@ def tmj_bytes(tmap: TmxMap) -> bytes:
     for i, array in enumerate(arrays):
         text = text.replace(f'"@data{i}@"', array, 1)
     return (text + "\n").encode("utf-8")
+
+
+def _number(value: float) -> float:
+    """A whole number as an integer (`24`, not `24.0`), as Tiled writes one, so that a map saved
+    again in Tiled differs from ours only where the map does."""
+    return int(value) if float(value).is_integer() else float(value)
 
 
 def tsj_bytes(tileset: Tileset) -> bytes:
