@@ -39,11 +39,16 @@ class SerialExecutor:
         pass
 
 
-def _default_sigterm() -> None:
+def _worker_signals() -> None:
     """A forked worker inherits the handlers of the process that forked it: `pcg serve` turns
     SIGTERM into a Ctrl+C, `pcg watch` into a stop. The pool ends workers with SIGTERM (when one
-    died, and at shutdown), so they must keep the default: exit at once."""
+    died, and at shutdown), so they must keep the default: exit at once.
+
+    Ctrl+C reaches every process of the terminal's group, workers too; it is the build's to
+    handle (it stops the workers itself). A worker interrupted while sending a result would
+    print a traceback, and leave half a message in the pipe that the pool waits on forever."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class ProcessExecutor:
@@ -52,16 +57,19 @@ class ProcessExecutor:
     def __init__(self, workers: int):
         self.workers = workers
         self._pool = self._start()
+        self._stopped = False
 
     def _start(self) -> ProcessPoolExecutor:
         # fork starts workers in milliseconds with the stage modules already imported. Workers are
         # forked here, before the client starts any thread (rich's progress bar has one).
         method = "fork" if sys.platform == "linux" else None
-        pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context(method), initializer=_default_sigterm)
+        pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context(method), initializer=_worker_signals)
         pool.submit(int).result()  # with fork, the first submit starts every worker: do it now
         return pool
 
     def results(self, batches: list[Batch]) -> Iterator[Outcome]:
+        if self._stopped:
+            self._pool, self._stopped = self._start(), False
         try:
             futures: dict[Future[list[MapResult]], Batch] = {self._pool.submit(run_batch, b): b for b in batches}
         except BrokenProcessPool:  # a worker died between builds (killed while idle): start afresh
@@ -79,14 +87,36 @@ class ProcessExecutor:
                     yield batch, exc
                 except Exception as exc:  # a result that could not be pickled back
                     yield batch, exc
+        except KeyboardInterrupt:
+            self._stop_workers()
+            raise
         finally:
             # Also when the build stopped early (a full disk): nobody wants the batches queued.
             for future in futures:
                 future.cancel()
-            if broken or getattr(self._pool, "_broken", False):
+            if not self._stopped and (broken or getattr(self._pool, "_broken", False)):
                 # A broken pool refuses new work; the next pack gets a fresh one.
                 self._pool.shutdown(cancel_futures=True)
                 self._pool = self._start()
+
+    def _stop_workers(self) -> None:
+        """Stop the workers at once, batches and all (Ctrl+C), rather than let them finish the
+        batches they run; a next build (the Python API's) gets a fresh pool."""
+        pool = self._pool
+        # The pool's own processes and result pipe: it offers no way to stop its workers now.
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        results = getattr(pool, "_result_queue", None)
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.kill()
+        for process in processes:
+            process.join()
+        if results is not None:
+            # A worker killed while sending its result left half a message, which the pool's
+            # thread would wait for the rest of; with the last writer closed it reads end of
+            # file instead and shuts down.
+            results._writer.close()
+        self._stopped = True
 
     def close(self) -> None:
         self._pool.shutdown(cancel_futures=True)

@@ -287,3 +287,52 @@ def test_a_worker_killed_between_builds_does_not_stop_the_next(monkeypatch: pyte
         assert sorted(result for _, result in executor.results(["a", "b"])) == ["a", "b"]  # type: ignore[list-item]
     finally:
         executor.close()
+
+
+def _sleep(batch: str) -> str:
+    time.sleep(60)
+    return batch
+
+
+def test_ctrl_c_stops_the_workers_mid_batch_and_the_next_build_gets_fresh_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl+C while every worker is a minute into its batch: the build stops now, its workers
+    with it, rather than when their batches end; a next build (the Python API's) still runs."""
+    import threading
+
+    from pipeline import executor as executor_module
+
+    monkeypatch.setattr(executor_module, "run_batch", _sleep)
+    executor = executor_module.ProcessExecutor(2)
+    try:
+        workers = list(executor._pool._processes.values())
+        # A real signal: it interrupts the wait for results, as Ctrl+C in a terminal does.
+        threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+        start = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            list(executor.results(["a", "b"]))  # type: ignore[list-item]
+        assert time.monotonic() - start < 10
+        assert not any(worker.is_alive() for worker in workers)
+        monkeypatch.setattr(executor_module, "run_batch", _echo)
+        assert sorted(result for _, result in executor.results(["c", "d"])) == ["c", "d"]  # type: ignore[list-item]
+    finally:
+        start = time.monotonic()
+        executor.close()
+        assert time.monotonic() - start < 10
+
+
+def test_ctrl_c_during_a_build_is_one_line_and_leaves_no_process(project: Path) -> None:
+    """Ctrl+C in a terminal reaches the build and its workers (one busy, one idle): it prints
+    `interrupted` and nothing else (no worker's traceback), exits 130 at once, and no worker
+    outlives it; the next build completes the pack."""
+    write_recipe(project, "big", recipe_text(name="big", maps=1, cells=(1500, 1500), scale=1))
+    proc = start_build(project, "-q")
+    time.sleep(1.5)  # past start-up: the map is being made
+    assert proc.poll() is None, "the build finished before Ctrl+C: give it a bigger map"
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, (out, err)
+    assert (out + err).strip() == "interrupted", out + err
+    with pytest.raises(ProcessLookupError):
+        os.killpg(proc.pid, 0)  # nothing of its process group is left
+    assert pcg("build", "recipes", "-q", cwd=project).returncode == 0
+    assert pcg("verify", "exports/big", cwd=project).returncode == 0
