@@ -19,6 +19,7 @@ from pipeline.fsio import atomic_write, remove_stale_temps, same_file_system, sh
 from pipeline.journal import Journal, Record
 from pipeline.levels_index import LEVELS, unordered, update_levels_index
 from pipeline.manifest import MANIFEST, assemble, config_id, environment, environment_id, read_manifest, recipe_record, write_manifest
+from pipeline.output import spans
 from pipeline.pack_files import update_pack_files
 from pipeline.plan import MapPlan, PackPlan, plan_pack
 from pipeline.recipe import Recipe
@@ -137,6 +138,7 @@ class Builder:
             if error is not None:
                 break  # the maps not yet stored keep their earlier files and entries
         report.built = len(results)
+        report.warnings += _map_warnings(recipe, results)
         manifest = self._manifest(plan, results)
         try:
             # Pack files (an LDtk project) come before the manifest, which records their digests.
@@ -336,6 +338,16 @@ def _diverse(plans: list[PackPlan]) -> list[PackPlan]:
 
 class PackWriteError(PipelineError):
     """A pack's files could not be written (disk full, read-only, permission denied)."""
+
+
+def _map_warnings(recipe: Recipe, results: dict[int, MapResult]) -> list[str]:
+    """The exporters' warnings of the maps built, each once, with the maps it was given for, in
+    map order (batches finish in any order)."""
+    maps: dict[str, list[int]] = {}
+    for index in sorted(results):
+        for line in results[index].warnings:
+            maps.setdefault(line, []).append(index)
+    return [f"{recipe.path}: {line} (map{'s' if len(found) > 1 else ''} {spans(found)})" for line, found in maps.items()]
 
 
 def _planned_paths(plan: PackPlan, maps: list[MapPlan]) -> set[str]:

@@ -74,7 +74,8 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     return f" (did you mean {match[0]!r}?)" if match else ""
 
 
-def _shown(value: Any) -> str:
+def toml_text(value: Any) -> str:
+    """A value as a recipe writes it, for messages (`true`, not Python's `True`), cut when long."""
     if isinstance(value, str):
         return repr(value)
     if isinstance(value, bool):
@@ -208,7 +209,7 @@ def _either(kinds: list[str]) -> str:
 
 
 def _got(err: dict[str, Any]) -> str:
-    return f" (got {_shown(err['input'])})" if "input" in err else ""
+    return f" (got {toml_text(err['input'])})" if "input" in err else ""
 
 
 def _field_names(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:

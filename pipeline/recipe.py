@@ -20,7 +20,7 @@ import tomli
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 from pipeline import registry
-from pipeline.errors import KeyedError, RecipeError, did_you_mean, validation_problems
+from pipeline.errors import KeyedError, RecipeError, did_you_mean, toml_text, validation_problems
 from pipeline.fsio import read_regular
 from pipeline.object_tiles import check_object_tiles
 from pipeline.paths import check_plain_name
@@ -153,12 +153,12 @@ class PackConfig(BaseModel):
                     raise KeyedError(key, f"a re-rolled map is {{ seed = N, rerolls = K }} (got keys {', '.join(sorted(entry))})")
                 seed, rerolls = entry["seed"], entry["rerolls"]
                 if not _is_int(rerolls) or rerolls < 1:
-                    raise KeyedError(f"{key}.rerolls", f"must be an integer >= 1 (got {rerolls!r})")
+                    raise KeyedError(f"{key}.rerolls", f"must be an integer >= 1 (got {toml_text(rerolls)})")
             else:
                 seed = entry
             if not _is_int(seed) or not 0 <= seed < SEED_LIMIT:
                 where = f"{key}.seed" if isinstance(entry, dict) else key
-                raise KeyedError(where, f"a seed is an integer 0..2**63-1 (got {seed!r})")
+                raise KeyedError(where, f"a seed is an integer 0..2**63-1 (got {toml_text(seed)})")
         return value
 
     def stem(self, map_index: int) -> str:
@@ -490,12 +490,12 @@ def _inputs(body: dict[str, Any], key: str, problems: list[str]) -> tuple[str, .
     if "input" in body:
         value = body["input"]
         if not isinstance(value, str):
-            problems.append(f"{key}.input: must be the name of another stage (got {value!r})")
+            problems.append(f"{key}.input: must be the name of another stage (got {toml_text(value)})")
             return None
         return (value,)
     value = body.get("inputs", [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        problems.append(f"{key}.inputs: must be a list of stage names (got {value!r})")
+        problems.append(f"{key}.inputs: must be a list of stage names (got {toml_text(value)})")
         return None
     return tuple(value)
 

@@ -206,6 +206,9 @@ class ExportContext:
 
     stem: str  # file name of this map without extension, e.g. "map_007"
     provenance: dict[str, PropertyValue] = field(default_factory=dict)
+    # What the exporter drew of this map but most likely not as meant, as "key: message" lines
+    # (a legend's misspelt tile name); the build prints each line once per pack.
+    warnings: list[str] = field(default_factory=list)
 
 
 class Exporter(StageParams):

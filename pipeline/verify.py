@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -38,6 +38,9 @@ def verify_pack(manifest_path: Path, workers: int, progress: Callable[[int], Non
     by_recipe: dict[str, list[int]] = defaultdict(list)
     for entry in manifest["maps"]:
         by_recipe[entry["recipe"]].append(entry["index"])
+    listed = Counter(entry["index"] for entry in manifest["maps"])
+    for index in sorted(i for i, times in listed.items() if times > 1):
+        result.problems.append(f"map {index}: the manifest lists it {listed[index]} times (a build writes each map once)")
     for env_id in sorted({e["environment"] for e in manifest["maps"]}):
         built_with = environment_of(manifest, env_id) or {}
         for key, value in here.items():
@@ -86,8 +89,8 @@ def verify_pack(manifest_path: Path, workers: int, progress: Callable[[int], Non
                 checked.add((rel, digest))
                 again = sha256_file(rebuilt[entry["index"]] / rel) if entry["index"] in rebuilt else None
                 if again != digest:
-                    what = "was not rebuilt" if again is None else "rebuilds differently"
-                    result.problems.append(f"map {entry['index']}: {rel} {what} (manifest {digest[:12]}, rebuilt {str(again)[:12]})")
+                    what = "was not rebuilt" if again is None else f"rebuilds differently (manifest {digest[:12]}, rebuilt {again[:12]})"
+                    result.problems.append(f"map {entry['index']}: {rel} {what}")
                 on_disk = sha256_file(pack_dir / rel)
                 if on_disk != digest:
                     what = "is missing" if on_disk is None else "was modified"

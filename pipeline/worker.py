@@ -60,6 +60,7 @@ class MapResult:
     stats: dict[str, dict[str, PropertyValue]] = field(default_factory=dict)  # stage -> its Level's properties
     ran: list[str] = field(default_factory=list)
     failure: tuple[str, str] | None = None  # (stage, message)
+    warnings: list[str] = field(default_factory=list)  # "stage.NAME.key: message" lines of its exporters
     # (preview file, its contact-sheet thumbnail): a PIL image, sent as its raw pixels (75 KB at
     # most; encoding and decoding a PNG would cost the sheet's maps more than the pipe does)
     thumbnail: tuple[str, Image.Image] | None = None
@@ -240,6 +241,7 @@ def _run_attempt(recipe: Recipe, cache: LevelCache, task: MapTask, levels: _Leve
                 raise StageFailed(name, f"wrote {sorted(files)} but declares {sorted(exporter.outputs(task.stem))}")
             result.ran.append(name)
             result.outputs[name] = sorted(files)
+            result.warnings += [f"stage.{name}.{line}" for line in ctx.warnings]
             for path, data in files.items():
                 if path in result.files and result.files[path] != data:
                     other = next(s for s, written in result.outputs.items() if s != name and path in written)

@@ -483,6 +483,56 @@ def test_a_tilesheet_its_whole_tiles_do_not_fill_is_a_warning(project: Path, mon
     assert proc.stderr.count("warning:") == 1 and "2 px at the bottom" in proc.stderr, proc.stderr
 
 
+MISNAMED_RECIPE = """\
+[pack]
+name = "m"
+seed = 3
+maps = 3
+
+[stage.grown]
+use = "rewrite"
+size = [9, 9]
+values = "BWD"
+origin = true
+legend = { B = "wal", W = "floor", D = "dor" }
+program = { one = "WBB=WWW" }
+
+[stage.tmx]
+use = "export.tmx"
+input = "grown"
+tileset = "../tilesets/g.toml"
+"""
+GENERATED = 'tile_size = 8\n[colors]\nwall = "#204020"\n[autotile.wall]\nset = "blob"\n[properties.wall]\nsolid = true\n'
+
+
+def test_a_symbol_a_generated_tileset_misses_by_a_letter_is_a_warning(project: Path) -> None:
+    """A generated tileset draws any symbol, named in it or not: `wal` for its `wall` would get a
+    plain tile, without the wall's art or `solid`. The build warns once for the pack, naming the
+    maps; the names it does not come close to (`dor`) go by, and so do names it has."""
+    (project / "tilesets").mkdir()
+    (project / "tilesets" / "g.toml").write_text(GENERATED)
+    write_recipe(project, "m", MISNAMED_RECIPE)
+    proc = pcg("build", "recipes", "-q", cwd=project)
+    assert proc.stderr.splitlines() == [
+        "warning: recipes/m.toml: stage.tmx.tileset: symbol 'wal' is not named in tileset 'g' (did you mean 'wall'?),"
+        " so it is drawn as a plain tile in its own colour (maps 0-2)"
+    ], proc.stderr
+    tsx = project / "exports" / "m" / "tilesets" / "g.tsx"
+    assert tile_properties(tsx, "B") == {"name": "wal", "symbol": "B"}  # no solid: walls without collision
+    write_recipe(project, "m", MISNAMED_RECIPE.replace('"wal"', '"wall"'))
+    proc = pcg("build", "recipes", "-q", cwd=project)
+    assert proc.stderr == "" and tile_properties(tsx, "B") == {"name": "wall", "symbol": "B", "solid": "true"}
+
+
+def tile_properties(tsx: Path, symbol: str) -> dict[str, str]:
+    """The properties of the tile a TSX file draws `symbol` with."""
+    for tile in ET.parse(tsx).getroot().iter("tile"):
+        props = {p.get("name", ""): p.get("value", "") for p in tile.iter("property")}
+        if props.get("symbol") == symbol:
+            return props
+    raise AssertionError(f"no tile for symbol {symbol!r} in {tsx}")
+
+
 def build_with_a_red_sheet(project: Path) -> None:
     """Build recipe t with tileset t.toml on a plain red two-tile sheet."""
     (project / "tilesets").mkdir()

@@ -106,6 +106,12 @@ def test_verify_names_files_no_manifest_claims(project: Path) -> None:
     proc = pcg("verify", str(PACK), cwd=project, check=False)
     assert proc.returncode == 1
     assert "exports/small/map_099.tmx: no map of the manifest claims this file" in proc.stderr
+    (project / PACK / "map_099.tmx").unlink()
+    manifest = json.loads((project / PACK / "manifest.json").read_text())
+    manifest["maps"].append(manifest["maps"][2])  # a hand edit: every file it lists is right
+    (project / PACK / "manifest.json").write_text(json.dumps(manifest))
+    proc = pcg("verify", str(PACK), cwd=project, check=False)
+    assert proc.returncode == 1 and "map 2: the manifest lists it 2 times" in proc.stderr, proc.stderr
 
 
 def test_exports_on_another_file_system_leave_no_temporary_files(project: Path, tmp_path: Path) -> None:

@@ -322,6 +322,7 @@ def test_toml_program_errors_name_the_place() -> None:
         ('<one values="BW" in="B" out="W" colour="x"/>', "unknown attribute 'colour'"),
         ('<one in="B" out="W"/>', "needs a values attribute"),
         ('<one values="BW" in="B" out="W"', "not well-formed XML"),
+        ('<one values="B" origin="True" in="B" out="B"/>', "line 1: origin puts the second of the values in the grid, and values='B' has one"),
     ],
 )
 def test_unsupported_model_features_are_named_not_skipped(xml: str, expected: str) -> None:

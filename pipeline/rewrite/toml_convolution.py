@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipeline.errors import toml_text
 from pipeline.rewrite.nodes.convolution_node import NEIGHBORHOODS
 from pipeline.rewrite.program import ConvolutionNode, ConvolutionRule, make_convolution_rule
 from pipeline.rewrite.rule import Alphabet
@@ -29,13 +30,13 @@ def parse_convolution(data: dict[str, Any], alphabet: Alphabet, where: str) -> C
     here = f"{where}." if where else ""
     neighborhood = data.get("neighborhood")
     if neighborhood not in NEIGHBORHOODS:
-        raise ProgramError(f"{here}neighborhood", f"must be {' or '.join(map(repr, NEIGHBORHOODS))} (got {neighborhood!r})")
+        raise ProgramError(f"{here}neighborhood", f"must be {' or '.join(map(repr, NEIGHBORHOODS))} (got {toml_text(neighborhood)})")
     periodic = data.get("periodic", False)
     if not isinstance(periodic, bool):
-        raise ProgramError(f"{here}periodic", f"must be true or false (got {periodic!r})")
+        raise ProgramError(f"{here}periodic", f"must be true or false (got {toml_text(periodic)})")
     steps = data.get("steps", 0)
     if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
-        raise ProgramError(f"{here}steps", f"must be a whole number >= 0 (got {steps!r})")
+        raise ProgramError(f"{here}steps", f"must be a whole number >= 0, 0 for no limit (got {toml_text(steps)})")
     body = data["convolution"]
     items = body if isinstance(body, list) else [body]
     if not items:
@@ -56,16 +57,16 @@ def _rule(item: Any, alphabet: Alphabet, where: str) -> ConvolutionRule:
             raise ProgramError(where, 'a rule table needs `rule = "IN=OUT"`')
         values = item.get("values")
         if values is not None and not isinstance(values, str):
-            raise ProgramError(f"{where}.values", f"must be a string of values (got {values!r})")
+            raise ProgramError(f"{where}.values", f"must be a string of values (got {toml_text(values)})")
         sums = item.get("sum")
         if isinstance(sums, int) and not isinstance(sums, bool):
             sums = str(sums)
         if sums is not None and not isinstance(sums, str):
-            raise ProgramError(f"{where}.sum", f'must be counts such as "5..8" or "0,1,4..8" (got {sums!r})')
+            raise ProgramError(f"{where}.sum", f'must be counts such as "5..8" or "0,1,4..8" (got {toml_text(sums)})')
         p = probability(item.get("p", 1.0), f"{where}.p")
         item = item["rule"]
     if not isinstance(item, str) or item.count("=") != 1:
-        raise ProgramError(where, f'a convolution rule is "IN=OUT" or a table {{ rule = "IN=OUT", values = "A", sum = "5..8" }} (got {item!r})')
+        raise ProgramError(where, f'a convolution rule is "IN=OUT" or a table {{ rule = "IN=OUT", values = "A", sum = "5..8" }} (got {toml_text(item)})')
     inp, out = (side.strip() for side in item.split("="))
     try:
         return make_convolution_rule(alphabet, inp, out, values, sums, p)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.errors import did_you_mean
+from pipeline.errors import did_you_mean, toml_text
 from pipeline.rewrite import symmetry
 from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS
 from pipeline.rewrite.convchain import make_convchain
@@ -48,7 +48,7 @@ def parse_node(data: Any, alphabet: Alphabet, group: str, where: str, read: Reso
     """A node from its TOML table; `read` gives resource files (samples, tilesets) by path in
     the stage's resources folder."""
     if not isinstance(data, dict):
-        raise ProgramError(where, f"a node must be a table such as {{ one = \"RBB=GGR\" }} (got {data!r})")
+        raise ProgramError(where, f"a node must be a table such as {{ one = \"RBB=GGR\" }} (got {toml_text(data)})")
     kinds = [k for k in data if k in NODE_KINDS]
     if len(kinds) != 1:
         found = ", ".join(kinds) if kinds else "none"
@@ -90,7 +90,7 @@ def parse_node(data: Any, alphabet: Alphabet, group: str, where: str, read: Reso
     no_extra(data, (kind, *_RULE_NODE_OPTIONS), where)
     steps = data.get("steps", 0)
     if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
-        raise ProgramError(f"{where}.steps" if where else "steps", f"must be a whole number >= 0 (got {steps!r})")
+        raise ProgramError(f"{where}.steps" if where else "steps", f"must be a whole number >= 0, 0 for no limit (got {toml_text(steps)})")
     p = probability(data.get("p", 1.0), f"{where}.p" if where else "p")
     body = data[kind]
     items = body if isinstance(body, list) else [body]
@@ -103,7 +103,7 @@ def parse_node(data: Any, alphabet: Alphabet, group: str, where: str, read: Reso
     fields = _parse_fields(data.get("fields", []), alphabet, f"{where}.fields" if where else "fields")
     temperature = data.get("temperature", 0.0)
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature < float("inf"):
-        raise ProgramError(f"{where}.temperature" if where else "temperature", f"must be a number >= 0 (got {temperature!r})")
+        raise ProgramError(f"{where}.temperature" if where else "temperature", f"must be a number >= 0 (got {toml_text(temperature)})")
     observes = _parse_observes(data.get("observe", []), alphabet, f"{where}.observe" if where else "observe")
     if temperature and not fields and not observes:
         raise ProgramError(f"{where}.temperature" if where else "temperature", "only acts with fields or observe (as in MarkovJunior): add them, or remove it")
@@ -149,10 +149,10 @@ def _parse_search(data: dict[str, Any], kind: str, observes: bool, where: str) -
         raise ProgramError(f"{spot}{'limit' if 'limit' in data else 'depth_coefficient'}", "only acts with search = true")
     limit = data.get("limit", -1)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < -1:
-        raise ProgramError(f"{spot}limit", f"must be a whole number, -1 for no cap (got {limit!r})")
+        raise ProgramError(f"{spot}limit", f"must be a whole number, -1 for no cap (got {toml_text(limit)})")
     dc = data.get("depth_coefficient", 0.5)
     if isinstance(dc, bool) or not isinstance(dc, (int, float)) or not -float("inf") < dc < float("inf"):
-        raise ProgramError(f"{spot}depth_coefficient", f"must be a number (got {dc!r})")
+        raise ProgramError(f"{spot}depth_coefficient", f"must be a number (got {toml_text(dc)})")
     return search, limit, float(dc)
 
 
@@ -195,7 +195,7 @@ def _parse_rule(item: Any, alphabet: Alphabet, group: str, p: float, where: str)
         p = probability(item.get("p", p), f"{where}.p")
         item = item["rule"]
     if not isinstance(item, str):
-        raise ProgramError(where, f'a rule is a string "IN=OUT" or a table {{ rule = "IN=OUT", p = 0.5 }} (got {item!r})')
+        raise ProgramError(where, f'a rule is a string "IN=OUT" or a table {{ rule = "IN=OUT", p = 0.5 }} (got {toml_text(item)})')
     try:
         inp, out = split_rule(item)
         return parse_rule(inp, out, alphabet, p).variants(group)
@@ -219,7 +219,7 @@ def _parse_map(data: dict[str, Any], alphabet: Alphabet, group: str, where: str,
         raise ProgramError(key("values"), str(exc)) from None
     scale = data.get("scale")
     if not isinstance(scale, list) or len(scale) != 2:
-        raise ProgramError(key("scale"), f"must be [x, y], each a whole number or [numerator, denominator] (got {scale!r})")
+        raise ProgramError(key("scale"), f"must be [x, y], each a whole number or [numerator, denominator] (got {toml_text(scale)})")
     factors = tuple(_factor(s, f"{key('scale')}[{i}]") for i, s in enumerate(scale))
     body = data["map"]
     items = body if isinstance(body, list) else [body]
@@ -229,7 +229,7 @@ def _parse_map(data: dict[str, Any], alphabet: Alphabet, group: str, where: str,
     for i, item in enumerate(items):
         spot = f"{key('map')}[{i}]" if isinstance(body, list) else key("map")
         if not isinstance(item, str):
-            raise ProgramError(spot, f'a map rule is a string "IN=OUT" (got {item!r})')
+            raise ProgramError(spot, f'a map rule is a string "IN=OUT" (got {toml_text(item)})')
         try:
             rules.extend(make_map_rule(alphabet, inner, *split_rule(item), group))
         except ValueError as exc:
@@ -250,7 +250,7 @@ def _factor(value: Any, where: str) -> tuple[int, int]:
         and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value)
     ):
         return value[0], value[1]
-    raise ProgramError(where, f"must be a whole number >= 1 or [numerator, denominator] (got {value!r})")
+    raise ProgramError(where, f"must be a whole number >= 1 or [numerator, denominator] (got {toml_text(value)})")
 
 
 def _parse_path(body: Any, alphabet: Alphabet, where: str) -> PathNode:
@@ -292,11 +292,11 @@ def _parse_convchain(body: Any, alphabet: Alphabet, group: str, where: str, read
     for key in numbers:
         value = body.get(key, numbers[key])
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ProgramError(f"{where}.{key}", f"must be a whole number >= 0 (got {value!r})")
+            raise ProgramError(f"{where}.{key}", f"must be a whole number >= 0 (got {toml_text(value)})")
         numbers[key] = value
     temperature = body.get("temperature", 1.0)
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
-        raise ProgramError(f"{where}.temperature", f"must be a number >= 0 (got {temperature!r})")
+        raise ProgramError(f"{where}.temperature", f"must be a number >= 0 (got {toml_text(temperature)})")
     group = _symmetry(body, group, where)
     try:
         return make_convchain(
@@ -308,7 +308,7 @@ def _parse_convchain(body: Any, alphabet: Alphabet, group: str, where: str, read
 
 
 def _bad_color(color: Any) -> int:
-    raise ValueError(f"color must be one value character (got {color!r})")
+    raise ValueError(f"color must be one value character (got {toml_text(color)})")
 
 
 def _symmetry(data: dict[str, Any], inherited: str, where: str) -> str:
@@ -322,7 +322,7 @@ def _symmetry(data: dict[str, Any], inherited: str, where: str) -> str:
 
 def probability(p: Any, where: str) -> float:
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
-        raise ProgramError(where, f"must be a number from 0 to 1 (got {p!r})")
+        raise ProgramError(where, f"must be a number from 0 to 1 (got {toml_text(p)})")
     return float(p)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipeline.errors import toml_text
 from pipeline.rewrite.program import WfcNode
 from pipeline.rewrite.resources import ResourceReader
 from pipeline.rewrite.rule import Alphabet
@@ -87,7 +88,7 @@ def _rules(body: Any, where: str) -> list[tuple[str, list[str]]]:
     for i, item in enumerate(items):
         spot = f"{where}[{i}]" if isinstance(body, list) else where
         if not isinstance(item, str) or item.count("=") != 1:
-            raise ProgramError(spot, f'a wfc rule is a string "OLD=NEW|NEW", an old value and what it may become (got {item!r})')
+            raise ProgramError(spot, f'a wfc rule is a string "OLD=NEW|NEW", an old value and what it may become (got {toml_text(item)})')
         old, new = item.split("=")
         out.append((old, new.split("|") if new else []))
     return out
@@ -96,12 +97,12 @@ def _rules(body: Any, where: str) -> list[tuple[str, list[str]]]:
 def _flag(body: dict[str, Any], name: str, default: bool, where: str) -> bool:
     value = body.get(name, default)
     if not isinstance(value, bool):
-        raise ProgramError(f"{where}.{name}", f"must be true or false (got {value!r})")
+        raise ProgramError(f"{where}.{name}", f"must be true or false (got {toml_text(value)})")
     return value
 
 
 def _whole(body: dict[str, Any], name: str, default: int, where: str) -> int:
     value = body.get(name, default)
     if not isinstance(value, int) or isinstance(value, bool):
-        raise ProgramError(f"{where}.{name}", f"must be a whole number (got {value!r})")
+        raise ProgramError(f"{where}.{name}", f"must be a whole number (got {toml_text(value)})")
     return value

@@ -119,6 +119,8 @@ def load_model(text: str, read_resource: ResourceReader | None = None) -> Progra
             origin = "random"
         elif name != "false":
             raise ProgramError(where, f"unknown origin {root.attrs['origin']!r} (Center or Random)")
+        if origin != "none" and len(alphabet.values) < 2:
+            raise ProgramError(where, f"origin puts the second of the values in the grid, and values={values!r} has one")
     group = _symmetry(root, symmetry.DEFAULT)
     reading = _Reading(alphabet, root.attrs.get("folder"), read_resource)
     return Program(alphabet, _node(root, reading, group, is_root=True), origin)

@@ -119,6 +119,8 @@ class Rewrite(StageParams):
                 raise KeyedError(f"program.{exc.where}" if exc.where else "program", exc.message) from None
             except ValueError as exc:
                 raise KeyedError("symmetry", str(exc)) from None
+            if self.origin and len(alphabet.values) < 2:
+                raise KeyedError("origin", f"puts the second of the values in the centre, and values = {self.values!r} has one")
             if folder is not None and not folder.digests:
                 raise KeyedError("resources", "is only for a MarkovJunior .xml program, or an inline one with convchain or wfc nodes (this one reads no file)")
             self._files = dict(folder.digests) if folder else {}

@@ -14,7 +14,7 @@ import tomli
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from pipeline.errors import KeyedError, image_error_text, validation_problems
+from pipeline.errors import KeyedError, image_error_text, toml_text, validation_problems
 from pipeline.level import check_colors, check_finite
 from pipeline.paths import check_plain_name
 from pipeline.fsio import read_regular
@@ -84,7 +84,7 @@ class TilesetSpec(BaseModel):
         if isinstance(value, int) and not isinstance(value, bool):
             return (value, value)
         if not isinstance(value, (list, tuple)):
-            raise ValueError(f"must be a whole number of pixels or [width, height] (got {value!r})")
+            raise ValueError(f"must be a whole number of pixels or [width, height] (got {toml_text(value)})")
         # A before-validator hands on Python objects, which strict mode checks as Python: a list
         # is not a tuple there, so turn it into one.
         return tuple(value) if isinstance(value, list) else value

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from pipeline.errors import PipelineError, image_error_text
+from pipeline.errors import PipelineError, did_you_mean, image_error_text
 from pipeline.level import PropertyValue, Symbol
 from pipeline.tiled.art import cut_tiles, ground_tile, lay_out, symbol_tile
 from pipeline.tiled.icons import icon_tile
@@ -112,6 +112,25 @@ def build_tileset(spec: TilesetSpec, alphabet: tuple[Symbol, ...], image: bytes 
         else:
             _BUILT[key] = _own_art(spec, alphabet, image)
     return _BUILT[key]
+
+
+def misnamed_symbols(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> list[str]:
+    """The map's symbols a generated tileset does not name while it names, for a symbol the map
+    lacks, a name close to theirs: most likely a misspelt legend (`wal` for `wall`), drawn as a
+    plain tile in the symbol's own colour, without the wall art or the properties (`solid`) the
+    file gives the name. Not an error: a tileset shared by packs names symbols some maps lack,
+    and draws any symbol it does not name."""
+    if spec.image is not None:
+        return []  # a tilesheet's `tiles` must name every symbol: a missing one fails the map
+    named = set(spec.colors) | set(spec.autotile) | set(spec.properties) | set(spec.icons)
+    present = {s.name for s in alphabet}
+    unused = sorted(named - present)
+    lines = []
+    for symbol in alphabet:
+        hint = did_you_mean(symbol.name, unused) if symbol.name not in named else ""
+        if hint:
+            lines.append(f"symbol {symbol.name!r} is not named in tileset {spec.name!r}{hint}, so it is drawn as a plain tile in its own colour")
+    return lines
 
 
 def _partner(tileset: str, symbol: str, auto: AutotileSpec, alphabet: tuple[Symbol, ...]) -> Symbol:

@@ -14,12 +14,12 @@ from pipeline.errors import KeyedError, PipelineError
 from pipeline.level import Level
 from pipeline.object_tiles import tileset_problem
 from pipeline.paths import check_plain_name, check_relative_dir, join
-from pipeline.registry import Exporter
+from pipeline.registry import ExportContext, Exporter
 from pipeline.tiled.art import Style
 from pipeline.tiled.drawing import LayerSpec, draw_layers, object_gid
 from pipeline.tiled.render import preview_png
 from pipeline.tiled.spec import LoadedTileset, TilesetSpec, load_tileset
-from pipeline.tiled.tilesheet import BuiltTileset, build_tileset
+from pipeline.tiled.tilesheet import BuiltTileset, build_tileset, misnamed_symbols
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -110,10 +110,13 @@ class DrawnMapExporter(Exporter):
             return None
         return join(self.preview_dir if self.preview_dir is not None else join(self.dir, "previews"), f"{stem}.png")
 
-    def _draw(self, level: Level) -> tuple[BuiltTileset, list[tuple[str, Any]]]:
-        """The tileset for the map's alphabet and the map's tile layers drawn with it."""
+    def _draw(self, level: Level, ctx: ExportContext | None = None) -> tuple[BuiltTileset, list[tuple[str, Any]]]:
+        """The tileset for the map's alphabet and the map's tile layers drawn with it; what
+        looks misnamed goes to the export's warnings."""
         loaded = self._loaded
         built = build_tileset(self._spec, level.alphabet, loaded.image if loaded else b"")
+        if ctx is not None and loaded is not None:
+            ctx.warnings.extend(f"tileset: {line}" for line in misnamed_symbols(self._spec, level.alphabet))
         return built, draw_layers(level, built, list(self.layers) or [LayerSpec(name=self.layer_name)])
 
     @staticmethod

@@ -78,7 +78,7 @@ class ExportLdtk(DrawnMapExporter):
         return [self.level_path(stem), *self.shared_outputs(), *([preview] if preview else [])]
 
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
-        built, drawn = self._draw(level)
+        built, drawn = self._draw(level, ctx)
         sheet = self._sheet()
         tileset_path = relative_to(sheet, self.dir)  # LDtk's paths are relative to the project file
         index = ctx.provenance.get("map", 0)

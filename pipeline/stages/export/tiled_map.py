@@ -101,7 +101,7 @@ class TiledMapExporter(DrawnMapExporter):
         raise NotImplementedError
 
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
-        built, drawn = self._draw(level)
+        built, drawn = self._draw(level, ctx)
         description_path, sheet_path = self._tileset_paths()
         tileset = built.tileset
         # The image path is relative to the file that holds the tileset: the map, or the .tsx/.tsj.
