@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, cast
 
 from pipeline.cache import LevelCache
-from pipeline.executor import Executor, Outcome
+from pipeline.executor import Executor, Outcome, Stopped
 from pipeline.contact_sheet import CONTACT_SHEET, update_contact_sheet
 from pipeline.errors import PipelineError, os_error_line
 from pipeline.fsio import atomic_write, remove_stale_temps, same_file_system, sha256_bytes, sha256_file
@@ -114,11 +114,14 @@ class Builder:
         for batch, outcome in itertools.chain([ahead] if ahead else [], executor.results(batches)):
             if isinstance(outcome, BaseException):
                 lost = True
-                why = "its worker process died (killed, out of memory, or a crash in native code)" if isinstance(
-                    outcome, BrokenProcessPool
-                ) else f"{type(outcome).__name__}: {outcome}"
+                if isinstance(outcome, Stopped):
+                    why = str(outcome)
+                elif isinstance(outcome, BrokenProcessPool):
+                    why = "worker lost: its worker process died (killed, out of memory, or a crash in native code)"
+                else:
+                    why = f"worker lost: {type(outcome).__name__}: {outcome}"
                 for task in batch.tasks:
-                    report.failures.append(Failure(recipe.path, task.index, "-", f"worker lost: {why}"))
+                    report.failures.append(Failure(recipe.path, task.index, "-", why))
             else:
                 for result in outcome:
                     try:

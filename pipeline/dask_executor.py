@@ -188,6 +188,9 @@ class DaskExecutor:
         start = f" (dask worker {self._scheduler})" if self._scheduler else ""
         return f"the Dask cluster{self._where} has had no workers for {seconds}: start some{start} and build again"
 
+    def abort(self) -> None:
+        pass  # only `pcg serve` aborts, and it builds on local processes
+
     def close(self) -> None:
         self._client.close()
         if self._cluster is not None:

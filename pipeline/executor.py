@@ -16,12 +16,24 @@ from pipeline.worker import Batch, MapResult, run_batch
 Outcome = tuple[Batch, "list[MapResult] | BaseException"]
 
 
+class Stopped(Exception):
+    """What a batch comes back as when the executor was aborted before it finished."""
+
+    def __str__(self) -> str:
+        return "the build was stopped before this map was made; its earlier files stay"
+
+
 class Executor(Protocol):
     workers: int
     writes_files: bool  # workers write map files into the pack themselves (a shared file system)
 
     def results(self, batches: list[Batch]) -> Iterator[Outcome]:
         """Run every batch; yield each with its results (or the exception that lost it) as it finishes."""
+        ...
+
+    def abort(self) -> None:
+        """Stop the batches running now, from any thread (`pcg serve` stopping mid-build): the
+        build waiting on them gets them back as lost."""
         ...
 
     def close(self) -> None: ...
@@ -34,6 +46,9 @@ class SerialExecutor:
     def results(self, batches: list[Batch]) -> Iterator[Outcome]:
         for batch in batches:
             yield batch, run_batch(batch)
+
+    def abort(self) -> None:
+        pass  # a batch runs in the thread that waits for it: nothing else can stop it
 
     def close(self) -> None:
         pass
@@ -70,53 +85,52 @@ class ProcessExecutor:
     def results(self, batches: list[Batch]) -> Iterator[Outcome]:
         if self._stopped:
             self._pool, self._stopped = self._start(), False
+        broken = finished = False
         try:
-            futures: dict[Future[list[MapResult]], Batch] = {self._pool.submit(run_batch, b): b for b in batches}
-        except BrokenProcessPool:  # a worker died between builds (killed while idle): start afresh
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = self._start()
-            futures = {self._pool.submit(run_batch, b): b for b in batches}
-        broken = False
-        try:
+            try:
+                futures: dict[Future[list[MapResult]], Batch] = {self._pool.submit(run_batch, b): b for b in batches}
+            except BrokenProcessPool:  # a worker died between builds (killed while idle): start afresh
+                self._pool.shutdown(cancel_futures=True)
+                self._pool = self._start()
+                futures = {self._pool.submit(run_batch, b): b for b in batches}
             for future in as_completed(futures):
                 batch = futures[future]
                 try:
                     yield batch, future.result()
                 except BrokenProcessPool as exc:  # a worker died: its batch and those queued are lost
                     broken = True
-                    yield batch, exc
-                except Exception as exc:  # a result that could not be pickled back
-                    yield batch, exc
-        except KeyboardInterrupt:
-            self._stop_workers()
-            raise
+                    yield batch, Stopped() if self._stopped else exc
+                except Exception as exc:  # a result that could not be pickled back (or cancelled by abort)
+                    yield batch, Stopped() if self._stopped else exc
+            finished = True
         finally:
-            # Also when the build stopped early (a full disk): nobody wants the batches queued.
-            for future in futures:
-                future.cancel()
-            if not self._stopped and (broken or getattr(self._pool, "_broken", False)):
+            if not finished:
+                # Ctrl+C (here, or in the build while it stored a result), a full disk: nobody
+                # wants the batches queued or running, and workers ignore Ctrl+C themselves.
+                self.abort()
+            elif not self._stopped and (broken or getattr(self._pool, "_broken", False)):
                 # A broken pool refuses new work; the next pack gets a fresh one.
                 self._pool.shutdown(cancel_futures=True)
                 self._pool = self._start()
 
-    def _stop_workers(self) -> None:
-        """Stop the workers at once, batches and all (Ctrl+C), rather than let them finish the
-        batches they run; a next build (the Python API's) gets a fresh pool."""
+    def abort(self) -> None:
+        """Stop the workers at once, batches and all (Ctrl+C, `pcg serve` stopping), rather than
+        let them finish the batches they run; a next build (the Python API's) gets a fresh pool."""
         pool = self._pool
         # The pool's own processes and result pipe: it offers no way to stop its workers now.
         processes = list((getattr(pool, "_processes", None) or {}).values())
         results = getattr(pool, "_result_queue", None)
+        self._stopped = True
         pool.shutdown(wait=False, cancel_futures=True)
+        if results is not None:
+            # A worker killed while sending its result leaves half a message, which the pool's
+            # thread would wait for the rest of; with every writer closed (this one first, so a
+            # second Ctrl+C below cannot skip it) it reads end of file instead and shuts down.
+            results._writer.close()
         for process in processes:
             process.kill()
         for process in processes:
             process.join()
-        if results is not None:
-            # A worker killed while sending its result left half a message, which the pool's
-            # thread would wait for the rest of; with the last writer closed it reads end of
-            # file instead and shuts down.
-            results._writer.close()
-        self._stopped = True
 
     def close(self) -> None:
         self._pool.shutdown(cancel_futures=True)

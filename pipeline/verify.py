@@ -36,9 +36,10 @@ def verify_pack(manifest_path: Path, workers: int, progress: Callable[[int], Non
         raise PipelineError([f"{manifest_path}: the manifest lists no maps"])
     here = environment()
     by_recipe: dict[str, list[int]] = defaultdict(list)
-    for entry in manifest["maps"]:
-        by_recipe[entry["recipe"]].append(entry["index"])
     listed = Counter(entry["index"] for entry in manifest["maps"])
+    for entry in manifest["maps"]:
+        if listed[entry["index"]] == 1 or entry["index"] not in by_recipe[entry["recipe"]]:  # a map listed twice rebuilds once
+            by_recipe[entry["recipe"]].append(entry["index"])
     for index in sorted(i for i, times in listed.items() if times > 1):
         result.problems.append(f"map {index}: the manifest lists it {listed[index]} times (a build writes each map once)")
     for env_id in sorted({e["environment"] for e in manifest["maps"]}):

@@ -185,7 +185,7 @@ class Watcher:
                 self.echo(f"{recipe.pack.name}: rebuilt {report.built} of {len(plan.maps)} maps in {took:.2f} s ({report.files_written} files written)")
             elif report.files_removed:
                 self.echo(f"{recipe.pack.name}: removed {report.files_removed} files in {took:.2f} s")
-            else:
+            elif not report.failures:
                 self.echo(f"{recipe.pack.name}: up to date ({took:.2f} s)")
             for failure in report.failures:
                 self.echo(f"error: {failure.recipe}: map {failure.map}: stage {failure.stage}: {failure.message}")

@@ -524,6 +524,17 @@ def test_a_symbol_a_generated_tileset_misses_by_a_letter_is_a_warning(project: P
     assert proc.stderr == "" and tile_properties(tsx, "B") == {"name": "wall", "symbol": "B", "solid": "true"}
 
 
+def test_only_names_a_letter_apart_are_taken_for_misspelt() -> None:
+    from pipeline.level import Symbol
+    from pipeline.tiled.spec import TilesetSpec
+    from pipeline.tiled.tilesheet import misnamed_symbols
+
+    spec = TilesetSpec.model_validate({"name": "d", "colors": {"wall": "#000000", "door": "#ffffff", "chest": "#ff0000"}})
+    symbols = ("floor", "wlal", "decor", "chasm", "doorway", "chest", "hall")
+    found = misnamed_symbols(spec, tuple(Symbol(chr(65 + i), name, "#808080") for i, name in enumerate(symbols)))
+    assert [line.split("'")[1:6:4] for line in found] == [["wlal", "wall"], ["hall", "wall"]]
+
+
 def tile_properties(tsx: Path, symbol: str) -> dict[str, str]:
     """The properties of the tile a TSX file draws `symbol` with."""
     for tile in ET.parse(tsx).getroot().iter("tile"):

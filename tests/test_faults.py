@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -212,7 +212,8 @@ def test_a_read_only_or_full_file_system_is_one_line_in_every_command(project: P
 
 
 def test_clean_during_a_build_waits_for_it_and_keeps_the_locks(project: Path) -> None:
-    write_recipe(project, "small", recipe_text(maps=200, cells=(15, 15)))
+    # Enough maps that the build is still running when `pcg clean` has started, on a busy machine.
+    write_recipe(project, "small", recipe_text(maps=600, cells=(15, 15)))
     build = start_build(project, "-q")
     wait_for_files(project / PACK, "map_*.tmx", 20, build)
     clean = subprocess.run(
@@ -296,49 +297,145 @@ def test_a_worker_killed_between_builds_does_not_stop_the_next(monkeypatch: pyte
 
 
 def _sleep(batch: str) -> str:
+    marks = os.environ.get("PCG_TEST_MARKS")
+    if marks:
+        (Path(marks) / batch).touch()  # this batch has started
     time.sleep(60)
     return batch
 
 
-def test_ctrl_c_stops_the_workers_mid_batch_and_the_next_build_gets_fresh_ones(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Ctrl+C while every worker is a minute into its batch: the build stops now, its workers
+def interrupt_once_started(marks: Path, batches: int) -> None:
+    """Ctrl+C this process once `batches` batches have started (`_sleep` marks them)."""
+    deadline = time.monotonic() + 60
+    while len(list(marks.iterdir())) < batches and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.1)  # the main thread is waiting for their results by now
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+def test_ctrl_c_stops_the_workers_mid_batch_and_the_next_build_gets_fresh_ones(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Ctrl+C while every worker is in a minute-long batch: the build stops now, its workers
     with it, rather than when their batches end; a next build (the Python API's) still runs."""
     import threading
 
     from pipeline import executor as executor_module
 
     monkeypatch.setattr(executor_module, "run_batch", _sleep)
+    monkeypatch.setenv("PCG_TEST_MARKS", str(tmp_path))
     executor = executor_module.ProcessExecutor(2)
+    # A real signal: it interrupts the wait for results, as Ctrl+C in a terminal does.
+    interrupter = threading.Thread(target=interrupt_once_started, args=(tmp_path, 2), daemon=True)
     try:
         workers = list(executor._pool._processes.values())
-        # A real signal: it interrupts the wait for results, as Ctrl+C in a terminal does.
-        threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+        assert {executor._pool.submit(signal.getsignal, signal.SIGINT).result(timeout=30) for _ in range(4)} == {signal.SIG_IGN}
+        interrupter.start()
         start = time.monotonic()
         with pytest.raises(KeyboardInterrupt):
             list(executor.results(["a", "b"]))  # type: ignore[list-item]
-        assert time.monotonic() - start < 10
-        assert not any(worker.is_alive() for worker in workers)
+        assert time.monotonic() - start < 20
+        assert not still_running(workers)
         monkeypatch.setattr(executor_module, "run_batch", _echo)
         assert sorted(result for _, result in executor.results(["c", "d"])) == ["c", "d"]  # type: ignore[list-item]
+    finally:
+        interrupter.join()
+        start = time.monotonic()
+        executor.close()
+        assert time.monotonic() - start < 10
+
+
+def test_a_build_stopped_while_it_stores_a_result_stops_the_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build may stop between two results (Ctrl+C while it writes a map's files, a full
+    disk): the workers stop then too, not when their batches end."""
+    from pipeline import executor as executor_module
+
+    monkeypatch.setattr(executor_module, "run_batch", _sleep_unless_first)
+    executor = executor_module.ProcessExecutor(2)
+    try:
+        workers = list(executor._pool._processes.values())
+        results = executor.results(["first", "b"])  # type: ignore[list-item]
+        assert next(results)[1] == "first"
+        start = time.monotonic()
+        results.close()  # as a KeyboardInterrupt in the build's loop does
+        assert time.monotonic() - start < 10
+        assert not still_running(workers)
     finally:
         start = time.monotonic()
         executor.close()
         assert time.monotonic() - start < 10
 
 
+def still_running(workers: list[Any], seconds: float = 5) -> list[int]:
+    """The pids of `workers` still running after `seconds` (by /proc: the pool's own thread may
+    have reaped a killed worker, and `is_alive` can then say so a moment late)."""
+    deadline = time.monotonic() + seconds
+    while any(Path(f"/proc/{w.pid}").exists() for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return [w.pid for w in workers if Path(f"/proc/{w.pid}").exists()]
+
+
+def _sleep_unless_first(batch: str) -> str:
+    return batch if batch == "first" else _sleep(batch)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# Two maps whose rule program never ends (it turns the last B white, then a white cell back,
+# and so on), each for hours within max_steps: a batch that only stopping its worker ends, as
+# compiled code does not look at signals.
+SPIN_RECIPE = """\
+[pack]
+name = "spin"
+seed = 1
+maps = 2
+
+[stage.spin]
+use = "rewrite"
+size = [8, 8]
+values = "BW"
+program = {{ markov = [ {{ one = "B=W" }}, {{ one = "W=B" }} ] }}
+max_steps = {steps}
+on_max_steps = "stop"
+
+[stage.png]
+use = "export.png"
+input = "spin"
+"""
+
+
+def wait_until_both_workers_run(proc: subprocess.Popen[str]) -> list[int]:
+    """The two worker processes of `proc`, once each has used CPU on its batch."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        workers = [int(c) for t in Path(f"/proc/{proc.pid}/task").iterdir() for c in (t / "children").read_text().split()]
+        with contextlib.suppress(OSError, IndexError):
+            if len(workers) == 2 and all(cpu_seconds(w) > 0.3 for w in workers):
+                return workers
+        time.sleep(0.05)
+    raise AssertionError(f"the workers did not start their batches (exit {proc.poll()})")
+
+
 def test_ctrl_c_during_a_build_is_one_line_and_leaves_no_process(project: Path) -> None:
-    """Ctrl+C in a terminal reaches the build and its workers (one busy, one idle): it prints
-    `interrupted` and nothing else (no worker's traceback), exits 130 at once, and no worker
+    """Ctrl+C in a terminal reaches the build and its two workers, each deep in a map that would
+    run for hours: it prints `interrupted` and nothing else, exits 130 at once, and no worker
     outlives it; the next build completes the pack."""
-    write_recipe(project, "big", recipe_text(name="big", maps=1, cells=(1500, 1500), scale=1))
+    write_recipe(project, "spin", SPIN_RECIPE.format(steps=2**40))
     proc = start_build(project, "-q")
-    time.sleep(1.5)  # past start-up: the map is being made
-    assert proc.poll() is None, "the build finished before Ctrl+C: give it a bigger map"
-    os.killpg(proc.pid, signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, (out, err)
-    assert (out + err).strip() == "interrupted", out + err
-    with pytest.raises(ProcessLookupError):
-        os.killpg(proc.pid, 0)  # nothing of its process group is left
+    try:
+        workers = wait_until_both_workers_run(proc)
+        start = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        assert time.monotonic() - start < 10
+        assert proc.returncode == 130, (out, err)
+        assert (out + err).strip() == "interrupted", out + err
+        assert not [w for w in workers if Path(f"/proc/{w}").exists()], "a worker outlived the build"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    write_recipe(project, "spin", SPIN_RECIPE.format(steps=1000))
     assert pcg("build", "recipes", "-q", cwd=project).returncode == 0
-    assert pcg("verify", "exports/big", cwd=project).returncode == 0
+    assert pcg("verify", "exports/spin", cwd=project).returncode == 0

@@ -3,6 +3,7 @@ out of a pack, other hosts), and that only the pin/re-roll actions write the rec
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -271,3 +272,37 @@ def test_workers_keep_the_default_sigterm_whatever_the_server_installed() -> Non
     finally:
         signal.signal(signal.SIGTERM, before)
     assert handlers == {signal.SIG_DFL}
+
+
+def test_ctrl_c_stops_the_server_mid_build_at_once(tmp_path: Path) -> None:
+    """Ctrl+C while `pcg serve` builds two maps that would run for hours: its workers ignore the
+    terminal's Ctrl+C (the build stops them), so the server must stop them itself rather than
+    wait for the maps."""
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from test_faults import SPIN_RECIPE, wait_until_both_workers_run
+
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "spin.toml").write_text(SPIN_RECIPE.format(steps=2**40))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "serve", "recipes", "--port", str(port), "-j", "2"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    try:
+        workers = wait_until_both_workers_run(proc)
+        start = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        assert time.monotonic() - start < 10, f"took {time.monotonic() - start:.1f} s\n{out}\n{err}"
+        assert "Traceback" not in out + err, err
+        assert not [w for w in workers if Path(f"/proc/{w}").exists()], "a worker process outlived the server"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)

@@ -107,6 +107,7 @@ def serve(
     finally:
         hub.close()
         watcher.stop()
+        executor.abort()  # a build under way stops now: its maps keep their earlier files
         builds.join(timeout=30)
 
 

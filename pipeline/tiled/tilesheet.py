@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from pipeline.errors import PipelineError, did_you_mean, image_error_text
+from pipeline.errors import PipelineError, image_error_text
 from pipeline.level import PropertyValue, Symbol
 from pipeline.tiled.art import cut_tiles, ground_tile, lay_out, symbol_tile
 from pipeline.tiled.icons import icon_tile
@@ -116,21 +116,34 @@ def build_tileset(spec: TilesetSpec, alphabet: tuple[Symbol, ...], image: bytes 
 
 def misnamed_symbols(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> list[str]:
     """The map's symbols a generated tileset does not name while it names, for a symbol the map
-    lacks, a name close to theirs: most likely a misspelt legend (`wal` for `wall`), drawn as a
-    plain tile in the symbol's own colour, without the wall art or the properties (`solid`) the
-    file gives the name. Not an error: a tileset shared by packs names symbols some maps lack,
-    and draws any symbol it does not name."""
+    lacks, a name one letter from theirs: most likely a misspelt legend (`wal` for `wall`), drawn
+    as a plain tile in the symbol's own colour, without the wall art or the properties (`solid`)
+    the file gives the name. Not an error: a tileset shared by packs names symbols some maps lack
+    (and object tiles), and draws any symbol it does not name, so names further apart (`decor`
+    and `door`) are taken as meant."""
     if spec.image is not None:
         return []  # a tilesheet's `tiles` must name every symbol: a missing one fails the map
     named = set(spec.colors) | set(spec.autotile) | set(spec.properties) | set(spec.icons)
-    present = {s.name for s in alphabet}
-    unused = sorted(named - present)
+    unused = sorted(named - {s.name for s in alphabet})
     lines = []
     for symbol in alphabet:
-        hint = did_you_mean(symbol.name, unused) if symbol.name not in named else ""
-        if hint:
-            lines.append(f"symbol {symbol.name!r} is not named in tileset {spec.name!r}{hint}, so it is drawn as a plain tile in its own colour")
+        close = [name for name in unused if symbol.name not in named and _one_edit_apart(symbol.name, name)]
+        if close:
+            lines.append(f"symbol {symbol.name!r} is not named in tileset {spec.name!r} (did you mean {close[0]!r}?), so it is drawn as a plain tile in its own colour")
     return lines
+
+
+def _one_edit_apart(a: str, b: str) -> bool:
+    """Whether `b` is `a` with one letter added, dropped, changed, or two neighbours swapped."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = next((k for k in range(len(a)) if a[k] != b[k]), len(a))
+    if len(a) < len(b):
+        return a[i:] == b[i + 1:]
+    swapped = i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2:] == b[i + 2:]
+    return a[i + 1:] == b[i + 1:] or swapped
 
 
 def _partner(tileset: str, symbol: str, auto: AutotileSpec, alphabet: tuple[Symbol, ...]) -> Symbol:
