@@ -33,7 +33,7 @@ class Executor(Protocol):
 
     def abort(self) -> None:
         """Stop the batches running now, from any thread (`pcg serve` stopping mid-build): the
-        build waiting on them gets them back as lost."""
+        build waiting on them gets them back as Stopped."""
         ...
 
     def close(self) -> None: ...

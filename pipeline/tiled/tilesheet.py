@@ -127,7 +127,7 @@ def misnamed_symbols(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> list[st
     unused = sorted(named - {s.name for s in alphabet})
     lines = []
     for symbol in alphabet:
-        close = [name for name in unused if symbol.name not in named and _one_edit_apart(symbol.name, name)]
+        close = [name for name in unused if _one_edit_apart(symbol.name, name)] if symbol.name not in named else []
         if close:
             lines.append(f"symbol {symbol.name!r} is not named in tileset {spec.name!r} (did you mean {close[0]!r}?), so it is drawn as a plain tile in its own colour")
     return lines
