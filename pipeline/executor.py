@@ -32,8 +32,8 @@ class Executor(Protocol):
         ...
 
     def abort(self) -> None:
-        """Stop the batches running now, from any thread (`pcg serve` stopping mid-build): the
-        build waiting on them gets them back as Stopped."""
+        """Stop for good, from any thread (`pcg serve` stopping mid-build): the batches running
+        or queued, and those of any later build, come back as Stopped."""
         ...
 
     def close(self) -> None: ...
@@ -72,7 +72,8 @@ class ProcessExecutor:
     def __init__(self, workers: int):
         self.workers = workers
         self._pool = self._start()
-        self._stopped = False
+        self._stopped = False  # the workers were killed: the next build starts a fresh pool
+        self._closed = False  # aborted for good: no build runs any more
 
     def _start(self) -> ProcessPoolExecutor:
         # fork starts workers in milliseconds with the stage modules already imported. Workers are
@@ -83,6 +84,9 @@ class ProcessExecutor:
         return pool
 
     def results(self, batches: list[Batch]) -> Iterator[Outcome]:
+        if self._closed:  # aborted for good (`pcg serve` stopping): nothing more runs
+            yield from ((batch, Stopped()) for batch in batches)
+            return
         if self._stopped:
             self._pool, self._stopped = self._start(), False
         broken = finished = False
@@ -90,6 +94,10 @@ class ProcessExecutor:
             try:
                 futures: dict[Future[list[MapResult]], Batch] = {self._pool.submit(run_batch, b): b for b in batches}
             except BrokenProcessPool:  # a worker died between builds (killed while idle): start afresh
+                if self._closed:  # no: abort() killed them just now
+                    yield from ((batch, Stopped()) for batch in batches)
+                    finished = True
+                    return
                 self._pool.shutdown(cancel_futures=True)
                 self._pool = self._start()
                 futures = {self._pool.submit(run_batch, b): b for b in batches}
@@ -99,29 +107,34 @@ class ProcessExecutor:
                     yield batch, future.result()
                 except BrokenProcessPool as exc:  # a worker died: its batch and those queued are lost
                     broken = True
-                    yield batch, Stopped() if self._stopped else exc
-                except Exception as exc:  # a result that could not be pickled back (or cancelled by abort)
-                    yield batch, Stopped() if self._stopped else exc
+                    yield batch, Stopped() if self._stopped or self._closed else exc
+                except Exception as exc:  # a result that could not be pickled back
+                    yield batch, exc
             finished = True
         finally:
             if not finished:
                 # Ctrl+C (here, or in the build while it stored a result), a full disk: nobody
                 # wants the batches queued or running, and workers ignore Ctrl+C themselves.
-                self.abort()
-            elif not self._stopped and (broken or getattr(self._pool, "_broken", False)):
+                self._stop_workers()
+            elif not (self._stopped or self._closed) and (broken or getattr(self._pool, "_broken", False)):
                 # A broken pool refuses new work; the next pack gets a fresh one.
                 self._pool.shutdown(cancel_futures=True)
                 self._pool = self._start()
 
     def abort(self) -> None:
-        """Stop the workers at once, batches and all (Ctrl+C, `pcg serve` stopping), rather than
-        let them finish the batches they run; a next build (the Python API's) gets a fresh pool."""
+        self._closed = True
+        self._stop_workers()
+
+    def _stop_workers(self) -> None:
+        """Kill the workers at once, batches and all, rather than let them finish the batches
+        they run (a next build of the Python API's gets a fresh pool). The pool, finding them
+        dead, fails every batch still out with BrokenProcessPool, which wakes whoever waits for
+        them (a future cancelled instead would never wake `as_completed`)."""
         pool = self._pool
         # The pool's own processes and result pipe: it offers no way to stop its workers now.
         processes = list((getattr(pool, "_processes", None) or {}).values())
         results = getattr(pool, "_result_queue", None)
         self._stopped = True
-        pool.shutdown(wait=False, cancel_futures=True)
         if results is not None:
             # A worker killed while sending its result leaves half a message, which the pool's
             # thread would wait for the rest of; with every writer closed (this one first, so a

@@ -337,7 +337,8 @@ def test_ctrl_c_stops_the_workers_mid_batch_and_the_next_build_gets_fresh_ones(m
         monkeypatch.setattr(executor_module, "run_batch", _echo)
         assert sorted(result for _, result in executor.results(["c", "d"])) == ["c", "d"]  # type: ignore[list-item]
     finally:
-        interrupter.join()
+        if interrupter.ident is not None:
+            interrupter.join()
         start = time.monotonic()
         executor.close()
         assert time.monotonic() - start < 10
@@ -371,6 +372,38 @@ def still_running(workers: list[Any], seconds: float = 5) -> list[int]:
     while any(Path(f"/proc/{w.pid}").exists() for w in workers) and time.monotonic() < deadline:
         time.sleep(0.02)
     return [w.pid for w in workers if Path(f"/proc/{w.pid}").exists()]
+
+
+def test_an_abort_from_another_thread_ends_the_build_and_every_later_one(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`pcg serve` stopping aborts the executor from its main thread while its builds thread
+    waits for six batches, two running and four queued: every one comes back as Stopped at
+    once, and a build after that runs nothing."""
+    import threading
+
+    from pipeline import executor as executor_module
+
+    monkeypatch.setattr(executor_module, "run_batch", _sleep)
+    monkeypatch.setenv("PCG_TEST_MARKS", str(tmp_path))
+    executor = executor_module.ProcessExecutor(2)
+    got: list[Any] = []
+    builds = threading.Thread(target=lambda: got.extend(executor.results(list("abcdef"))), daemon=True)  # type: ignore[arg-type]
+    try:
+        workers = list(executor._pool._processes.values())
+        builds.start()
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        executor.abort()
+        builds.join(timeout=20)
+        assert not builds.is_alive(), "the build still waits for its batches"
+        assert sorted(batch for batch, _ in got) == list("abcdef")
+        assert all(isinstance(outcome, executor_module.Stopped) for _, outcome in got), got
+        assert not still_running(workers)
+        assert [type(o) for _, o in executor.results(["g"])] == [executor_module.Stopped]  # type: ignore[list-item]
+    finally:
+        start = time.monotonic()
+        executor.close()
+        assert time.monotonic() - start < 10
 
 
 def _sleep_unless_first(batch: str) -> str:
@@ -410,8 +443,8 @@ def wait_until_both_workers_run(proc: subprocess.Popen[str]) -> list[int]:
     """The two worker processes of `proc`, once each has used CPU on its batch."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
-        workers = [int(c) for t in Path(f"/proc/{proc.pid}/task").iterdir() for c in (t / "children").read_text().split()]
-        with contextlib.suppress(OSError, IndexError):
+        with contextlib.suppress(OSError, IndexError):  # a thread or a process may end as we read
+            workers = [int(c) for t in Path(f"/proc/{proc.pid}/task").iterdir() for c in (t / "children").read_text().split()]
             if len(workers) == 2 and all(cpu_seconds(w) > 0.3 for w in workers):
                 return workers
         time.sleep(0.05)

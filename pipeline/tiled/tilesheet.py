@@ -134,8 +134,9 @@ def misnamed_symbols(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> list[st
 
 
 def _one_edit_apart(a: str, b: str) -> bool:
-    """Whether `b` is `a` with one letter added, dropped, changed, or two neighbours swapped."""
-    if a == b or abs(len(a) - len(b)) > 1:
+    """Whether `b` is `a` with one letter added, dropped, changed, or two neighbours swapped;
+    names of three letters or fewer differ by one letter too often to tell (`pit`, `pot`)."""
+    if a == b or abs(len(a) - len(b)) > 1 or max(len(a), len(b)) < 4:
         return False
     if len(a) > len(b):
         a, b = b, a
