@@ -35,11 +35,10 @@ def verify_pack(manifest_path: Path, workers: int, progress: Callable[[int], Non
     if not manifest["maps"]:
         raise PipelineError([f"{manifest_path}: the manifest lists no maps"])
     here = environment()
-    by_recipe: dict[str, list[int]] = defaultdict(list)
-    listed = Counter(entry["index"] for entry in manifest["maps"])
+    by_recipe: dict[str, dict[int, None]] = defaultdict(dict)  # ordered sets: a map listed twice rebuilds once
     for entry in manifest["maps"]:
-        if listed[entry["index"]] == 1 or entry["index"] not in by_recipe[entry["recipe"]]:  # a map listed twice rebuilds once
-            by_recipe[entry["recipe"]].append(entry["index"])
+        by_recipe[entry["recipe"]][entry["index"]] = None
+    listed = Counter(entry["index"] for entry in manifest["maps"])
     for index in sorted(i for i, times in listed.items() if times > 1):
         result.problems.append(f"map {index}: the manifest lists it {listed[index]} times (a build writes each map once)")
     for env_id in sorted({e["environment"] for e in manifest["maps"]}):
@@ -50,7 +49,8 @@ def verify_pack(manifest_path: Path, workers: int, progress: Callable[[int], Non
     rebuilt: dict[int, Path] = {}
     pack_files: set[str] = set()  # made once per pack from the maps' files (an LDtk project)
     with tempfile.TemporaryDirectory(prefix="pcg-verify-") as tmp:
-        for n, (sha, indices) in enumerate(sorted(by_recipe.items())):
+        for n, (sha, of_recipe) in enumerate(sorted(by_recipe.items())):
+            indices = list(of_recipe)
             # The recipes travel inside the manifest, so a pack verifies even after its recipe was
             # edited, and maps that a --map build left on an older recipe rebuild from that one.
             record = recipe_config(manifest, sha)

@@ -100,6 +100,11 @@ def pcg(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProces
     return proc
 
 
+def child_pids(pid: int) -> list[int]:
+    """The processes `pid` started (a build's or server's workers), from /proc (Linux)."""
+    return [int(c) for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()]
+
+
 def tree_digests(folder: Path) -> dict[str, str]:
     """sha256 of every file under `folder`, by relative path."""
     return {

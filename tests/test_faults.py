@@ -23,7 +23,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from conftest import ROOT, pcg, recipe_text, tree_digests, write_recipe
+from conftest import ROOT, child_pids, pcg, recipe_text, tree_digests, write_recipe
 from test_watch import Watch
 
 PACK = Path("exports") / "small"
@@ -444,7 +444,7 @@ def wait_until_both_workers_run(proc: subprocess.Popen[str]) -> list[int]:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         with contextlib.suppress(OSError, IndexError):  # a thread or a process may end as we read
-            workers = [int(c) for t in Path(f"/proc/{proc.pid}/task").iterdir() for c in (t / "children").read_text().split()]
+            workers = child_pids(proc.pid)
             if len(workers) == 2 and all(cpu_seconds(w) > 0.3 for w in workers):
                 return workers
         time.sleep(0.05)

@@ -21,7 +21,7 @@ from pipeline.pins import reroll_seed  # noqa: E402
 from pipeline.serve.app import Site, _listed, allowed_hosts, create_app  # noqa: E402
 from pipeline.serve.hub import Hub  # noqa: E402
 
-from conftest import GALLERY_RECIPE  # noqa: E402
+from conftest import GALLERY_RECIPE, child_pids  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -240,7 +240,7 @@ def test_sigterm_stops_the_server_and_its_worker_processes(tmp_path: Path) -> No
                 pass
             assert time.monotonic() < end and proc.poll() is None, "the server did not come up"
             time.sleep(0.1)
-        children += [int(c) for task in Path(f"/proc/{proc.pid}/task").iterdir() for c in (task / "children").read_text().split()]
+        children += child_pids(proc.pid)
         assert len(children) >= 2, children  # the two build workers
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0

@@ -48,6 +48,7 @@ class BuiltTileset:
     png: bytes
     pixels: np.ndarray  # the sheet as (H, W, 4) RGBA, for previews
     autotiles: dict[str, Autotile]  # symbol name -> its Wang set
+    warnings: tuple[str, ...] = ()  # what this map's symbols most likely got wrong (misnamed_symbols)
 
     @functools.cached_property
     def atlas(self) -> Atlas:
@@ -120,9 +121,8 @@ def misnamed_symbols(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> list[st
     as a plain tile in the symbol's own colour, without the wall art or the properties (`solid`)
     the file gives the name. Not an error: a tileset shared by packs names symbols some maps lack
     (and object tiles), and draws any symbol it does not name, so names further apart (`decor`
-    and `door`) are taken as meant."""
-    if spec.image is not None:
-        return []  # a tilesheet's `tiles` must name every symbol: a missing one fails the map
+    and `door`) are taken as meant. (A tilesheet's `tiles` must name every symbol: a missing one
+    fails the map.)"""
     named = set(spec.colors) | set(spec.autotile) | set(spec.properties) | set(spec.icons)
     unused = sorted(named - {s.name for s in alphabet})
     lines = []
@@ -231,7 +231,7 @@ def _generated(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> BuiltTileset:
     rows = math.ceil(len(art) / columns)
     pixels = lay_out(art, columns, spec.margin, spacing=spec.spacing, extrude=spec.extrude)
     tileset = _tileset(spec, columns, rows, pixels, {n: i for i, n in enumerate(names)}, tile_properties, wangsets)
-    return BuiltTileset(tileset, _png(pixels), pixels, autotiles)
+    return BuiltTileset(tileset, _png(pixels), pixels, autotiles, tuple(misnamed_symbols(spec, alphabet)))
 
 
 def _own_art(spec: TilesetSpec, alphabet: tuple[Symbol, ...], data: bytes) -> BuiltTileset:

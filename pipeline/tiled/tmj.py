@@ -58,16 +58,17 @@ def tmj_bytes(tmap: TmxMap) -> bytes:
             item: dict[str, Any] = {}
             if gid:
                 item["gid"] = gid
-            item.update({"height": box.get("height", 0), "id": object_id, "name": obj.name})
+            item.update({"height": _number(box.get("height", 0)), "id": object_id, "name": obj.name})
             if box.get("point"):
                 item["point"] = True
             elif obj.points and not gid:
                 item["polyline"] = [{"x": _number(x), "y": _number(y)} for x, y in polyline_pixels(obj, tmap.tile_width, tmap.tile_height)]
             if obj.properties:
                 item["properties"] = json_properties(obj.properties)
-            item.update({"rotation": 0, "type": obj.type, "visible": True, "width": box.get("width", 0), "x": box["x"], "y": box["y"]})
-            for key in ("height", "width", "x", "y"):
-                item[key] = _number(item[key])
+            item.update({
+                "rotation": 0, "type": obj.type, "visible": True,
+                "width": _number(box.get("width", 0)), "x": _number(box["x"]), "y": _number(box["y"]),
+            })
             objects.append(item)
         layers.append(
             {

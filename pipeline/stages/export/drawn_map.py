@@ -19,7 +19,7 @@ from pipeline.tiled.art import Style
 from pipeline.tiled.drawing import LayerSpec, draw_layers, object_gid
 from pipeline.tiled.render import preview_png
 from pipeline.tiled.spec import LoadedTileset, TilesetSpec, load_tileset
-from pipeline.tiled.tilesheet import BuiltTileset, build_tileset, misnamed_symbols
+from pipeline.tiled.tilesheet import BuiltTileset, build_tileset
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -115,8 +115,8 @@ class DrawnMapExporter(Exporter):
         looks misnamed goes to the export's warnings."""
         loaded = self._loaded
         built = build_tileset(self._spec, level.alphabet, loaded.image if loaded else b"")
-        if ctx is not None and loaded is not None:
-            ctx.warnings.extend(f"tileset: {line}" for line in misnamed_symbols(self._spec, level.alphabet))
+        if ctx is not None:
+            ctx.warnings.extend(f"tileset: {line}" for line in built.warnings)
         return built, draw_layers(level, built, list(self.layers) or [LayerSpec(name=self.layer_name)])
 
     @staticmethod
