@@ -115,7 +115,7 @@ def build(
     cache: PathLike = ".pcg-cache",
     jobs: int | None = None,
     force: bool = False,
-    maps: Iterable[int] | None = None,
+    maps: int | Iterable[int] | None = None,
     cache_max: int | str | None = None,
     progress: Progress | None = None,
 ) -> BuildResult:
@@ -124,8 +124,8 @@ def build(
 
     `targets` are recipe files or folders of them (one path, or several); relative paths, `out`
     and `cache` are taken from the current folder, as `pcg` takes them. `jobs` is the number of
-    worker processes (default: every core), `maps` the map indices to build (None or empty:
-    every map), `cache_max` the cache bound in bytes or as `pcg build --cache-max` reads it
+    worker processes (default: every core), `maps` the map index or indices to build (None or
+    empty: every map), `cache_max` the cache bound in bytes or as `pcg build --cache-max` reads it
     ("500M", "2G"). `progress(pack, done, total)` is called, in this thread, when a pack with
     stale maps starts (done = 0) and as batches of its maps finish.
 
@@ -143,6 +143,8 @@ def build(
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise PipelineError([f"jobs: must be a whole number >= 1, or None for every core (got {jobs!r})"])
     limit = _cache_bound(cache_max)
+    if isinstance(maps, int) and not isinstance(maps, bool):
+        maps = [maps]  # one map: `maps=3`, as `pcg build --map 3`
     only = sorted(set(_map_indices(maps))) if maps else None
     if paths == [_DEFAULT_RECIPES] and not _DEFAULT_RECIPES.is_dir():
         raise PipelineError([f"no recipes/ folder in {Path.cwd()}: name recipe files or folders, or change to your project folder"])
@@ -217,16 +219,16 @@ def _pack_result(report: PackReport, recipe_warnings: list[str]) -> PackResult:
     )
 
 
-def generate(kind: str, *, seed: int = 0, inputs: Sequence[Level] = (), plugins: Sequence[str | os.PathLike[str]] = (), **params: Any) -> Level:
+def generate(kind: str, *, seed: int = 0, inputs: Level | Sequence[Level] = (), plugins: Sequence[str | os.PathLike[str]] = (), **params: Any) -> Level:
     """Run one stage and return the Level it makes: `generate("maze.backtracker", seed=1,
     cells=(20, 15))`.
 
     `params` are the stage's recipe parameters, validated as a recipe's are (strictly typed;
     `pcg stages KIND` lists them); files they name are read relative to the current folder.
-    `inputs` are the Levels of a stage that takes some (`post.braid` takes a maze). The stage
-    draws from `numpy.random.Generator(PCG64(SeedSequence([seed])))`, so the same kind, seed,
-    parameters and inputs give the same Level in every process (as in a pack, for the same
-    NumPy version). That is not the stream of a pack's map, which also mixes in the map index
+    `inputs` are the Levels of a stage that takes some (`post.braid` takes a maze: one Level, or a
+    list). The stage draws from `numpy.random.Generator(PCG64(SeedSequence([seed])))`, so the
+    same kind, seed, parameters and inputs give the same Level in every process (as in a pack,
+    for the same NumPy version). That is not the stream of a pack's map, which also mixes in the map index
     and the stage name (`pcg explain` and the manifest show those seeds). `plugins` are plugin
     files (as a recipe's `[pack] plugins` lists them, relative to the current folder) whose kinds
     `kind` may name: `generate("demo.torches", plugins=["recipes/stages/torches.py"], ...)`.
@@ -236,7 +238,7 @@ def generate(kind: str, *, seed: int = 0, inputs: Sequence[Level] = (), plugins:
     `pipeline.build`). The inputs are not modified; the Level returned is the caller's to change.
     """
     from pipeline import registry
-    from pipeline.errors import PipelineError, did_you_mean
+    from pipeline.errors import PipelineError, unknown_kind
     from pipeline.level import Level
     from pipeline.recipe import _validate
     from pipeline.seeds import rng_for
@@ -252,13 +254,12 @@ def generate(kind: str, *, seed: int = 0, inputs: Sequence[Level] = (), plugins:
     table = registry.KindTable(extra)
     cls = table.get(kind) if isinstance(kind, str) else None
     if cls is None:
-        hint = did_you_mean(kind, table) if isinstance(kind, str) else ""
-        raise PipelineError([f"kind: unknown stage kind {kind!r}{hint or ' (run `pcg stages` for the list)'}"])
+        raise PipelineError([f"kind: {unknown_kind(str(kind), table, 'pass its file in plugins=[...]')}"])
     if registry.is_exporter(cls):
         raise PipelineError([f"{kind}: is an export stage: it writes files and makes no Level; build a recipe that uses it with pipeline.build()"])
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise PipelineError([f"seed: must be a whole number from 0 to 2**63 - 1 (got {seed!r})"])
-    levels = list(inputs)
+    levels = [inputs] if isinstance(inputs, Level) else list(inputs)
     problems = [f"inputs.{i}: must be a Level (got {type(x).__name__})" for i, x in enumerate(levels) if not isinstance(x, Level)]
     lo, hi = cls.arity
     if not lo <= len(levels) <= hi:
@@ -274,6 +275,11 @@ def generate(kind: str, *, seed: int = 0, inputs: Sequence[Level] = (), plugins:
     if problems or validated is None:
         raise PipelineError(problems)
     level = validated.run([_read_only(x) for x in levels], rng_for((seed,)))
+    # A plugin's bug, caught here as a build catches it, rather than in the caller's next step.
+    if not isinstance(level, Level):
+        raise PipelineError([f"{kind}: returned {type(level).__name__}, not a Level"])
+    if (unknown := level.unknown_tiles()) is not None:
+        raise PipelineError([f"{kind}: returned a Level whose {unknown}"])
     return _writable(level)
 
 

@@ -116,12 +116,14 @@ def _print_report(console: "Console", plan: "PackPlan", report: "PackReport") ->
         return
     runs = report.stage_runs
     ran = ", ".join(f"{s.name} x{runs[s.name]}" for s in plan.recipe.stages if runs[s.name])
+    # Runs count stages that finished: a map that failed in its first stage still ran that stage.
+    did = f"ran {ran}" if ran else "no stage finished" if report.built < report.maps else "ran nothing"
     # With --map the maps planned are a few of the pack's: say so, or "1/1" reads as the whole pack.
     total = plan.recipe.pack.maps
     asked = f" asked for (the pack has {total})" if report.maps < total else ""
     console.print(
         f"[bold]{report.name}[/bold]: built {report.built}/{report.maps} maps{asked} in {report.seconds:.2f} s"
-        f" ({_count(report.files_written, 'file')} written; ran {ran or 'nothing'}{'; ' + removed if removed else ''})",
+        f" ({_count(report.files_written, 'file')} written; {did}{'; ' + removed if removed else ''})",
         soft_wrap=True,
     )
 
@@ -658,7 +660,7 @@ def stages(
     """List every stage kind, one line each by family; `pcg stages KIND` shows one in full,
     `pcg stages FAMILY` lists one family."""
     from pipeline import registry
-    from pipeline.errors import PipelineError, did_you_mean
+    from pipeline.errors import PipelineError, unknown_kind
     from pipeline.recipe import plugin_kinds_of
     from pipeline.summary import family
 
@@ -672,8 +674,8 @@ def stages(
         _list_kinds(console, members)
         return
     if kind not in kinds:
-        known = [*kinds, *dict.fromkeys(family(k) for k in kinds)]
-        raise PipelineError([f"unknown stage kind {kind!r}{did_you_mean(kind, known) or ' (run `pcg stages` for the list)'}"])
+        known = [*kinds, *dict.fromkeys(family(k) for k in kinds)]  # `pcg stages mazes`: the family meant
+        raise PipelineError([unknown_kind(kind, known, "name the recipes that list its plugin: `pcg stages KIND -r recipes/`")])
     _show_kind(console, kind, kinds[kind])
 
 

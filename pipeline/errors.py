@@ -235,3 +235,28 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
         if found is not None:
             return found
     return None
+
+
+def unknown_kind(kind: str, kinds: Iterable[str], plugins: str) -> str:
+    """"unknown stage kind" and the likeliest help: the kind meant, by its spelling or else by
+    the words of its name (`cave.cellular` is `dungeon.cellular_caves`); for a family none of
+    `kinds` has, how a plugin's kinds are found (`plugins` says it where the user is)."""
+    choices = list(kinds)
+    families = {k.split(".", 1)[0] for k in choices}
+    hint = did_you_mean(kind, choices) if difflib.get_close_matches(kind, choices, n=1, cutoff=0.8) else ""
+    if not hint:
+        # A family of ours says only where to look (`maze.foo`): the words after it say what.
+        head, _, _ = kind.partition(".")
+        words = _name_words(kind) | (set() if head in families else _name_words(head))
+        shared = {k: len(words & _name_words(k)) for k in choices}
+        best = max(shared, key=lambda k: shared[k], default=None)
+        hint = f" (did you mean {best!r}?)" if best is not None and shared[best] else did_you_mean(kind, choices)
+    if not hint and kind.split(".", 1)[0] not in families:
+        hint = f" (a plugin's? {plugins})"
+    return f"unknown stage kind {kind!r}{hint or ' (run `pcg stages` for the list)'}"
+
+
+def _name_words(kind: str) -> set[str]:
+    """The words of a kind's name after its family, singular: `dungeon.cellular_caves` ->
+    {cellular, cave}."""
+    return {w.removesuffix("s") for w in re.split(r"[._]", kind.split(".", 1)[-1].lower()) if len(w) > 2}

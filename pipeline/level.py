@@ -113,6 +113,20 @@ class Level:
             if layer.shape != self.tiles.shape:
                 raise ValueError(f"layer {name!r} has shape {layer.shape}, tiles have {self.tiles.shape}")
 
+    def unknown_tiles(self) -> str | None:
+        """What is wrong if `tiles` holds indices past the alphabet: every exporter would draw
+        them as empty tiles, so a stage returning such a Level has a bug. Not checked on
+        construction, which stages do many times a map; the build checks what each stage returns."""
+        symbols = len(self.alphabet)
+        if self.tiles.size == 0 or int(self.tiles.max()) < symbols:
+            return None
+        wrong = self.tiles >= symbols
+        y, x = (int(i[0]) for i in np.nonzero(wrong))
+        return (
+            f"{int(np.count_nonzero(wrong))} tiles hold an index past the alphabet's {symbols} symbols"
+            f" (0..{symbols - 1}), the first at x={x}, y={y}: index {int(self.tiles[y, x])}"
+        )
+
     @property
     def height(self) -> int:
         return int(self.tiles.shape[0])

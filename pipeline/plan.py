@@ -214,9 +214,14 @@ def _why_stale(
         shown = ", ".join(f"{k}: {' -> '.join(_difference(canonical_json(old_params.get(k)), canonical_json(params.get(k))))}" for k in changed)
         reasons.append(f"params changed ({shown})")
     files, old_files = spec.params.files_read(), old.get("files", {})
-    edited = [f for f in sorted(set(files) | set(old_files)) if files.get(f) != old_files.get(f)]
-    if edited:
-        reasons.append(f"file it reads changed ({', '.join(edited)})")
+    # A glob (prefabs = "prefabs/*.tmx") reads a file new to it, or no longer reads one: say which.
+    for what, names in (
+        ("file it reads changed", [f for f in sorted(files.keys() & old_files.keys()) if files[f] != old_files[f]]),
+        ("new file it reads", sorted(files.keys() - old_files.keys())),
+        ("file it no longer reads", sorted(old_files.keys() - files.keys())),
+    ):
+        if names:
+            reasons.append(f"{what} ({', '.join(names)})")
     origin = spec.params.defined_in
     if (origin.sha256 if origin else None) != old.get("plugin") and old.get("kind") == spec.kind:
         reasons.append(f"plugin code changed ({origin.name if origin else 'now built in'})")

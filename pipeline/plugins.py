@@ -20,6 +20,7 @@ another's name.
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 import threading
 import traceback
@@ -71,6 +72,7 @@ def _load_source(name: str, path: str, source: bytes) -> dict[str, type[StagePar
         return _LOADED[digest]
     module_name = f"pcg_plugin_{digest[:16]}"
     module = types.ModuleType(module_name)
+    folder = Path(path).parent
     path = _source_copy(digest, path, source)
     _NAMES[path] = name
     module.__file__ = path  # for tracebacks, and numba's cache of the kernels the plugin compiles
@@ -84,12 +86,12 @@ def _load_source(name: str, path: str, source: bytes) -> dict[str, type[StagePar
     except SyntaxError as exc:
         del sys.modules[module_name]
         raise PluginError(f"{name}: line {exc.lineno}: syntax error: {exc.msg}") from None
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit() at import must not end the whole build
         del sys.modules[module_name]
         # The deepest line of the plugin itself: where its author has something to fix.
         lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
         where = f"line {lines[-1]}: " if lines else ""
-        raise PluginError(f"{name}: {where}{type(exc).__name__}: {exc}") from None
+        raise PluginError(f"{name}: {where}{_why(exc, folder)}") from None
     if not found:
         del sys.modules[module_name]
         raise PluginError(f"{name}: defines no stage (decorate a StageParams subclass with @stage(\"mygame.kind\", version=1))")
@@ -97,10 +99,36 @@ def _load_source(name: str, path: str, source: bytes) -> dict[str, type[StagePar
     return _LOADED[digest]
 
 
+def _why(exc: BaseException, folder: Path) -> str:
+    """One line on what stopped a plugin loading from `folder`. pydantic's refusal of a
+    parameter type runs to several lines of advice on its own internals; a plugin author needs
+    the type."""
+    from pydantic.errors import PydanticSchemaGenerationError
+
+    if isinstance(exc, SystemExit):
+        return f"called sys.exit({exc.code!r}) as it loaded"
+    if isinstance(exc, PydanticSchemaGenerationError):
+        found = re.search(r"schema for (.+?)\. ", str(exc))
+        shown = found.group(1) if found else "a type"
+        return (
+            f"a parameter has type {shown}, which a recipe cannot give: use int, float, bool, str,"
+            " Literal, or lists, tuples and tables of them"
+        )
+    beside = isinstance(exc, ModuleNotFoundError) and (folder / f"{(exc.name or '').split('.')[0]}.py").is_file()
+    if beside or (isinstance(exc, ImportError) and "relative import" in str(exc)):
+        return f"{type(exc).__name__}: {exc} (a plugin is loaded as one file: it cannot import the files beside it; see docs/python.md)"
+    return f"{type(exc).__name__}: {exc}"
+
+
 def file_name(filename: str) -> str:
     """How a failure report names a source file: a plugin by the path its recipe gives, not by
     the copy it runs from; any other file by its name."""
     return _NAMES.get(filename) or filename.rsplit("/", 1)[-1]
+
+
+def is_plugin_file(filename: str) -> bool:
+    """Whether `filename` is the source of a plugin this process loaded."""
+    return filename in _NAMES
 
 
 def _source_copy(digest: str, path: str, source: bytes) -> str:

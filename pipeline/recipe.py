@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import string
 from collections.abc import Mapping
@@ -20,7 +21,7 @@ import tomli
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 from pipeline import registry
-from pipeline.errors import KeyedError, RecipeError, did_you_mean, toml_text, validation_problems
+from pipeline.errors import KeyedError, RecipeError, did_you_mean, toml_text, unknown_kind, validation_problems
 from pipeline.fsio import read_regular
 from pipeline.object_tiles import check_object_tiles
 from pipeline.paths import check_plain_name
@@ -116,6 +117,16 @@ class PackConfig(BaseModel):
                 f"at most {MAX_MAPS:,} maps per pack, since every build plans and records each map in memory:"
                 " split bigger packs into several recipes"
             )
+        return value
+
+    @field_validator("plugins")
+    @classmethod
+    def _plugins_once(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        first: dict[str, int] = {}
+        for i, name in enumerate(value):
+            if os.path.normpath(name) in first:
+                raise KeyedError(str(i), f"{name!r} is the file of pack.plugins.{first[os.path.normpath(name)]} again")
+            first[os.path.normpath(name)] = i
         return value
 
     @field_validator("map_name")
@@ -369,7 +380,11 @@ def _plugin_kinds(names: tuple[str, ...], recipe_dir: Path, problems: list[str])
 
     found: dict[str, type[StageParams]] = {}
     owner: dict[str, str] = {}
+    loaded: set[str] = set()
     for name in names:
+        if os.path.normpath(name) in loaded:
+            continue  # listed twice: [pack]'s check says so; loaded once, it clashes with nothing
+        loaded.add(os.path.normpath(name))
         try:
             plugin_kinds = load_file(recipe_dir / name, name)
         except PluginError as exc:
@@ -429,8 +444,7 @@ def _load_stages(
         cls = all_kinds.get(kind)
         if cls is None:
             if plugins_ok:
-                hint = did_you_mean(kind, all_kinds) or " (run `pcg stages` for the list)"
-                problems.append(f"{key}.use: unknown stage kind {kind!r}{hint}")
+                problems.append(f"{key}.use: {unknown_kind(kind, all_kinds, 'list its file in [pack] plugins')}")
             continue
         lo, hi = cls.arity
         if inputs is not None and not lo <= len(inputs) <= hi:

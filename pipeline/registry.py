@@ -300,6 +300,10 @@ def stage(kind: str, version: int) -> Callable[[S], S]:
             raise TypeError(f"stage {kind!r} must define run(self, inputs, rng) -> Level")
         if issubclass(cls, Exporter) and (cls.export is Exporter.export or cls.outputs is Exporter.outputs):
             raise TypeError(f"export stage {kind!r} must define outputs(self, stem) and export(self, level, ctx)")
+        # A recipe's stage table reads these keys as its wiring: a parameter so named could never be set.
+        reserved = [k for k in RESERVED_KEYS if k in cls.model_fields]
+        if reserved:
+            raise TypeError(f"stage {kind!r}: parameter {reserved[0]!r} is a key recipes use to wire stages ({', '.join(RESERVED_KEYS)}): rename it")
         if _collecting is not None:
             found, origin = _collecting
             other = kinds().get(kind)

@@ -23,7 +23,7 @@ from pipeline.fsio import atomic_write, sha256_bytes, sha256_file
 from pipeline.level import Level, PropertyValue
 from pipeline.memory import reuse_freed_memory
 from pipeline.plan import KeyMaker, export_provenance
-from pipeline.plugins import file_name
+from pipeline.plugins import file_name, is_plugin_file
 from pipeline.recipe import Recipe
 from pipeline.registry import ExportContext, Exporter
 from pipeline.seeds import rng_for
@@ -195,7 +195,8 @@ def _rejected(recipe: Recipe, index: int, rejected: Rejected, tried: dict[str, l
     makes one, else its last rejection's message."""
     message = recipe.by_name[rejected.stage].params.rejection_report(tried.get(rejected.stage, []), total)
     if message is None:
-        message = f"{rejected.problems[0]}; no map passed in {total} attempt{'s' if total != 1 else ''} (raise attempts, or loosen where)"
+        # The stage's own message says what to loosen; `attempts` is every rejecting stage's.
+        message = f"{rejected.problems[0]}; no map passed in {total} attempt{'s' if total != 1 else ''} (raise attempts to try more)"
     return MapResult(index, failure=(rejected.stage, message))
 
 
@@ -219,6 +220,8 @@ class _Levels:
             level = _call(name, lambda: spec.params.run(inputs, rng_for(task.seeds[name])))
             if not isinstance(level, Level):
                 raise StageFailed(name, f"returned {type(level).__name__}, not a Level")
+            if (unknown := level.unknown_tiles()) is not None:
+                raise StageFailed(name, f"returned a Level whose {unknown}")
             self.result.ran.append(name)
             self.cache.store(task.keys[name], level)
         freeze(level)
@@ -288,11 +291,18 @@ def _call(stage: str, fn):  # type: ignore[no-untyped-def]
         raise
     except PipelineError as exc:
         raise StageFailed(stage, "; ".join(exc.problems)) from None
+    except SystemExit as exc:  # sys.exit() in a plugin's stage: this map's failure, not the build's end
+        raise StageFailed(stage, f"called sys.exit({exc.code!r}){_where(exc)}: a stage raises an exception to fail") from None
     except Exception as exc:
-        # A bug in a stage: keep the innermost frame so the report points at the line.
-        frame = traceback.extract_tb(exc.__traceback__)[-1]
-        where = f" (at {file_name(frame.filename)}:{frame.lineno})"
-        raise StageFailed(stage, f"{type(exc).__name__}: {exc}{where}") from None
+        raise StageFailed(stage, f"{type(exc).__name__}: {exc}{_where(exc)}") from None
+
+
+def _where(exc: BaseException) -> str:
+    """Where a stage's bug is: the deepest line of a plugin's file if the failure passed through
+    one (its author can fix that, not the library line it called), else the innermost line."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    frame = next((f for f in reversed(frames) if is_plugin_file(f.filename)), frames[-1])
+    return f" (at {file_name(frame.filename)}:{frame.lineno})"
 
 
 def private_copy(level: Level) -> Level:

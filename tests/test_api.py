@@ -80,6 +80,9 @@ def test_build_takes_paths_out_cache_and_maps(project: Path, tmp_path: Path) -> 
     assert (out / "small" / "map_004.tmx").is_file() and not (out / "small" / "map_003.tmx").exists()
     with pytest.raises(PipelineError, match=r"maps: 6 is not a map of the pack \(it has 0..5\)"):
         pipeline.build([project / "recipes"], out=out, cache=cache, maps=[6])
+    # One index alone, as `pcg build --map 0` takes it; 0 is a map, not "no maps: all of them".
+    result = pipeline.build(project / "recipes" / "small.toml", out=out, cache=cache, jobs=1, maps=0)
+    assert result["small"].built == 1 and result["small"].maps == 1
 
 
 def test_recipe_problems_are_in_the_result_and_the_other_recipes_build(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -139,6 +142,8 @@ def test_generate_takes_inputs_and_leaves_them_alone() -> None:
     before = maze.tiles.copy()
     braided = pipeline.generate("post.braid", seed=3, inputs=[maze], fraction=1.0)
     assert np.array_equal(maze.tiles, before) and maze.tiles.flags.writeable
+    # One input Level need not be in a list.
+    assert np.array_equal(pipeline.generate("post.braid", seed=3, inputs=maze, fraction=1.0).tiles, braided.tiles)
     assert braided.properties["dead_ends"] < maze.properties["dead_ends"]
     assert braided.tiles.flags.writeable
 
@@ -157,6 +162,9 @@ def test_generate_reads_files_relative_to_the_current_folder(monkeypatch: pytest
     ("kind", "kwargs", "message"),
     [
         ("maze.backtraker", {}, "kind: unknown stage kind 'maze.backtraker' (did you mean 'maze.backtracker'?)"),
+        # Not by spelling (maze.eller is closer): by a word of its name.
+        ("cave.cellular", {}, "kind: unknown stage kind 'cave.cellular' (did you mean 'dungeon.cellular_caves'?)"),
+        ("mygame.chests", {}, "kind: unknown stage kind 'mygame.chests' (a plugin's? pass its file in plugins=[...])"),
         ("maze.backtracker", {"cellz": (5, 4)}, "maze.backtracker.cellz: unknown parameter (did you mean 'cells'?)"),
         ("maze.backtracker", {"cells": (100000, 4)}, "maze.backtracker.cells.0: must be <= "),
         ("maze.backtracker", {"cells": ("5", 4)}, "maze.backtracker.cells.0: must be a whole number or [min, max] (got '5')"),
@@ -216,3 +224,18 @@ def test_text_round_trips_tiles_and_alphabet() -> None:
 def test_from_text_says_what_is_wrong(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Level.from_text(text)
+
+
+def test_generate_refuses_what_a_plugins_stage_returns_that_no_build_would_take(tmp_path: Path) -> None:
+    plugin = tmp_path / "bad.py"
+    plugin.write_text(
+        "from pipeline.level import Level\nfrom pipeline.registry import StageParams, stage\n\n"
+        "@stage('demo.shift', version=1)\nclass Shift(StageParams):\n    'Shifts tiles past the alphabet.'\n"
+        "    arity = (1, 1)\n    by: int = 7\n\n    def run(self, inputs, rng):\n"
+        "        return 'nothing' if self.by == 0 else Level(tiles=inputs[0].tiles + self.by, alphabet=inputs[0].alphabet)\n"
+    )
+    maze = pipeline.generate("maze.backtracker", seed=3, cells=(4, 4))
+    with pytest.raises(PipelineError, match=r"demo.shift: returned a Level whose \d+ tiles hold an index past the alphabet's 2 symbols"):
+        pipeline.generate("demo.shift", inputs=maze, plugins=[plugin])
+    with pytest.raises(PipelineError, match=r"demo.shift: returned str, not a Level"):
+        pipeline.generate("demo.shift", inputs=maze, plugins=[plugin], by=0)

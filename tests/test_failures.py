@@ -78,6 +78,7 @@ def test_failing_maps_are_listed_and_the_others_build(
     again = runner.invoke(app, ["build", "recipes", "-j", jobs])
     assert again.exit_code == 1  # failed maps stay stale until they build
     assert "built 0/6 maps" in again.output
+    assert "no stage finished" in again.output  # not "ran nothing": the flaky stage ran, and failed
 
 
 class Crash(StageParams):

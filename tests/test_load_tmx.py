@@ -212,6 +212,13 @@ def test_recipe_errors_name_the_file_the_tile_and_a_cell(tmp_path: Path) -> None
     assert "error: recipes/gone.toml: stage.start.file: recipes/maps/gone.tmx: cannot read the map recipes/maps/gone.tmx (No such file or directory)" in gone.stderr
 
 
+def test_a_symbol_with_spaces_at_an_end_is_refused_not_made_a_symbol_of_its_own(maps: Path) -> None:
+    tsx = maps / "room.tsx"
+    tsx.write_text(tsx.read_text().replace('<property name="symbol" value="water"/>', '<property name="symbol" value="water "/>'))
+    with pytest.raises(ValidationError, match=r"tile 3 of tileset 'room' has `symbol` 'water ', with spaces at an end"):
+        load(maps.parent, "maps/start.tmx")
+
+
 HAND_RECIPE = """\
 [pack]
 name = "hand"

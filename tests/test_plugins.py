@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import RECIPES, pcg, tree_digests, write_recipe
+from conftest import RECIPES, SMALL_RECIPE, pcg, tree_digests, write_recipe
 from pipeline.level import Level, Symbol
 from pipeline.errors import RecipeError
 from pipeline.recipe import load_recipe
@@ -163,6 +163,49 @@ def test_a_plugin_edit_every_map_fails_on_stays_stale_until_a_build_passes(tmp_p
     assert pcg("verify", "lit", cwd=project).returncode == 0
 
 
+RUN_BUGS = {
+    # Every exporter would draw these tiles as nothing; the map fails instead.
+    "tiles past the alphabet": (
+        "        return Level(tiles=level.tiles,",
+        "        return Level(tiles=level.tiles + 7,",
+        "returned a Level whose",
+    ),
+    "sys.exit": ("        level = inputs[0]\n", "        import sys; sys.exit(2)\n", "called sys.exit(2) (at stages/torches.py:{line}): a stage raises"),
+    # Raised in the library (Level's own check), but the line to fix is the plugin's.
+    "a bad layer": (
+        "layers=dict(level.layers),",
+        "layers={'junk': np.zeros((3, 3), dtype=np.int32)},",
+        "ValueError: layer 'junk' has shape (3, 3), tiles have (30, 40) (at stages/torches.py:{line})",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RUN_BUGS))
+def test_a_plugin_stage_with_a_bug_fails_its_maps_in_one_line_and_the_build_goes_on(tmp_path: Path, case: str) -> None:
+    old, new, expected = RUN_BUGS[case]
+    project = plugin_project(tmp_path, maps=2)
+    write_recipe(project, "small", SMALL_RECIPE)
+    plugin = project / "recipes" / "stages" / "torches.py"
+    source = plugin.read_text()
+    assert old in source
+    plugin.write_text(source.replace(old, new, 1))
+    line = next(i for i, text in enumerate(plugin.read_text().splitlines(), 1) if new.strip().splitlines()[0] in text)
+    proc = pcg("build", "recipes", "-j", "1", cwd=project, check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr + proc.stdout, proc.stdout + proc.stderr
+    err = " ".join(proc.stderr.split())
+    assert "2 maps failed" in err and expected.format(line=line) in err, proc.stderr
+    assert not (project / "exports" / "lit" / "map_000.tmj").exists()
+    assert (project / "exports" / "small" / "manifest.json").is_file()  # built after the failures
+
+
+def test_a_plugin_listed_twice_is_said_so(tmp_path: Path) -> None:
+    project = plugin_project(tmp_path, maps=1)
+    write_recipe(project, "lit", PLUGIN_RECIPE.format(name="lit", maps=1).replace('["stages/torches.py"]', '["stages/torches.py", "./stages/torches.py"]'))
+    proc = pcg("build", "recipes", cwd=project, check=False)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == ["error: recipes/lit.toml: pack.plugins.1: './stages/torches.py' is the file of pack.plugins.0 again"], proc.stderr
+
+
 BROKEN = {
     "syntax": ("def oops(:\n", "line 1: syntax error"),
     "no docstring": (
@@ -183,6 +226,21 @@ BROKEN = {
     ),
     "import error": ("import numpy\nimport not_a_module_anywhere\n", "line 2: ModuleNotFoundError: No module named 'not_a_module_anywhere'"),
     "no stage": ("X = 1\n", "defines no stage (decorate a StageParams subclass"),
+    "sys.exit": ("import sys\nsys.exit(3)\n", "line 2: called sys.exit(3) as it loaded"),
+    "parameter type": (
+        "import numpy as np\nfrom pipeline.registry import StageParams, stage\n\n@stage('demo.typed', version=1)\n"
+        "class Typed(StageParams):\n    'Bad type.'\n    gold: np.ndarray = None\n",
+        "line 5: a parameter has type <class 'numpy.ndarray'>, which a recipe cannot give: use int, float, bool, str,",
+    ),
+    "wiring key as a parameter": (
+        "from pipeline.registry import StageParams, stage\n\n@stage('demo.wired', version=1)\nclass Wired(StageParams):\n"
+        "    'Takes input.'\n    input: str = 'x'\n\n    def run(self, inputs, rng):\n        return inputs[0]\n",
+        "line 3: TypeError: stage 'demo.wired': parameter 'input' is a key recipes use to wire stages (use, input, inputs): rename it",
+    ),
+    "a file beside it": (
+        "from helpers import bonus\n",
+        "line 1: ModuleNotFoundError: No module named 'helpers' (a plugin is loaded as one file: it cannot import the files beside it;",
+    ),
 }
 
 
@@ -191,6 +249,7 @@ def test_a_broken_plugin_is_one_clear_message_naming_the_file(tmp_path: Path, ca
     source, expected = BROKEN[case]
     (tmp_path / "recipes" / "stages").mkdir(parents=True)
     (tmp_path / "recipes" / "stages" / "bad.py").write_text(source)
+    (tmp_path / "recipes" / "stages" / "helpers.py").write_text("def bonus():\n    return 7\n")
     write_recipe(tmp_path, "bad", PLUGIN_RECIPE.format(name="bad", maps=1).replace("torches.py", "bad.py"))
     proc = pcg("build", "recipes/bad.toml", cwd=tmp_path, check=False)
     assert proc.returncode == 1
@@ -198,6 +257,7 @@ def test_a_broken_plugin_is_one_clear_message_naming_the_file(tmp_path: Path, ca
     assert f"recipes/bad.toml: pack.plugins: stages/bad.py: {expected}" in " ".join(proc.stderr.split()), proc.stderr
     # Its stage kind is not reported unknown besides: the one problem is the plugin.
     assert "unknown stage kind" not in proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr  # one line, pydantic's advice and all
     assert not (tmp_path / "exports" / "bad").exists()
 
 

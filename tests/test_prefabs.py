@@ -390,6 +390,19 @@ def test_the_example_pack_builds_with_its_placements_in_the_manifest_and_the_map
     assert "prefabs/vault.tmx" in manifest["recipe"]["text"] or "prefabs/*.tmx" in manifest["recipe"]["text"]
 
 
+def test_explain_says_which_prefab_the_glob_gained_or_lost(vaults: Path, tmp_path: Path) -> None:
+    root = vaults.parent.parent
+    project = tmp_path / "project"
+    shutil.copytree(root / "recipes", project / "recipes")
+    shutil.copytree(root / "tilesets", project / "tilesets")
+    shutil.copytree(root / "out", project / "out")
+    prefab_dir = project / "recipes" / "prefabs"
+    (prefab_dir / "shop.tmx").rename(prefab_dir / "store.tmx")
+    explained = " ".join(pcg("explain", "recipes/vaults.toml", "--out", "out", "--cache", str(root / ".pcg-cache"), cwd=project).stdout.split())
+    assert "new file it reads (prefabs/store.tmx)" in explained, explained
+    assert "file it no longer reads (prefabs/shop.tmx)" in explained, explained
+
+
 @needs_tiled
 def test_real_tiled_opens_the_prefabs_and_an_exported_map(vaults: Path, tmp_path: Path) -> None:
     for src in [*sorted(PREFABS.glob("*.tmx")), vaults / "map_000.tmx"]:

@@ -534,6 +534,11 @@ def _to_level(parsed: _Map, layer: str | None, empty: str) -> tuple[Level, np.nd
                 f"{_where(gid, gids, source, chosen)}: tile {local} of tileset {ts.name!r} has no `symbol` property"
                 " (a string naming what the tile is, e.g. \"floor\": set it in Tiled's tileset editor)"
             )
+        if symbol != symbol.strip():  # `lava ` would be a symbol of its own beside `lava`
+            raise MapFileError(
+                f"{_where(gid, gids, source, chosen)}: tile {local} of tileset {ts.name!r} has `symbol` {symbol!r},"
+                " with spaces at an end: remove them in Tiled's tileset editor"
+            )
         symbol_of[gid] = symbol
         first_props.setdefault(symbol, props)
 
