@@ -145,7 +145,9 @@ class Builder:
         manifest = self._manifest(plan, results)
         try:
             # Pack files (an LDtk project) come before the manifest, which records their digests.
-            pack_files = update_pack_files(plan.pack_dir, recipe, manifest, temp) if error is None else (plan.previous or {}).get("pack_files", {})
+            recorded = (plan.previous or {}).get("pack_files", {})
+            pack_files, restored = update_pack_files(plan.pack_dir, recipe, manifest, recorded, self.force, temp) if error is None else (recorded, [])
+            report.warnings += [f"{recipe.path}: {plan.pack_dir / rel}: edited since the last build; made again (a build owns its files)" for rel in restored]
             if pack_files:
                 manifest["pack_files"] = pack_files
             if error is None:

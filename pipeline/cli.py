@@ -399,6 +399,7 @@ def explain(
     from pipeline.errors import PipelineError
     from pipeline.output import print_table, spans
     from pipeline.output import table as new_table
+    from pipeline.pack_files import edited_pack_files
     from pipeline.pins import recipe_of
     from pipeline.recipe import load_recipe
 
@@ -434,6 +435,8 @@ def explain(
     if plan.obsolete:
         shown = f"map {plan.obsolete[0]}" if len(plan.obsolete) == 1 else f"maps {spans(plan.obsolete)}"
         console.print(f"The pack no longer has {shown}: `pcg build` removes their files.")
+    for rel in edited_pack_files(plan.pack_dir, loaded, (plan.previous or {}).get("pack_files", {})):
+        console.print(f"{plan.pack_dir / rel} was edited since the last build: `pcg build` makes it again.")
     if todo:
         console.print(f"`pcg build` would rebuild {len(todo)} of {_count(len(plan.maps), 'map')}.")
     else:

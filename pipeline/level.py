@@ -45,12 +45,22 @@ def check_colors(colors: dict[str, str]) -> None:
             raise KeyedError(key, f'must be a colour "#rrggbb" (got {color!r})')
 
 
-def check_finite(properties: dict[str, PropertyValue], prefix: str = "") -> None:
-    """Refuse NaN and infinity in properties (a KeyedError naming the key): TOML accepts them,
-    but Tiled JSON, and so Phaser and our manifest, cannot hold them."""
+# Characters XML 1.0 cannot hold, even escaped: a TMX with one does not load in Tiled.
+NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def check_properties(properties: dict[str, PropertyValue], prefix: str = "") -> None:
+    """Refuse what a Tiled file cannot hold (a KeyedError naming the key): NaN and infinity,
+    which TOML accepts but Tiled JSON (and so Phaser and our manifest) cannot; control
+    characters in names and text, which TOML accepts but TMX's XML cannot."""
     for key, value in properties.items():
         if isinstance(value, float) and not math.isfinite(value):
             raise KeyedError(f"{prefix}{key}", f"must be a finite number (got {value}): Tiled JSON has no NaN or infinity")
+        if found := NOT_XML.search(key):  # under the table's key, quoted: the key itself would garble the message
+            message = f"the name {key!r} holds the control character {found.group()!r}, which a TMX file (XML) cannot: remove it"
+            raise KeyedError(prefix.rstrip("."), message) if prefix else ValueError(message)
+        if isinstance(value, str) and (found := NOT_XML.search(value)):
+            raise KeyedError(f"{prefix}{key}", f"holds the control character {found.group()!r}, which a TMX file (XML) cannot: remove it")
 
 
 @dataclass(frozen=True)

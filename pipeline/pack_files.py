@@ -12,23 +12,30 @@ from pipeline.recipe import Recipe
 from pipeline.registry import Exporter, PackContext
 
 
-def update_pack_files(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], temp_dir: Path | None = None) -> dict[str, str]:
+def update_pack_files(
+    pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], recorded: dict[str, str], force: bool = False, temp_dir: Path | None = None
+) -> tuple[dict[str, str], list[str]]:
     """Let every export stage write its pack files from the maps the manifest lists (in map
-    order), skipping files whose bytes are already on disk. Returns the sha256 of every pack file
-    the recipe's stages have on disk now, for the manifest: a later build that no longer makes
-    one removes it, unless it was edited since."""
+    order), skipping files whose bytes are already on disk. `recorded` is the sha256 of each
+    pack file as the last build wrote it: one that differs on disk was edited since, and is made
+    again, as a map's edited file is. Returns the sha256 of every pack file the recipe's stages
+    have on disk now, for the manifest (a later build that no longer makes one removes it,
+    unless it was edited since), and the edited files made again."""
     digests: dict[str, str] = {}
+    restored: list[str] = []
     for spec in recipe.exporters:
         exporter = cast(Exporter, spec.params)
         if type(exporter).pack_files is Exporter.pack_files:
             continue
+        edited = _edited(pack_dir, exporter, recorded)
         maps = []
         for entry in sorted(manifest["maps"], key=lambda m: m["index"]):
             files = entry["stages"].get(spec.name, {}).get("files", [])
             if files:
                 maps.append((entry["index"], entry["stem"], {f: entry["files"][f] for f in files if f in entry["files"]}))
-        ctx = PackContext(pack_dir=pack_dir, pack=recipe.pack.name, seed=recipe.pack.seed, maps=maps)
+        ctx = PackContext(pack_dir=pack_dir, pack=recipe.pack.name, seed=recipe.pack.seed, maps=maps, rewrite=force or bool(edited))
         made = exporter.pack_files(ctx)
+        restored += [rel for rel in edited if rel in made]
         for rel, data in made.items():
             digests[rel] = sha256_bytes(data)
             write_if_changed(pack_dir / rel, data, temp_dir)
@@ -37,4 +44,13 @@ def update_pack_files(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], 
                 digest = sha256_file(pack_dir / rel)
                 if digest is not None:
                     digests[rel] = digest
-    return dict(sorted(digests.items()))
+    return dict(sorted(digests.items())), restored
+
+
+def edited_pack_files(pack_dir: Path, recipe: Recipe, recorded: dict[str, str]) -> list[str]:
+    """The pack files on disk that differ from what the last build wrote (`recorded`)."""
+    return [rel for spec in recipe.exporters for rel in _edited(pack_dir, cast(Exporter, spec.params), recorded)]
+
+
+def _edited(pack_dir: Path, exporter: Exporter, recorded: dict[str, str]) -> list[str]:
+    return [rel for rel in exporter.pack_outputs() if rel in recorded and sha256_file(pack_dir / rel) not in (None, recorded[rel])]

@@ -198,6 +198,9 @@ class PackContext:
     pack: str
     seed: int
     maps: list[tuple[int, str, dict[str, str]]]  # (index, stem, {path: sha256})
+    # Make the files even if those on disk look current: --force, or one edited since the last
+    # build recorded it (a project saved in LDtk keeps the header that says what it was made of).
+    rewrite: bool = False
 
 
 @dataclass(frozen=True)

@@ -159,7 +159,7 @@ class Workspace:
                 " (remove the link, or pass --out to build elsewhere)"
             )
         if plan.owner is not None and not force:
-            return f"{where}: {plan.pack_dir} was built from {plan.owner}; give this pack another name, or pass --force to replace it"
+            return f"{where}: {plan.pack_dir} was built from {plan.owner}; give this pack another name, or replace it with `pcg build --force`"
         twin = self._case_twin(plan.pack_dir)
         if twin is not None:
             return (

@@ -428,6 +428,7 @@ TILESET_RECIPE = maze_recipe("t", '[stage.tmx]\nuse = "export.tmx"\ninput = "maz
         ('[autotile.wall]\nset = "hex"\n', "tilesets/t.toml: autotile.wall.set: must be one of 'blob' or 'corner'"),
         ('tile_size = 2\n[autotile.wall]\nset = "blob"\n', "tile_size: autotiled tiles need at least 3 x 3 pixels"),
         ("[properties.wall]\nw = nan\n", "properties.wall.w: must be a finite number"),
+        ('[properties.wall]\nw = "a\\u0007"\n', "properties.wall.w: holds the control character '\\x07', which a TMX file (XML) cannot"),
         ('name = ".."\n', "tilesets/t.toml: name: must be a plain name"),
         ("bogus = 1\n", "tilesets/t.toml: bogus: unknown parameter"),
         ('[icons]\ndoor = "portal"\n', "tilesets/t.toml: icons.door: must be one of 'door', 'chest' or 'key'"),
@@ -674,10 +675,20 @@ def test_non_square_tiles_autotile_and_draw_as_tiled_does(project: Path, tmp_pat
         assert (rgba(out) == rgba(pack / "previews" / "map_000.png")).all()
 
 
-def test_a_finite_number_is_required_in_item_properties(project: Path) -> None:
-    write_recipe(project, "t", maze_recipe("t", '[stage.items]\nuse = "place.items"\ninput = "maze"\nproperties = { w = inf }\n\n[stage.tmx]\nuse = "export.tmx"\ninput = "items"\n'))
+@pytest.mark.parametrize(
+    ("properties", "expected"),
+    [
+        ("{ w = inf }", "stage.items.properties.w: must be a finite number"),
+        # TOML takes any character escaped; XML 1.0 none of these, and Tiled would not open the map.
+        ('{ w = "\\u001b[31m" }', "stage.items.properties.w: holds the control character '\\x1b', which a TMX file (XML) cannot"),
+        ('{ "w\\u0000" = 1 }', "stage.items.properties: the name 'w\\x00' holds the control character '\\x00'"),
+    ],
+)
+def test_item_properties_must_be_what_a_tiled_file_holds(project: Path, properties: str, expected: str) -> None:
+    write_recipe(project, "t", maze_recipe("t", f'[stage.items]\nuse = "place.items"\ninput = "maze"\nproperties = {properties}\n\n[stage.tmx]\nuse = "export.tmx"\ninput = "items"\n'))
     proc = pcg("build", "recipes", cwd=project, check=False)
-    assert proc.returncode == 1 and "recipes/t.toml: stage.items.properties.w: must be a finite number" in proc.stderr, proc.stderr
+    assert proc.returncode == 1 and f"recipes/t.toml: {expected}" in proc.stderr, proc.stderr
+    assert "\x1b" not in proc.stderr  # quoted, never sent to the terminal
 
 
 TWO_ALPHABETS = """\

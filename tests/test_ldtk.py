@@ -268,6 +268,25 @@ def test_the_project_follows_the_pack(tmp_path: Path) -> None:
     assert not any(f["__identifier"] == "room_values" for doc in _levels(root) for f in doc["fieldInstances"])
 
 
+def test_a_project_edited_since_the_build_is_made_again_and_said_so(tmp_path: Path) -> None:
+    """LDtk keeps the header that says what the project was made of when it saves: the build
+    compares the file with the digest it recorded, as it does a map's files."""
+    root = _project_root(tmp_path)
+    pcg("build", "recipes", "-q", cwd=root)
+    project = _pack(root) / "ldtk" / "world.ldtk"
+    good = project.read_bytes()
+    for command in (["build", "recipes"], ["build", "recipes", "--force"]):
+        project.write_bytes(good.replace(b'"bgColor": "#40465B"', b'"bgColor": "#112233"', 1))
+        assert project.read_bytes() != good
+        explained = pcg("explain", "crypt", cwd=root).stdout
+        assert f"{project.relative_to(root)} was edited since the last build: `pcg build` makes it again." in " ".join(explained.split()), explained
+        built = pcg(*command, cwd=root)
+        assert project.read_bytes() == good
+        assert f"warning: recipes/crypt.toml: {project.relative_to(root)}: edited since the last build; made again" in " ".join(built.stderr.split()), built.stderr
+    assert "edited" not in pcg("explain", "crypt", cwd=root).stdout
+    pcg("verify", "crypt", cwd=root)
+
+
 @pytest.mark.parametrize("edited", [False, True])
 def test_a_recipe_without_the_stage_leaves_no_project_behind_unless_it_was_edited(tmp_path: Path, edited: bool) -> None:
     root = _project_root(tmp_path)
@@ -331,4 +350,63 @@ def test_a_number_past_32_bits_in_one_map_makes_the_field_a_string() -> None:
         ("big", "String", "2147483648"), ("low", "String", "-2147483649"), ("small", "Int", 2147483647)
     ]
     assert merged_type(["Int", "String"]) == merged_type(["String", "Float", "Int"]) == "String"
-    assert merged_type(["Int", "Float"]) == "Float" and merged_type(["Color", "String"]) == "Color"
+    assert merged_type(["Int", "Float"]) == "Float" and merged_type(["Color", "String"]) == merged_type(["Bool", "Int"]) == "String"
+
+
+MIXED = """\
+[pack]
+name = "mixed"
+seed = 9
+maps = 1
+
+[stage.m]
+use = "maze.backtracker"
+cells = [8, 8]
+
+[stage.a]
+use = "place.items"
+input = "m"
+type = "chest"
+count = 1
+properties = { gold = 1, big = 5, flag = true }
+
+[stage.b]
+use = "place.items"
+input = "a"
+type = "chest"
+count = 1
+properties = { gold = 1.5, big = 99999999999, flag = 3 }
+
+[stage.ldtk]
+use = "export.ldtk"
+input = "b"
+"""
+
+
+def test_a_field_two_objects_of_a_map_give_two_types_has_the_definitions_type_in_both(tmp_path: Path) -> None:
+    """LDtk reads a value by its field's type and throws on another: the first chest's whole
+    `gold` must be a Float where the second's is 1.5."""
+    root = _project_root(tmp_path, MIXED)
+    (root / "recipes" / "crypt.toml").rename(root / "recipes" / "mixed.toml")
+    pcg("build", "recipes", "-q", cwd=root)
+    ldtk = root / "exports" / "mixed" / "ldtk"
+    project = _read(ldtk / "world.ldtk")
+    _schema().validate(project)
+    (chest,) = [d for d in project["defs"]["entities"] if d["identifier"] == "chest"]
+    types = {f["identifier"]: f["__type"] for f in chest["fieldDefs"]}
+    assert (types["gold"], types["big"], types["flag"]) == ("Float", "String", "String")
+    instances = [e for layer in _read(ldtk / "world" / "map_000.ldtkl")["layerInstances"] for e in layer["entityInstances"] if e["__identifier"] == "chest"]
+    values = sorted((f["__identifier"], f["__type"], f["__value"], f["realEditorValues"][0]["id"]) for e in instances for f in e["fieldInstances"] if f["__identifier"] in ("big", "flag", "gold"))
+    assert values == [
+        ("big", "String", "5", "V_String"), ("big", "String", "99999999999", "V_String"),
+        ("flag", "String", "3", "V_String"), ("flag", "String", "true", "V_String"),
+        ("gold", "Float", 1.0, "V_Float"), ("gold", "Float", 1.5, "V_Float"),
+    ]
+    ldtkpy.ldtk_json_from_dict(project)
+
+
+def test_an_objects_own_name_property_is_refused_not_silently_dropped(tmp_path: Path) -> None:
+    root = _project_root(tmp_path, MIXED.replace("flag = true", 'name = "mine"'))
+    proc = pcg("build", "recipes", cwd=root, check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "its property 'name' would hide the LDtk field of its name; rename it" in " ".join(proc.stderr.split()), proc.stderr

@@ -18,7 +18,7 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from pipeline import api  # noqa: E402
 from pipeline.pins import reroll_seed  # noqa: E402
-from pipeline.serve.app import Site, _listed, allowed_hosts, create_app  # noqa: E402
+from pipeline.serve.app import Site, _listed, _preview_path, allowed_hosts, create_app  # noqa: E402
 from pipeline.serve.hub import Hub  # noqa: E402
 
 from conftest import GALLERY_RECIPE, child_pids  # noqa: E402
@@ -210,6 +210,20 @@ def test_a_port_in_use_is_one_clear_line(tmp_path: Path) -> None:
 def test_the_files_served_are_the_maps_and_the_pack_files_the_manifest_lists() -> None:
     manifest = {"maps": [{"files": {"map_000.tmx": "a", "ldtk/world/map_000.ldtkl": "b"}}], "pack_files": {"ldtk/world.ldtk": "c"}}
     assert _listed(manifest) == {"map_000.tmx", "ldtk/world/map_000.ldtkl", "ldtk/world.ldtk", "contact_sheet.png", "manifest.json", "levels.json"}
+
+
+@pytest.mark.parametrize(
+    ("files", "preview"),
+    [
+        (["map_000.tmx", "previews/map_000.png", "tilesets/stone.png"], "previews/map_000.png"),
+        # An exporter's `dir` (LDtk's ldtk/previews/) or its own `preview_dir`.
+        (["ldtk/world/map_000.ldtkl", "ldtk/previews/map_000.png", "tilesets/stone.png"], "ldtk/previews/map_000.png"),
+        (["caves/map_000.ldtkl", "pv/map_000.png", "tilesets/map_001.png"], "pv/map_000.png"),
+        (["lua/map_000.lua", "tilesets/stone.png"], None),
+    ],
+)
+def test_a_maps_preview_is_found_wherever_its_exporter_put_it(files: list[str], preview: str | None) -> None:
+    assert _preview_path({"stem": "map_000", "files": dict.fromkeys(files, "0" * 64)}) == preview
 
 
 def test_sigterm_stops_the_server_and_its_worker_processes(tmp_path: Path) -> None:

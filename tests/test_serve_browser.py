@@ -61,6 +61,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     root = tmp_path_factory.mktemp("served")
     (root / "recipes").mkdir()
     (root / "recipes" / "tiny.toml").write_text(GALLERY_RECIPE)
+    # A pack with no Tiled map or preview to show: a Lua export alone, without its preview.
+    (root / "recipes" / "bare.toml").write_text(
+        GALLERY_RECIPE.replace('name = "tiny"', 'name = "bare"').replace('use = "export.tmx"', 'use = "export.lua"\npreview = false')
+    )
     port = _free_port()
     env = {**os.environ, "NO_COLOR": "1"}
     proc = subprocess.Popen(
@@ -203,6 +207,27 @@ def test_reroll_and_pin_from_the_page(server: tuple[str, Path], browser: Any) ->
     browser.find_element("id", "pin").click()
     _wait(browser, lambda d: d.find_element("id", "pin-state").text == "pinned", timeout=30)
     assert "\n2 = 5\n" in recipe.read_text()
+
+
+def test_the_page_renders_however_many_pages_were_left_before(server: tuple[str, Path], browser: Any) -> None:
+    """Each page opens an event stream. A page left for another stays in the browser's
+    back/forward cache: with its stream open, six such pages hold all six connections the
+    browser allows to the server, and the next page's requests wait for ever."""
+    base, _ = server
+    for path in ["/", "/pack/tiny", "/pack/tiny/map/0", "/pack/tiny/map/1", "/pack/tiny/map/2", "/pack/bare", "/pack/bare/map/0", "/pack/bare/map/1", "/pack/tiny"]:
+        browser.get(base + path)
+        _wait(browser, lambda d: d.find_element("tag name", "body").get_attribute("data-rendered") not in (None, "", "-1"))
+    browser.back()  # shown again from the cache: it reconnects, and a build still reaches it
+    _wait(browser, lambda d: d.find_element("id", "status-text").text.startswith("up to date"))
+
+
+def test_a_map_with_nothing_to_draw_says_so(server: tuple[str, Path], browser: Any) -> None:
+    base, _ = server
+    browser.get(f"{base}/pack/bare/map/0")
+    _wait(browser, lambda d: d.find_element("css selector", "#viewer .empty").is_displayed())
+    assert "No picture" in browser.find_element("css selector", "#viewer .empty").text
+    # No request for a picture that is not there (the page once asked for /pack/bare/map/null).
+    assert not [e for e in browser.get_log("browser") if "/null" in e["message"] or "picture" in e["message"]]
 
 
 def test_the_live_server_refuses_paths_out_of_the_pack(server: tuple[str, Path]) -> None:

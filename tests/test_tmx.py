@@ -165,3 +165,17 @@ def test_tmxrasterizer_draws_what_our_preview_draws(tmp_path: Path) -> None:
     theirs = np.asarray(Image.open(out).convert("RGB"))
     assert ours.shape == theirs.shape
     assert np.array_equal(ours, theirs)
+
+
+def test_a_control_character_a_stage_of_your_own_puts_in_a_name_fails_the_map_not_tiled() -> None:
+    """Recipes are checked as they load; an object named by a plugin is caught as the map is written."""
+    import pipeline
+    from pipeline.errors import PipelineError
+    from pipeline.level import MapObject
+    from pipeline.registry import ExportContext, kinds
+
+    maze = pipeline.generate("maze.backtracker", seed=1, cells=(3, 3))
+    maze.objects.append(MapObject("chest\x07", "chest", 0.5, 0.5))
+    exporter = kinds()["export.tmx"].model_validate({})
+    with pytest.raises(PipelineError, match=r"holds the control character '\\x07', which a TMX file \(XML\) cannot"):
+        exporter.export(maze, ExportContext(stem="map_000"))

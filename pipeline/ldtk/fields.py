@@ -114,11 +114,35 @@ def field_def(ident: str, uid: int, ftype: str) -> dict[str, Any]:
 
 
 def merged_type(types: list[str]) -> str:
-    """The definition's type for instances of these `__type`s (in map order): Int and Float
-    together are Float (a stat whole in one map, fractional in another); a number that is also a
-    String somewhere (past 32 bits in one map) is a String; otherwise the first."""
-    if set(types) == {"Int", "Float"}:
-        return "Float"
-    if "String" in types and set(types) <= {"Int", "Float", "String"}:
-        return "String"
-    return types[0]
+    """The one type for instances of these `__type`s: Int and Float together are Float (a stat
+    whole in one map, fractional in another); any other mix is String (a number past 32 bits in
+    one map, a colour in one and a name in another)."""
+    kinds = set(types)
+    if len(kinds) == 1:
+        return types[0]
+    return "Float" if kinds == {"Int", "Float"} else "String"
+
+
+def retyped(field: dict[str, Any], ftype: str) -> dict[str, Any]:
+    """A field instance as the type `merged_type` chose for it: LDtk's readers take a value by
+    its field's type and throw on another (an Int where the field is a Float)."""
+    if field["__type"] == ftype:
+        return field
+    value = field["__value"]
+    if ftype == "Float":
+        value, editor = float(value), {"id": "V_Float", "params": [float(value)]}
+    else:  # String: the text a TOML recipe or Tiled would show
+        value = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        editor = {"id": "V_String", "params": [value]}
+    return {**field, "__type": ftype, "__value": value, "realEditorValues": [editor]}
+
+
+def unify_types(entities: list[dict[str, Any]]) -> None:
+    """Give each field of one entity type one type across these instances (one level's), as its
+    definition in the project has (`merged_type`): two chests, `gold = 1` and `gold = 1.5`."""
+    types: dict[tuple[str, str], list[str]] = {}
+    for entity in entities:
+        for field in entity["fieldInstances"]:
+            types.setdefault((entity["__identifier"], field["__identifier"]), []).append(field["__type"])
+    for entity in entities:
+        entity["fieldInstances"] = [retyped(f, merged_type(types[entity["__identifier"], f["__identifier"]])) for f in entity["fieldInstances"]]

@@ -14,7 +14,7 @@ import numpy as np
 
 from pipeline.errors import PipelineError
 from pipeline.ldtk import ids
-from pipeline.ldtk.fields import ldtk_color, points_field, property_fields
+from pipeline.ldtk.fields import ldtk_color, points_field, property_fields, unify_types
 from pipeline.level import Level, MapObject, PropertyValue
 from pipeline.tiled.drawing import object_gid
 from pipeline.tiled.tilesheet import BuiltTileset
@@ -190,7 +190,9 @@ def level_file(
         elif kind == "Tiles":
             node["gridTiles"] = _placeholder(arrays, _grid_tiles(drawn_by_ident[ident], tileset))
         else:
-            node["entityInstances"] = [_entity(level, obj, k, built, iid) for k, obj in enumerate(level.objects)]
+            entities = [_entity(level, obj, k, built, iid) for k, obj in enumerate(level.objects)]
+            unify_types(entities)
+            node["entityInstances"] = entities
         layers.append(node)
     doc = {
         "identifier": ids.identifier(stem),
@@ -239,6 +241,8 @@ def _entity(level: Level, obj: MapObject, k: int, built: BuiltTileset, level_iid
     else:  # a point is the one cell it lies in
         px = (_cell(obj.x, level.width) * tw, _cell(obj.y, level.height) * th)
         size = (tw, th)
+    if "name" in obj.properties:
+        raise PipelineError([f"object {obj.name!r}: its property 'name' would hide the LDtk field of its name; rename it"])
     properties: dict[str, PropertyValue] = {"name": obj.name, **obj.properties}
     fields = property_fields(properties, lambda f: ids.hashed_uid("entity", ident, f), f"object {obj.name!r}")
     if obj.points:

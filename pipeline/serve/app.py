@@ -319,8 +319,11 @@ def _map_file(entry: dict[str, Any]) -> str | None:
 
 
 def _preview_path(entry: dict[str, Any]) -> str | None:
-    pngs = [f for f in entry["files"] if f.endswith(".png") and f.split("/")[0] == "previews"]
-    return pngs[0] if pngs else None
+    """The map's picture among its files: a preview (`previews/`, or an exporter's `dir` or
+    `preview_dir`: `ldtk/previews/`), else any PNG named after the map (`export.png`'s)."""
+    pngs = sorted(f for f in entry["files"] if f.endswith(".png") and Path(f).stem == entry["stem"])
+    ranked = sorted(pngs, key=lambda f: (f.split("/")[0] != "previews", "previews" not in f.split("/")[:-1]))
+    return ranked[0] if ranked else None
 
 
 def _preview_url(pack: str, entry: dict[str, Any]) -> str | None:

@@ -15,7 +15,7 @@ from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pipeline.errors import KeyedError, image_error_text, toml_text, validation_problems
-from pipeline.level import check_colors, check_finite
+from pipeline.level import check_colors, check_properties
 from pipeline.paths import check_plain_name
 from pipeline.fsio import read_regular
 from pipeline.tiled.art import Style
@@ -105,7 +105,7 @@ class TilesetSpec(BaseModel):
     @classmethod
     def _finite(cls, value: dict[str, dict[str, TileProperty]]) -> dict[str, dict[str, TileProperty]]:
         for name, props in value.items():
-            check_finite(props, f"{name}.")
+            check_properties(props, f"{name}.")
         return value
 
     @field_validator("colors")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Mapping
 
-from pipeline.level import PropertyValue
+from pipeline.errors import PipelineError
+from pipeline.level import NOT_XML, PropertyValue
 from pipeline.tiled.properties import property_text, property_type
 
 
@@ -32,4 +33,8 @@ def to_bytes(root: ET.Element) -> bytes:
     ET.indent(root, space=" ")
     # Tiled closes empty elements as `<x/>`; ElementTree writes `<x />` (attribute values escape `>`).
     body = ET.tostring(root, encoding="unicode", short_empty_elements=True).replace(" />", "/>")
+    # Recipes are checked as they load; this is for what a stage of your own names or sets.
+    if found := NOT_XML.search(body):
+        start = body.rfind("<", 0, found.start())
+        raise PipelineError([f"a name or text holds the control character {found.group()!r}, which a TMX file (XML) cannot: {body[start : found.start()]!r}..."])
     return ('<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n").encode("utf-8")

@@ -271,7 +271,8 @@ async function renderMap(packName, index) {
     viewer.dataset.loaded = "true";
   };
   img.onerror = () => { if (m.preview && img.src.indexOf(m.preview) < 0) img.src = m.preview; };
-  img.src = m.picture || m.preview;
+  if (m.picture || m.preview) img.src = m.picture || m.preview;
+  else viewer.append(el("p", { class: "empty" }, "No picture: this map has no Tiled map or preview among its files (an exporter with preview = true draws one)."));
   viewer.addEventListener("wheel", (e) => {
     e.preventDefault();
     const box = viewer.getBoundingClientRect();
@@ -355,7 +356,14 @@ function startEvents() {
     render();
   });
   source.onerror = () => { $("#status-text").textContent = "disconnected from pcg serve (retrying…)"; $("#status").className = "status failed"; };
+  // A page left for another stays in the browser's back/forward cache with its stream open:
+  // six such pages hold every connection the browser allows to one server, and the next page's
+  // requests wait for ever. Close it on leaving; a page shown again from the cache reconnects.
+  const leave = () => { source.close(); window.removeEventListener("pagehide", leave); };
+  window.addEventListener("pagehide", leave);
 }
+
+window.addEventListener("pageshow", (e) => { if (e.persisted) startEvents(); });
 
 document.addEventListener("click", (e) => {
   const a = e.target.closest("a");

@@ -19,7 +19,7 @@ from pipeline.stages.export.drawn_map import DrawnMapExporter
 from pipeline.tiled.values import encode_values, int32_values
 
 
-@stage("export.ldtk", version=6)
+@stage("export.ldtk", version=7)
 class ExportLdtk(DrawnMapExporter):
     """Write the pack as an LDtk project (format 1.5), one level per map.
 
@@ -120,7 +120,7 @@ class ExportLdtk(DrawnMapExporter):
         digests = {path: digest for _, _, files in ctx.maps for path, digest in files.items()}
         key = sources_key(self.project, [(p, digests[p]) for p in [defs_path, *(p for _, p in levels)]])
         target = self.project_file()
-        if is_current(ctx.pack_dir / target, key):
+        if not ctx.rewrite and is_current(ctx.pack_dir / target, key):
             return {}
         defs = _read_json(ctx.pack_dir, defs_path)
         docs = [(relative_to(path, self.dir), _read_json(ctx.pack_dir, path)) for _, path in levels]

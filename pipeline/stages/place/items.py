@@ -8,7 +8,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from pipeline.jit import compiled
-from pipeline.level import RGB_COLOR, Color, Level, MapObject, check_finite
+from pipeline.level import RGB_COLOR, Color, Level, MapObject, check_properties
 from pipeline.registry import stage
 from pipeline.stages.place.count import count_type, draw_count
 from pipeline.stages.regions.walkable import WalkableStage
@@ -43,8 +43,8 @@ class Items(WalkableStage):
 
     @field_validator("properties")
     @classmethod
-    def _finite(cls, value: dict[str, Union[bool, int, float, str]]) -> dict[str, Union[bool, int, float, str]]:
-        check_finite(value)
+    def _fits_tiled(cls, value: dict[str, Union[bool, int, float, str]]) -> dict[str, Union[bool, int, float, str]]:
+        check_properties(value)
         return value
 
     def object_tiles(self) -> dict[str, str]:
