@@ -425,6 +425,7 @@ TILESET_RECIPE = maze_recipe("t", '[stage.tmx]\nuse = "export.tmx"\ninput = "maz
         ('image = "missing.png"\n[tiles]\nwall = 0\n', "tilesets/t.toml: image: cannot read"),
         ('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\nfloor = 99\n', "tiles.floor: tile 99 is past the end of"),
         ('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\n[autotile.wall]\nset = "blob"\n', "autotile.wall: needs `first` or `tiles`"),
+        ('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\n[properties.walls]\nsolid = true\n', "properties.walls: names no tile of this tileset: none in `tiles` or `autotile` (did you mean 'wall'?)"),
         ('[autotile.wall]\nset = "hex"\n', "tilesets/t.toml: autotile.wall.set: must be one of 'blob' or 'corner'"),
         ('tile_size = 2\n[autotile.wall]\nset = "blob"\n', "tile_size: autotiled tiles need at least 3 x 3 pixels"),
         ("[properties.wall]\nw = nan\n", "properties.wall.w: must be a finite number"),
@@ -523,6 +524,37 @@ def test_a_symbol_a_generated_tileset_misses_by_a_letter_is_a_warning(project: P
     write_recipe(project, "m", MISNAMED_RECIPE.replace('"wal"', '"wall"'))
     proc = pcg("build", "recipes", "-q", cwd=project)
     assert proc.stderr == "" and tile_properties(tsx, "B") == {"name": "wall", "symbol": "B", "solid": "true"}
+
+
+def test_a_misspelt_autotile_or_properties_table_is_a_warning_for_own_art_too(project: Path) -> None:
+    """`[autotile.walls]` beside `tiles.wall`: the walls would lose their Wang set and `solid`."""
+    (project / "tilesets").mkdir()
+    Image.new("RGBA", (8 * 8, 8 * 7), (90, 90, 90, 255)).save(project / "tilesets" / "sheet.png")
+    (project / "tilesets" / "g.toml").write_text(
+        'image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\nfloor = 1\ndor = 2\n[autotile.walls]\nset = "blob"\nfirst = 8\n[properties.walls]\nsolid = true\n'
+    )
+    write_recipe(project, "m", MISNAMED_RECIPE.replace('"wal"', '"wall"'))
+    proc = pcg("build", "recipes", "-q", cwd=project)
+    assert proc.stderr.splitlines() == [
+        f"warning: recipes/m.toml: stage.tmx.tileset: {table}.walls of tileset 'g' names no symbol of the map (did you mean 'wall'?),"
+        " so 'wall' is drawn without it (maps 0-2)"
+        for table in ("autotile", "properties")
+    ], proc.stderr
+
+
+def test_a_symbol_no_layer_draws_with_its_own_tile_is_a_warning(project: Path) -> None:
+    """`layers` without the walls: the maps have no walls, nor their collision, in the game."""
+    (project / "tilesets").mkdir()
+    (project / "tilesets" / "g.toml").write_text(GENERATED)
+    recipe = MISNAMED_RECIPE.replace('"wal"', '"wall"')
+    write_recipe(project, "m", recipe.replace('input = "grown"\n', 'input = "grown"\nlayers = [{ name = "ground", tile = "floor" }]\n', 1))
+    proc = pcg("build", "recipes", "-q", cwd=project)
+    assert proc.stderr.splitlines() == [
+        "warning: recipes/m.toml: stage.tmx.layers: symbol 'wall' is drawn only as 'floor', by layer 'ground', so the maps show no wall:"
+        ' add a layer, e.g. { name = "wall", symbols = ["wall"] } (map 1)'  # the one map the growth leaves walls in
+    ], proc.stderr
+    write_recipe(project, "m", recipe.replace('input = "grown"\n', 'input = "grown"\nlayers = [{ name = "ground", tile = "floor" }, { name = "walls", symbols = ["wall"] }]\n', 1))
+    assert pcg("build", "recipes", "-q", cwd=project).stderr == ""
 
 
 def test_only_names_a_letter_apart_are_taken_for_misspelt() -> None:

@@ -57,6 +57,22 @@ def draw_layers(level: Level, built: BuiltTileset, layers: list[LayerSpec], firs
     return out
 
 
+def undrawn_symbols(level: Level, layers: list[LayerSpec]) -> list[str]:
+    """Warnings for the map's symbols that no layer draws with their own tile: `layers` that
+    leave out `wall` make maps without walls (or their `solid` collision) in the game. A layer
+    with `tile` (a floor under everything) draws them as that tile only."""
+    present = np.flatnonzero(np.bincount(level.tiles.ravel(), minlength=len(level.alphabet)))
+    lines = []
+    for index in present.tolist():
+        name = level.alphabet[index].name
+        on = [spec for spec in layers if spec.symbols == (ALL,) or name in spec.symbols]
+        if any(spec.tile in (None, name) for spec in on):
+            continue
+        where = f"only as {on[0].tile!r}, by layer {on[0].name!r}" if on else f"by none of the layers ({', '.join(s.name for s in layers)})"
+        lines.append(f'layers: symbol {name!r} is drawn {where}, so the maps show no {name}: add a layer, e.g. {{ name = "{name}", symbols = ["{name}"] }}')
+    return lines
+
+
 def object_gid(obj: MapObject, built: BuiltTileset, firstgid: int = 1) -> int:
     try:
         return firstgid + built.tileset.tile_id(obj.tile)

@@ -14,7 +14,7 @@ import tomli
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from pipeline.errors import KeyedError, image_error_text, toml_text, validation_problems
+from pipeline.errors import KeyedError, did_you_mean, image_error_text, toml_text, validation_problems
 from pipeline.level import check_colors, check_properties
 from pipeline.paths import check_plain_name
 from pipeline.fsio import read_regular
@@ -144,6 +144,11 @@ class TilesetSpec(BaseModel):
             for name, auto in self.autotile.items():
                 if auto.tile_ids() is None:
                     raise KeyedError(f"autotile.{name}", "needs `first` or `tiles` (its tiles in your image)")
+            drawn = [*self.tiles, *self.autotile]
+            for name in self.properties:
+                if name not in drawn:
+                    hint = did_you_mean(name, drawn) or f" (it has: {', '.join(drawn)})"
+                    raise KeyedError(f"properties.{name}", f"names no tile of this tileset: none in `tiles` or `autotile`{hint}")
         return self
 
 

@@ -116,20 +116,28 @@ def build_tileset(spec: TilesetSpec, alphabet: tuple[Symbol, ...], image: bytes 
 
 
 def misnamed_symbols(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> list[str]:
-    """The map's symbols a generated tileset does not name while it names, for a symbol the map
-    lacks, a name one letter from theirs: most likely a misspelt legend (`wal` for `wall`), drawn
-    as a plain tile in the symbol's own colour, without the wall art or the properties (`solid`)
-    the file gives the name. Not an error: a tileset shared by packs names symbols some maps lack
-    (and object tiles), and draws any symbol it does not name, so names further apart (`decor`
-    and `door`) are taken as meant. (A tilesheet's `tiles` must name every symbol: a missing one
-    fails the map.)"""
-    named = set(spec.colors) | set(spec.autotile) | set(spec.properties) | set(spec.icons)
-    unused = sorted(named - {s.name for s in alphabet})
+    """What most likely names the wrong symbol, tileset and map seen together. A map's symbol
+    that a generated tileset does not name while it names, for a symbol the map lacks, a name
+    one letter from theirs: a misspelt legend (`wal` for `wall`), drawn as a plain tile in the
+    symbol's own colour, without the wall art or the properties (`solid`) the file gives the
+    name. And an `autotile` or `properties` table (of any tileset) for a name the map lacks, one
+    letter from a symbol the tileset draws otherwise: a misspelt table (`[autotile.walls]`),
+    whose art and `solid` the walls then lack. Not errors: a tileset shared by packs names
+    symbols some maps lack (and object tiles), so names further apart (`decor` and `door`) are
+    taken as meant. (A tilesheet's `tiles` must name every symbol: a missing one fails the map.)"""
+    named = set(spec.colors) | set(spec.tiles) | set(spec.autotile) | set(spec.properties) | set(spec.icons)
+    present = {s.name for s in alphabet}
+    unused = sorted(named - present)
     lines = []
     for symbol in alphabet:
         close = [name for name in unused if _one_edit_apart(symbol.name, name)] if symbol.name not in named else []
-        if close:
+        if close and spec.image is None:
             lines.append(f"symbol {symbol.name!r} is not named in tileset {spec.name!r} (did you mean {close[0]!r}?), so it is drawn as a plain tile in its own colour")
+    for table, names in (("autotile", spec.autotile), ("properties", spec.properties)):
+        for name in sorted(set(names) - present):
+            meant = [s.name for s in alphabet if s.name in named and s.name not in names and _one_edit_apart(s.name, name)]
+            if meant:
+                lines.append(f"{table}.{name} of tileset {spec.name!r} names no symbol of the map (did you mean {meant[0]!r}?), so {meant[0]!r} is drawn without it")
     return lines
 
 
@@ -274,7 +282,7 @@ def _own_art(spec: TilesetSpec, alphabet: tuple[Symbol, ...], data: bytes) -> Bu
     else:
         png = data if is_png else _png(pixels)
     tileset = _tileset(spec, columns, rows, pixels, names, tile_properties, wangsets)
-    return BuiltTileset(tileset, png, pixels, autotiles)
+    return BuiltTileset(tileset, png, pixels, autotiles, tuple(misnamed_symbols(spec, alphabet)))
 
 
 def _tileset(

@@ -16,7 +16,7 @@ from pipeline.object_tiles import tileset_problem
 from pipeline.paths import check_plain_name, check_relative_dir, join
 from pipeline.registry import ExportContext, Exporter
 from pipeline.tiled.art import Style
-from pipeline.tiled.drawing import LayerSpec, draw_layers, object_gid
+from pipeline.tiled.drawing import LayerSpec, draw_layers, object_gid, undrawn_symbols
 from pipeline.tiled.render import preview_png
 from pipeline.tiled.spec import LoadedTileset, TilesetSpec, load_tileset
 from pipeline.tiled.tilesheet import BuiltTileset, build_tileset
@@ -117,6 +117,8 @@ class DrawnMapExporter(Exporter):
         built = build_tileset(self._spec, level.alphabet, loaded.image if loaded else b"")
         if ctx is not None:
             ctx.warnings.extend(f"tileset: {line}" for line in built.warnings)
+            if self.layers:
+                ctx.warnings.extend(undrawn_symbols(level, list(self.layers)))
         return built, draw_layers(level, built, list(self.layers) or [LayerSpec(name=self.layer_name)])
 
     @staticmethod
