@@ -73,11 +73,16 @@ def overrides(recipe: Recipe) -> list[Override]:
     return sorted(out, key=lambda o: o.map)
 
 
+REROLL_LIMIT = 2**31
+
+
 def reroll_seed(map_index: int, seed: int, count: int) -> int:
     """The seed re-roll number `count` gives map `map_index` whose seed was `seed`: blake2b of all
-    three, so neighbouring maps and counts never share a seed by arithmetic, and no clock."""
+    three, so neighbouring maps and counts never share a seed by arithmetic, and no clock. Below
+    2**31, as the seeds people write are: a map's `seed` property is then an int in Tiled (whose
+    ints are 32-bit) on re-rolled maps as on the others, not a string on those alone."""
     text = f"pcg-reroll:{map_index}:{seed}:{count}".encode("ascii")
-    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little") % SEED_LIMIT
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little") % REROLL_LIMIT
 
 
 def pin(recipe_path: Path | str, map_index: int, seed: int | None = None) -> SeedChange:

@@ -322,6 +322,7 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
     # Unknown or missing kinds are reported already and might be exporters: only all-known, no-export.
     if declared and not exporters and all(isinstance(u, str) and u in kinds for u in uses.values()):
         problems.append("stage: no export stage, so the recipe would write nothing (add e.g. [stage.tmx] with use = \"export.tmx\")")
+    _check_one_best(ordered, problems)
     if pack is not None:
         _check_outputs(ordered, pack, problems)
         # Stats are checked against every stage's: with one missing (its plugin did not load, its
@@ -473,6 +474,17 @@ def _wiring_ok(wiring: dict[str, tuple[str, ...]], declared: list[str], exporter
                 problems.append(f"stage.{name}.input: {inp!r} is an export stage; it writes files and has no Level to pass on")
                 ok = False
     return ok
+
+
+def _check_one_best(specs: list[StageSpec], problems: list[str]) -> None:
+    """A map is made again as a whole, so one stage chooses among its attempts: a second
+    `best` would never be asked."""
+    choosers = [spec.name for spec in specs if spec.params.best_of() is not None]
+    for name in choosers[1:]:
+        problems.append(
+            f"stage.{name}.best: stage.{choosers[0]} chooses the best of several attempts already, and a map is"
+            " made again as a whole: one stage per recipe may (fold this test into its where)"
+        )
 
 
 def _check_outputs(specs: list[StageSpec], pack: PackConfig, problems: list[str]) -> None:

@@ -120,16 +120,20 @@ def run_map(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
     start = task.attempt
     maker: KeyMaker | None = None
     tried: dict[str, list[Tried]] = {}
+    turned_down: list[str] = []  # the stages the attempts turned down ran: the build reports the work
     while True:
+        levels = _Levels(recipe, cache, task, MapResult(task.index))
         try:
-            result = _run_attempt(recipe, cache, task)
+            result = _run_attempt(recipe, cache, task, levels)
         except Rejected as rejected:
+            turned_down += levels.result.ran
             tried.setdefault(rejected.stage, []).append((task.attempt, rejected.values))
             if task.attempt + 1 >= rejected.attempts:
-                return _rejected(recipe, task.index, rejected, tried, task.attempt + 1 - start)
+                return _rejected(recipe, task.index, rejected, tried, task.attempt + 1 - start, turned_down)
             maker = maker or KeyMaker(recipe)
             task = _at_attempt(maker, task, task.attempt + 1)
             continue
+        result.ran[:0] = turned_down
         return _with_attempt(result, task)
 
 
@@ -144,10 +148,12 @@ def _run_best(recipe: Recipe, cache: LevelCache, task: MapTask, name: str) -> Ma
     winner: tuple[float, MapTask, _Levels] | None = None
     passed = attempt = 0
     last: Rejected | None = None
+    made: list[_Levels] = []
     while attempt < best.attempts and passed < best.of:
         if attempt:
             task = _at_attempt(maker, task, attempt)
         levels = _Levels(recipe, cache, task, MapResult(task.index))
+        made.append(levels)
         try:
             level = levels(name)
             score = _call(name, lambda: best.score(level.properties))
@@ -155,7 +161,7 @@ def _run_best(recipe: Recipe, cache: LevelCache, task: MapTask, name: str) -> Ma
             tried.setdefault(rejected.stage, []).append((attempt, rejected.values))
             last = rejected
         except StageFailed as failed:
-            return MapResult(task.index, failure=(failed.stage, failed.message))
+            return MapResult(task.index, failure=(failed.stage, failed.message), ran=[r for made_one in made for r in made_one.result.ran])
         else:
             passed += 1
             if winner is None or score > winner[0]:
@@ -164,12 +170,15 @@ def _run_best(recipe: Recipe, cache: LevelCache, task: MapTask, name: str) -> Ma
     if winner is None:
         if last is None:  # attempts >= 1, so some attempt ran and was turned down
             raise RuntimeError("no attempt ran")
-        return _rejected(recipe, task.index, last, tried, attempt)
+        return _rejected(recipe, task.index, last, tried, attempt, [r for made_one in made for r in made_one.result.ran])
     _, task, levels = winner
+    others = [r for made_one in made if made_one is not levels for r in made_one.result.ran]
     try:
         result = _run_attempt(recipe, cache, task, levels)
     except Rejected as rejected:  # a later filter turned the best attempt down
-        return MapResult(task.index, failure=(rejected.stage, f"{rejected.problems[0]} (in attempt {task.attempt}, the best by {name}'s best)"))
+        failure = (rejected.stage, f"{rejected.problems[0]} (in attempt {task.attempt}, the best by {name}'s best)")
+        return MapResult(task.index, failure=failure, ran=others + levels.result.ran)
+    result.ran[:0] = others
     return _with_attempt(result, task)
 
 
@@ -190,14 +199,14 @@ def _with_attempt(result: MapResult, task: MapTask) -> MapResult:
     return result
 
 
-def _rejected(recipe: Recipe, index: int, rejected: Rejected, tried: dict[str, list[Tried]], total: int) -> MapResult:
+def _rejected(recipe: Recipe, index: int, rejected: Rejected, tried: dict[str, list[Tried]], total: int, ran: list[str]) -> MapResult:
     """The failure of a map none of whose attempts passed: the stage's report of them if it
-    makes one, else its last rejection's message."""
+    makes one, else its last rejection's message (`ran`: the stages its attempts ran)."""
     message = recipe.by_name[rejected.stage].params.rejection_report(tried.get(rejected.stage, []), total)
     if message is None:
         # The stage's own message says what to loosen; `attempts` is every rejecting stage's.
         message = f"{rejected.problems[0]}; no map passed in {total} attempt{'s' if total != 1 else ''} (raise attempts to try more)"
-    return MapResult(index, failure=(rejected.stage, message))
+    return MapResult(index, failure=(rejected.stage, message), ran=ran)
 
 
 class _Levels:
@@ -217,7 +226,11 @@ class _Levels:
             # Each stage gets its own shallow copies: arrays are read-only, and a stage that
             # edits an input's properties or objects must not change what another stage sees.
             inputs = [private_copy(self(i)) for i in spec.inputs]
-            level = _call(name, lambda: spec.params.run(inputs, rng_for(task.seeds[name])))
+            try:
+                level = _call(name, lambda: spec.params.run(inputs, rng_for(task.seeds[name])))
+            except Rejected:
+                self.result.ran.append(name)  # it ran, and turned the attempt down
+                raise
             if not isinstance(level, Level):
                 raise StageFailed(name, f"returned {type(level).__name__}, not a Level")
             if (unknown := level.unknown_tiles()) is not None:

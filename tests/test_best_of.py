@@ -92,6 +92,19 @@ def test_best_counts_only_attempts_that_pass_where(tmp_path: Path, monkeypatch: 
         assert entry.get("attempt", 0) == min(passing, key=lambda a: (tried[a], a))
 
 
+@pytest.mark.parametrize("keep", ['where = "difficulty >= 7"\nattempts = 40', 'best = { stat = "difficulty", of = 3 }'])
+def test_the_build_line_counts_the_stage_runs_of_every_attempt(tmp_path: Path, keep: str) -> None:
+    """Not only those of the attempt kept: tuning a filter is blind when 40 attempts read as one."""
+    write_recipe(tmp_path, "boards", RECIPE.format(keep=keep))
+    line = pcg("build", "recipes", cwd=tmp_path).stdout
+    if "best" in keep:
+        made = 3 * 3
+    else:
+        made = sum(next(a for a, d in enumerate(difficulties(tmp_path / "recipes" / "boards.toml", i, 40)) if d >= 7) + 1 for i in range(3))
+        assert made > 3  # some map was made more than once, or this proves nothing
+    assert f"ran board x{made}, rated x{made}, keep x{made}, png x3" in line, line
+
+
 def test_best_of_is_the_same_with_two_workers_and_verifies(tmp_path: Path) -> None:
     write_recipe(tmp_path, "boards", RECIPE.format(keep='best = { stat = "difficulty", of = 4 }'))
     pcg("build", "recipes", "-q", cwd=tmp_path)
@@ -132,6 +145,11 @@ def test_without_best_the_params_are_what_they_were() -> None:
         ('best = { stat = "difficulty", of = 4, aim = [9, 2] }', "stage.keep.best.aim: a band must be [low, high]"),
         ('best = { stat = "difficulty", of = 4, aim = "most" }', "stage.keep.best.aim"),
         ("attempts = 3", "stage.keep: give where (a test), best (a choice), or both"),
+        # A second chooser would never be asked: the map is made again as a whole.
+        (
+            'best = { stat = "difficulty", of = 2 }\n\n[stage.again]\nuse = "filter"\ninput = "keep"\nbest = { stat = "moves_greedy", of = 2 }',
+            "stage.again.best: stage.keep chooses the best of several attempts already",
+        ),
     ],
 )
 def test_bad_best_is_one_clear_error(tmp_path: Path, keep: str, expected: str) -> None:

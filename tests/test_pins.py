@@ -81,6 +81,8 @@ def test_reroll_rebuilds_that_map_alone_and_the_recipe_alone_reproduces_it(tiny:
     again = reroll(recipe, 2)  # goes on from the re-rolled seed, with the next count
     assert again.seed == reroll_seed(2, change.seed, 2) and again.rerolls == 2
     assert f"2 = {{ seed = {again.seed}, rerolls = 2 }}" in recipe.read_text()
+    # Below 2**31: the map's seed property stays a Tiled int, as on the maps not re-rolled.
+    assert all(reroll_seed(i, 7, n) < 2**31 for i in range(50) for n in range(1, 5))
 
     result = build(tiny)
     after = snapshot(tiny)
