@@ -464,8 +464,22 @@ def _print_pins(console: "Console", recipe: "Recipe", maps: list[int] | None) ->
     print_table(console, table)
 
 
-MAP_ARG = typer.Argument(..., help="The map's index in the pack (0 is the first).")
+MAP_ARG = typer.Argument(..., metavar="MAP", help="The map's index in the pack (0 is the first); several for several maps.")
 PACK_OR_RECIPE = typer.Argument(..., help=PACK_HELP + " A pack leads to the recipe its manifest records.")
+
+
+def _maps_of(pack: Path, map_indices: list[int], out: Path, cache: Path) -> tuple[Path, list[int]]:
+    """The recipe of `pack` and the maps named, each once, all checked before any is edited."""
+    from pipeline.errors import PipelineError
+    from pipeline.pins import recipe_of
+    from pipeline.recipe import load_recipe
+
+    path = recipe_of(pack, out, cache)
+    recipe = load_recipe(path)
+    bad = [f"{recipe.path}: map {i}: the pack has maps 0..{recipe.pack.maps - 1}" for i in map_indices if not 0 <= i < recipe.pack.maps]
+    if bad:
+        raise PipelineError(bad)
+    return path, list(dict.fromkeys(map_indices))
 
 
 def _seed_edited(change: "SeedChange", what: str) -> None:
@@ -473,8 +487,11 @@ def _seed_edited(change: "SeedChange", what: str) -> None:
 
     where = escape(change.recipe)
     if not change.written:
-        state = f"is pinned at {change.seed}" if change.pinned else f"follows the pack seed ({change.seed})"
-        _console().print(f"{where}: map {change.map} already {state}; nothing changed", soft_wrap=True)
+        if change.rerolls:
+            state = f"is already re-rolled ({change.rerolls}x) to {change.seed}"
+        else:
+            state = f"is already pinned at {change.seed}" if change.pinned else f"already follows the pack seed ({change.seed})"
+        _console().print(f"{where}: map {change.map} {state}; nothing changed", soft_wrap=True)
         return
     seeds = f"seed {change.seed}" if change.before == change.seed else f"seed {change.before} -> {change.seed}"
     _console().print(f"{where}: map {change.map} {what} ({seeds})", soft_wrap=True)
@@ -484,36 +501,37 @@ def _seed_edited(change: "SeedChange", what: str) -> None:
 @_user_errors
 def pin(
     pack: Path = PACK_OR_RECIPE,
-    map_index: int = MAP_ARG,
+    map_indices: List[int] = MAP_ARG,
     seed: Optional[int] = typer.Option(None, "--seed", help="Pin this seed rather than the map's current one."),
     out: Path = EXPORTS,
     cache: Path = CACHE,
 ) -> None:
-    """Freeze one map's seed into the recipe (\\[pack.seeds]), so a new pack seed leaves that map as it is."""
+    """Freeze maps' seeds into the recipe (\\[pack.seeds]), so a new pack seed leaves those maps as they are."""
     from pipeline.pins import pin as pin_map
-    from pipeline.pins import recipe_of
 
-    _seed_edited(pin_map(recipe_of(pack, out, cache), map_index, seed), "pinned")
+    path, indices = _maps_of(pack, map_indices, out, cache)
+    for map_index in indices:
+        _seed_edited(pin_map(path, map_index, seed), "pinned")
 
 
 @app.command()
 @_user_errors
 def reroll(
     pack: Path = PACK_OR_RECIPE,
-    map_index: int = MAP_ARG,
-    build_: bool = typer.Option(False, "--build", help="Then build the pack (only that map is stale)."),
+    map_indices: List[int] = MAP_ARG,
+    build_: bool = typer.Option(False, "--build", help="Then build the pack (only those maps are stale)."),
     jobs: Optional[int] = JOBS,
     out: Path = EXPORTS,
     cache: Path = CACHE,
 ) -> None:
-    """Give one map a new seed, written into the recipe (\\[pack.seeds]); the other maps keep theirs."""
-    from pipeline.pins import recipe_of
+    """Give maps new seeds, written into the recipe (\\[pack.seeds]); the other maps keep theirs."""
     from pipeline.pins import reroll as reroll_map
     from pipeline.recipe import load_recipe
 
-    path = recipe_of(pack, out, cache)
-    change = reroll_map(path, map_index)
-    _seed_edited(change, f"re-rolled ({change.rerolls}x)")
+    path, indices = _maps_of(pack, map_indices, out, cache)
+    for map_index in indices:
+        change = reroll_map(path, map_index)
+        _seed_edited(change, f"re-rolled ({change.rerolls}x)")
     if build_:
         _build([load_recipe(path)], [], jobs, False, None, out, cache, False, _console())
 
@@ -522,15 +540,16 @@ def reroll(
 @_user_errors
 def unpin(
     pack: Path = PACK_OR_RECIPE,
-    map_index: int = MAP_ARG,
+    map_indices: List[int] = MAP_ARG,
     out: Path = EXPORTS,
     cache: Path = CACHE,
 ) -> None:
-    """Remove one map's seed from the recipe (\\[pack.seeds]): it follows the pack seed again."""
-    from pipeline.pins import recipe_of
+    """Remove maps' seeds from the recipe (\\[pack.seeds]): they follow the pack seed again."""
     from pipeline.pins import unpin as unpin_map
 
-    _seed_edited(unpin_map(recipe_of(pack, out, cache), map_index), "unpinned")
+    path, indices = _maps_of(pack, map_indices, out, cache)
+    for map_index in indices:
+        _seed_edited(unpin_map(path, map_index), "unpinned")
 
 
 @app.command()
@@ -615,9 +634,19 @@ def stats(
         table.add_column(key, justify="right")
     kinds = stage_kinds(manifest)
     for name, values in summary.items():
-        cells = [f"{values[k][0]:.4g} ± {values[k][1]:.2g}" if k in values else "" for k in keys]
+        cells = [f"{_plain(values[k][0], 4)} ± {_plain(values[k][1], 2)}" if k in values else "" for k in keys]
         table.add_row(name, kinds.get(name, "?"), *cells)
     print_table(console, table)
+
+
+def _plain(x: float, digits: int) -> str:
+    """`x` to about `digits` significant digits, never in exponent form (160, not 1.6e+02)."""
+    import math
+
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    text = f"{x:.{max(0, digits - 1 - math.floor(math.log10(abs(x))))}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 @app.command("list")

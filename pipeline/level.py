@@ -39,10 +39,14 @@ PropertyValue = Union[bool, int, float, str]  # a Color is a str
 
 
 def check_colors(colors: dict[str, str]) -> None:
-    """Refuse any value that is not a colour "#rrggbb" (a KeyedError naming its key)."""
-    for key, color in colors.items():
-        if not RGB_COLOR.match(color):
-            raise KeyedError(key, f'must be a colour "#rrggbb" (got {color!r})')
+    """Refuse any value that is not a colour "#rrggbb": a KeyedError naming its key, or for
+    several, one error listing them all (each would be one more build to find)."""
+    bad = [(key, color) for key, color in colors.items() if not RGB_COLOR.match(color)]
+    if len(bad) == 1:
+        raise KeyedError(bad[0][0], f'must be a colour "#rrggbb" (got {bad[0][1]!r})')
+    if bad:
+        shown = ", ".join(f"{key} = {color!r}" for key, color in bad)
+        raise ValueError(f'must each be a colour "#rrggbb" (got {shown})')
 
 
 # Characters XML 1.0 cannot hold, even escaped: a TMX with one does not load in Tiled.

@@ -146,6 +146,14 @@ def test_stats_off_a_terminal_is_plain_and_full_width(wide: Path) -> None:
     assert max(len(line) for line in lines) > 120  # wider than any terminal default: nothing was cut
     assert "…" not in out and not BOX & set(out) and "\x1b" not in out
     assert all(line == line.rstrip() for line in lines)
+    assert "e+" not in out and "e-0" not in out  # 160, never 1.6e+02
+
+
+def test_stats_numbers_keep_their_digits_without_exponents() -> None:
+    from pipeline.cli import _plain
+
+    assert [_plain(x, 2) for x in (160.2, 1173.4, 0.12345, 5.0, -3.25, 0.0)] == ["160", "1173", "0.12", "5", "-3.2", "0"]
+    assert [_plain(x, 4) for x in (12345.6, 99.96, 0.0012)] == ["12346", "99.96", "0.0012"]
 
 
 def test_stats_at_a_wide_terminal_is_a_boxed_table_with_nothing_cut(wide: Path) -> None:

@@ -419,6 +419,9 @@ TILESET_RECIPE = maze_recipe("t", '[stage.tmx]\nuse = "export.tmx"\ninput = "maz
     [
         ('tile_size = 16\n[colors]\nwall = "red"\n', "tilesets/t.toml: colors.wall: must be a colour"),
         ("tile_size = 0\n", "tilesets/t.toml: tile_size: must be 1..1024 pixels"),
+        # Every bad colour at once; and colours in a tileset with its own image, whatever they hold.
+        ('[colors]\nwall = "#5b556"\nfloor = "#GGGGGG"\n', "tilesets/t.toml: colors: must each be a colour \"#rrggbb\" (got wall = '#5b556', floor = '#GGGGGG')"),
+        ('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\n[colors]\nwall = "red"\n', "tilesets/t.toml: colors: belongs to generated art"),
         ('tile_size = "16"\n', "tilesets/t.toml: tile_size: must be a whole number of pixels or [width, height] (got '16')"),
         ('image = "text.png"\n[tiles]\nwall = 0\n', "image: cannot read tilesets/text.png as an image (not a PNG or any other image Pillow reads)"),
         ("[tiles]\nwall = 0\n", "tilesets/t.toml: tiles: belongs to a tileset with your own `image`"),
@@ -705,6 +708,15 @@ def test_non_square_tiles_autotile_and_draw_as_tiled_does(project: Path, tmp_pat
         out = tmp_path / "r.png"
         assert run_tiled(["tmxrasterizer", str(pack / "map_000.tmx"), str(out)]).returncode == 0
         assert (rgba(out) == rgba(pack / "previews" / "map_000.png")).all()
+
+
+def test_a_string_that_looks_like_a_colour_but_is_not_one_is_a_warning(project: Path) -> None:
+    write_recipe(project, "t", maze_recipe("t", '[stage.items]\nuse = "place.items"\ninput = "maze"\nproperties = { a = "#ffcc0", b = "#80ffcc00", c = "#ffcc00", d = "#1 gold" }\n\n[stage.tmx]\nuse = "export.tmx"\ninput = "items"\n'))
+    proc = pcg("build", "recipes", "-q", cwd=project)
+    assert proc.stderr.splitlines() == [
+        f'warning: recipes/t.toml: stage.items.properties.{key}: {value!r} looks like a colour but is not "#rrggbb", so it is written as a string'
+        for key, value in (("a", "#ffcc0"), ("b", "#80ffcc00"))
+    ], proc.stderr
 
 
 @pytest.mark.parametrize(

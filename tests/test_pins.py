@@ -167,8 +167,9 @@ def test_bad_input_is_one_clear_line(tiny: Path) -> None:
         pin(recipe, MAPS)
     proc = pcg("pin", "nope", "1", cwd=tiny, check=False)
     assert proc.returncode == 1 and "nope: not a built pack" in proc.stderr and "Traceback" not in proc.stderr
-    proc = pcg("reroll", "recipes/tiny.toml", "9", cwd=tiny, check=False)
+    proc = pcg("reroll", "recipes/tiny.toml", "1", "9", cwd=tiny, check=False)
     assert proc.returncode == 1 and "recipes/tiny.toml: map 9: the pack has maps 0..3" in proc.stderr
+    assert recipe.read_text() == TEXT  # checked before any map is edited: map 1 is not re-rolled
     os.chmod(recipe, 0o444)
     try:
         proc = pcg("reroll", "recipes/tiny.toml", "1", cwd=tiny, check=False)
@@ -203,6 +204,13 @@ def test_cli_takes_the_pack_and_explain_shows_the_pins(tiny: Path) -> None:
     rows = [line.split() for line in explain.splitlines()[-3:]]
     assert rows == [["0", "7", "pinned"], ["1", "12", "pinned"], ["3", str(seed), "re-rolled", "1x"]]
     assert load_recipe(tiny / "recipes" / "tiny.toml").pack.seed_of(3) == seed
+    # Several maps at once; one already as asked says so, in its own words.
+    out = pcg("reroll", "tiny", "2", "3", cwd=tiny).stdout
+    assert f"map 2 re-rolled (1x) (seed 7 -> {reroll_seed(2, 7, 1)})" in out and f"map 3 re-rolled (2x) (seed {seed} -> {reroll_seed(3, seed, 2)})" in out
+    out = pcg("pin", "tiny", "2", "0", cwd=tiny).stdout
+    assert f"map 2 is already re-rolled (1x) to {reroll_seed(2, 7, 1)}; nothing changed" in out and "map 0 is already pinned at 7; nothing changed" in out
+    out = pcg("unpin", "tiny", "0", "1", "2", "3", cwd=tiny).stdout
+    assert out.count("unpinned") == 4 and "seeds" not in tomli.loads((tiny / "recipes" / "tiny.toml").read_text())["pack"]
 
 
 def test_edits_from_two_processes_at_once_are_all_kept(tiny: Path) -> None:

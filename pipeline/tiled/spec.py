@@ -8,7 +8,7 @@ import io
 import json
 import os
 from pathlib import Path
-from typing import Literal, Union
+from typing import Any, Literal, Union
 
 import tomli
 from PIL import Image
@@ -122,6 +122,18 @@ class TilesetSpec(BaseModel):
                 raise KeyedError(name, f"tile ids are >= 0 (got {tile_id})")
         return value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _one_kind_of_art(cls, data: Any) -> Any:
+        """Keys of the other kind of art, refused before their values are read: `colors` in a
+        tileset with `image` is the mistake, whatever colours it holds."""
+        if isinstance(data, dict):
+            own = data.get("image") is not None
+            for key in ("colors", "style", "icons") if own else ("tiles",):
+                if key in data:
+                    raise KeyedError(key, "belongs to generated art (a tileset without `image`)" if own else "belongs to a tileset with your own `image`")
+        return data
+
     @model_validator(mode="after")
     def _art(self) -> TilesetSpec:
         if self.autotile and min(self.tile_size) < 3:
@@ -129,16 +141,10 @@ class TilesetSpec(BaseModel):
         if self.icons and min(self.tile_size) < 6:
             raise KeyedError("tile_size", f"icons need tiles of at least 6 x 6 pixels (got {list(self.tile_size)})")
         if self.image is None:
-            for key in ("tiles",):
-                if key in self.model_fields_set:
-                    raise KeyedError(key, "belongs to a tileset with your own `image`")
             for name, auto in self.autotile.items():
                 if auto.tile_ids() is not None:
                     raise KeyedError(f"autotile.{name}", "`first`/`tiles` pick tiles of your own `image`; generated art draws them")
         else:
-            for key in ("colors", "style", "icons"):
-                if key in self.model_fields_set:
-                    raise KeyedError(key, "belongs to generated art (a tileset without `image`)")
             if not self.tiles:
                 raise KeyedError("tiles", "is required with `image`: which tile draws each symbol, e.g. wall = 0")
             for name, auto in self.autotile.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar, Union
 
 import numpy as np
@@ -15,6 +16,9 @@ from pipeline.stages.regions.walkable import WalkableStage
 
 
 ItemCount = count_type(1_000_000)
+
+
+_NEAR_COLOR = re.compile(r"^#[0-9a-fA-F]{3,8}$|^#\w{6}$")
 
 
 @stage("place.items", version=1)
@@ -46,6 +50,14 @@ class Items(WalkableStage):
     def _fits_tiled(cls, value: dict[str, Union[bool, int, float, str]]) -> dict[str, Union[bool, int, float, str]]:
         check_properties(value)
         return value
+
+    def warnings(self) -> list[str]:
+        # `"#ffcc0"` or Tiled's own `"#80ffcc00"` are meant as colours, but go out as strings.
+        return [
+            f'properties.{key}: {value!r} looks like a colour but is not "#rrggbb", so it is written as a string'
+            for key, value in self.properties.items()
+            if isinstance(value, str) and _NEAR_COLOR.match(value) and not RGB_COLOR.match(value)
+        ]
 
     def object_tiles(self) -> dict[str, str]:
         return {self.tile: "tile"} if self.tile else {}
