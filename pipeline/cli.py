@@ -21,6 +21,16 @@ if TYPE_CHECKING:
     from pipeline.recipe import Recipe
     from pipeline.registry import StageParams
 
+
+def _flag_type(self: typer.core.TyperOption, ctx: typer.Context) -> str | None:
+    """A flag takes no value: typer shows its type as if it did (`--force <bool>`), and a user
+    then types `-q true`, read as a recipe."""
+    return None if self.is_flag else _option_type(self, ctx)
+
+
+_option_type = typer.core.TyperOption.display_type_rich
+typer.core.TyperOption.display_type_rich = _flag_type  # type: ignore[method-assign]
+
 app = typer.Typer(
     name="pcg",
     no_args_is_help=True,
@@ -384,32 +394,43 @@ def serve(
 @app.command()
 @_user_errors
 def explain(
-    recipe: Path = typer.Argument(..., help="The recipe to explain, or a built pack (its name under exports/, its folder or its manifest.json): the recipe it was built from."),
+    targets: List[Path] = typer.Argument(
+        None, help="Recipes or folders of them (default: recipes/), or built packs (a name under exports/, a folder or a manifest.json): the recipe each was built from."
+    ),
     maps: Optional[List[int]] = typer.Option(None, "--map", help="Explain only this map index (repeatable)."),
     out: Path = EXPORTS,
     cache: Path = CACHE,
 ) -> None:
     """Show, per stage, whether it is fresh or stale and why, without building anything."""
+    from pipeline.pins import recipe_of
+
+    # A pack, as the other commands take one: a manifest, a pack folder, or a name that is no file.
+    paths = [
+        recipe_of(t, out, cache) if t.name == "manifest.json" or (t / "manifest.json").is_file() or (not t.exists() and t.suffix != ".toml") else t
+        for t in targets or []
+    ]
+    recipes, problems = _load_all(paths or [DEFAULT_RECIPES], out, cache)
+    _check_maps(recipes, maps)
+    for k, loaded in enumerate(recipes):
+        if k:
+            _console().print()
+        _explain(loaded, maps, out, cache)
+    if problems:
+        _fail(problems)
+        raise typer.Exit(1)
+
+
+def _explain(loaded: "Recipe", maps: list[int] | None, out: Path, cache: Path) -> None:
     from collections import Counter
 
     from rich.text import Text
 
     from pipeline.builder import Builder
     from pipeline.cache import LevelCache
-    from pipeline.errors import PipelineError
     from pipeline.output import print_table, spans
     from pipeline.output import table as new_table
     from pipeline.pack_files import edited_pack_files
-    from pipeline.pins import recipe_of
-    from pipeline.recipe import load_recipe
 
-    # A pack, as the other commands take one: a manifest, a pack folder, or a name that is no file.
-    if recipe.name == "manifest.json" or (recipe / "manifest.json").is_file() or (not recipe.exists() and recipe.suffix != ".toml"):
-        recipe = recipe_of(recipe, out, cache)
-    if recipe.is_dir():
-        raise PipelineError([f"{recipe}: is a folder; name one recipe file (pcg list shows them all)"])
-    loaded = load_recipe(recipe)
-    _check_maps([loaded], maps)
     levels = LevelCache(cache)
     plan = Builder(exports_root=out, cache=levels, only=sorted(set(maps)) if maps else None).plan(loaded)
     console = _console()
@@ -555,22 +576,41 @@ def unpin(
 @app.command()
 @_user_errors
 def verify(
-    pack: Path = typer.Argument(..., help=PACK_HELP),
+    packs: List[Path] = typer.Argument(None, help=PACK_HELP + " Several, or none: every pack under --out."),
     jobs: Optional[int] = JOBS,
     quiet: bool = QUIET,
     out: Path = EXPORTS,
 ) -> None:
-    """Rebuild a pack from its manifest in a temporary folder and compare every file's sha256."""
-    from pipeline.executor import default_workers
+    """Rebuild packs from their manifests in a temporary folder and compare every file's sha256."""
+    from pipeline.errors import PipelineError
     from pipeline.manifest import MANIFEST
-    from pipeline.verify import verify_pack
     from pipeline.workspace import Workspace
 
+    workspace = Workspace(out, CACHE.default)
+    folders = [workspace.pack_folder(pack) for pack in packs or []]
+    if not packs:
+        folders = sorted(f.parent for f in out.glob(f"*/{MANIFEST}")) if out.is_dir() else []
+        if not folders:
+            raise PipelineError([f"{out}: no built pack to verify (build one with pcg build, or name a pack)"])
+    problems: list[str] = []
+    for folder in dict.fromkeys(folders):
+        try:
+            problems += _verify(folder, jobs, quiet)
+        except PipelineError as exc:  # its recipe no longer loads, say: the other packs are still verified
+            problems += exc.problems
+    if problems:
+        _fail(problems)
+        raise typer.Exit(1)
+
+
+def _verify(folder: Path, jobs: int | None, quiet: bool) -> list[str]:
+    """Verify one pack; its problems (printed by the caller with the others')."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from pipeline.manifest import load_manifest
+    from pipeline.executor import default_workers
+    from pipeline.manifest import MANIFEST, load_manifest
+    from pipeline.verify import verify_pack
 
-    folder = Workspace(out, CACHE.default).pack_folder(pack)
     console = _console()
     maps = len(load_manifest(folder / MANIFEST)["maps"])
     with Progress(
@@ -581,11 +621,9 @@ def verify(
         task = bar.add_task("verify", total=maps)
         result = verify_pack(folder / MANIFEST, jobs or default_workers(), lambda n: bar.advance(task, n))
     _warn(result.warnings)
-    if result.problems:
-        _fail(result.problems)
-        raise typer.Exit(1)
-    if not quiet:
-        console.print(f"[green]OK[/green]: all {result.files} files of {result.maps} map(s) rebuild byte for byte.")
+    if not result.problems and not quiet:
+        console.print(f"[green]OK[/green]: {folder.name}: all {result.files} files of {result.maps} map(s) rebuild byte for byte.")
+    return result.problems
 
 
 @app.command()

@@ -144,8 +144,8 @@ def validation_problems(exc: ValidationError, prefix: str, model: type[BaseModel
             continue
         err = errs[0]
         cause = err.get("ctx", {}).get("error")
-        if isinstance(cause, KeyedError):
-            problems.append(f"{key}.{cause.key}: {cause.message}")
+        if isinstance(cause, KeyedError):  # a key inside the parameter, or ("") the parameter itself
+            problems.append(f"{key}.{cause.key}: {cause.message}" if cause.key else f"{key}: {cause.message}")
             continue
         problems.append(f"{key}: {_readable(err, _field_names(model, err['loc']))}")
     return list(dict.fromkeys(problems))

@@ -46,7 +46,7 @@ def check_colors(colors: dict[str, str]) -> None:
         raise KeyedError(bad[0][0], f'must be a colour "#rrggbb" (got {bad[0][1]!r})')
     if bad:
         shown = ", ".join(f"{key} = {color!r}" for key, color in bad)
-        raise ValueError(f'must each be a colour "#rrggbb" (got {shown})')
+        raise KeyedError("", f'must each be a colour "#rrggbb" (got {shown})')
 
 
 # Characters XML 1.0 cannot hold, even escaped: a TMX with one does not load in Tiled.
@@ -62,7 +62,7 @@ def check_properties(properties: dict[str, PropertyValue], prefix: str = "") -> 
             raise KeyedError(f"{prefix}{key}", f"must be a finite number (got {value}): Tiled JSON has no NaN or infinity")
         if found := NOT_XML.search(key):  # under the table's key, quoted: the key itself would garble the message
             message = f"the name {key!r} holds the control character {found.group()!r}, which a TMX file (XML) cannot: remove it"
-            raise KeyedError(prefix.rstrip("."), message) if prefix else ValueError(message)
+            raise KeyedError(prefix.rstrip("."), message)
         if isinstance(value, str) and (found := NOT_XML.search(value)):
             raise KeyedError(f"{prefix}{key}", f"holds the control character {found.group()!r}, which a TMX file (XML) cannot: remove it")
 

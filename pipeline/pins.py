@@ -124,7 +124,7 @@ def _pin(recipe_path: Path | str, map_index: int, seed: int | None) -> SeedChang
     current = recipe.pack.seed_of(map_index)
     target = current if seed is None else seed
     if not 0 <= target < SEED_LIMIT:
-        raise PipelineError([f"{recipe.path}: --seed: a seed is an integer 0..2**63-1 (got {target})"])
+        raise PipelineError([f"{recipe.path}: map {map_index}: the seed to pin must be an integer 0..2**63-1 (got {target})"])
     entry = recipe.pack.seeds.get(str(map_index))
     if entry is not None and target == current:
         return _change(recipe, map_index, current, recipe, written=False)

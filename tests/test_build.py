@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import needs_tiled, pcg, tree_digests
+from conftest import SMALL_RECIPE, needs_tiled, pcg, tree_digests, write_recipe
 
 PACK = Path("exports/small")
 
@@ -195,6 +195,21 @@ def test_verify_rebuilds_and_catches_tampering(project: Path) -> None:
     assert "map 2: map_002.tmx rebuilds differently" in bad.stderr
 
 
+def test_verify_and_explain_without_a_pack_take_every_one(project: Path) -> None:
+    """As `pcg build` takes recipes/: every pack under exports/, every recipe under recipes/."""
+    assert "no built pack to verify" in pcg("verify", cwd=project, check=False).stderr
+    write_recipe(project, "other", SMALL_RECIPE.replace('name = "small"', 'name = "other"'))
+    built(project)
+    out = pcg("verify", cwd=project).stdout
+    assert [line.split(":")[1].strip() for line in out.splitlines()] == ["other", "small"], out
+    broken = project / "exports" / "other" / "map_000.tmx"
+    broken.write_text(broken.read_text() + " ")
+    bad = pcg("verify", cwd=project, check=False)
+    assert bad.returncode == 1 and "map_000.tmx was modified on disk" in bad.stderr and "OK: small:" in bad.stdout
+    explained = pcg("explain", cwd=project).stdout
+    assert "other (recipes/other.toml)" in explained and "small (recipes/small.toml)" in explained
+
+
 def test_list_stages_schema_and_clean(project: Path) -> None:
     listing = pcg("list", cwd=project).stdout
     assert "small" in listing and "6 stale" in listing
@@ -210,9 +225,11 @@ def test_list_stages_schema_and_clean(project: Path) -> None:
     assert refused.returncode == 1 and (project / "recipes" / "small.toml").exists()
 
 
-@pytest.mark.parametrize("args", [["--help"], ["build", "--help"], ["explain", "--help"], ["verify", "--help"]])
+@pytest.mark.parametrize("args", [["--help"], ["build", "--help"], ["explain", "--help"], ["verify", "--help"], ["watch", "--help"]])
 def test_help_everywhere(project: Path, args: list[str]) -> None:
-    assert "Usage" in pcg(*args, cwd=project).stdout
+    shown = pcg(*args, cwd=project).stdout
+    assert "Usage" in shown
+    assert "<bool>" not in shown  # a flag takes no value: `--force <bool>` read as if it did
 
 
 def test_map_builds_then_a_shrink_leave_no_orphans(project: Path) -> None:

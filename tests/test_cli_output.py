@@ -279,7 +279,7 @@ def test_verify_shows_its_progress_on_a_terminal_and_nothing_extra_in_a_log(wide
     shown = run("verify", "wide", cwd=wide, terminal_width=120)
     assert "verifying wide" in shown.stdout and "rebuild byte for byte" in shown.stdout, shown.stdout
     logged = run("verify", "wide", cwd=wide).stdout
-    assert logged.splitlines() == [line for line in logged.splitlines() if line.startswith("OK: all")], logged
+    assert logged.splitlines() == [line for line in logged.splitlines() if line.startswith("OK: wide: all")], logged
 
 
 def test_a_missing_target_is_called_a_file_or_a_folder_as_its_name_suggests(tmp_path: Path) -> None:

@@ -177,7 +177,7 @@ def test_bad_input_is_one_clear_line(tiny: Path) -> None:
         os.chmod(recipe, 0o644)
     assert proc.returncode == 1 and "recipe is not writable" in proc.stderr
     assert recipe.read_text() == TEXT
-    with pytest.raises(PipelineError, match=r"seed is an integer"):
+    with pytest.raises(PipelineError, match=r"map 1: the seed to pin must be an integer"):
         pin(recipe, 1, seed=2**63)
     recipe.write_text(TEXT.replace("[pack]", "[pack]\nseeds = { 1 = 5 }"))
     with pytest.raises(PipelineError, match=r"pack.seeds is written inside another table"):

@@ -8,11 +8,11 @@ import io
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Literal, Union
 
 import tomli
 from PIL import Image
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from pipeline.errors import KeyedError, did_you_mean, image_error_text, toml_text, validation_problems
 from pipeline.level import check_colors, check_properties
@@ -57,6 +57,9 @@ class AutotileSpec(BaseModel):
         if self.first is not None:
             return tuple(range(self.first, self.first + SET_SIZE[self.set]))
         return None
+
+
+_GENERATED_ONLY = "belongs to generated art (a tileset without `image`)"
 
 
 class TilesetSpec(BaseModel):
@@ -110,7 +113,10 @@ class TilesetSpec(BaseModel):
 
     @field_validator("colors")
     @classmethod
-    def _colors(cls, value: dict[str, str]) -> dict[str, str]:
+    def _colors(cls, value: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        # What is wrong first: colours in a tileset with `image` are the mistake, whatever they hold.
+        if info.data.get("image") is not None:
+            raise KeyedError("", _GENERATED_ONLY)
         check_colors(value)
         return value
 
@@ -122,18 +128,6 @@ class TilesetSpec(BaseModel):
                 raise KeyedError(name, f"tile ids are >= 0 (got {tile_id})")
         return value
 
-    @model_validator(mode="before")
-    @classmethod
-    def _one_kind_of_art(cls, data: Any) -> Any:
-        """Keys of the other kind of art, refused before their values are read: `colors` in a
-        tileset with `image` is the mistake, whatever colours it holds."""
-        if isinstance(data, dict):
-            own = data.get("image") is not None
-            for key in ("colors", "style", "icons") if own else ("tiles",):
-                if key in data:
-                    raise KeyedError(key, "belongs to generated art (a tileset without `image`)" if own else "belongs to a tileset with your own `image`")
-        return data
-
     @model_validator(mode="after")
     def _art(self) -> TilesetSpec:
         if self.autotile and min(self.tile_size) < 3:
@@ -141,10 +135,16 @@ class TilesetSpec(BaseModel):
         if self.icons and min(self.tile_size) < 6:
             raise KeyedError("tile_size", f"icons need tiles of at least 6 x 6 pixels (got {list(self.tile_size)})")
         if self.image is None:
+            for key in ("tiles",):
+                if key in self.model_fields_set:
+                    raise KeyedError(key, "belongs to a tileset with your own `image`")
             for name, auto in self.autotile.items():
                 if auto.tile_ids() is not None:
                     raise KeyedError(f"autotile.{name}", "`first`/`tiles` pick tiles of your own `image`; generated art draws them")
         else:
+            for key in ("colors", "style", "icons"):
+                if key in self.model_fields_set:
+                    raise KeyedError(key, _GENERATED_ONLY)
             if not self.tiles:
                 raise KeyedError("tiles", "is required with `image`: which tile draws each symbol, e.g. wall = 0")
             for name, auto in self.autotile.items():
