@@ -427,6 +427,12 @@ TILESET_RECIPE = maze_recipe("t", '[stage.tmx]\nuse = "export.tmx"\ninput = "maz
         ("[tiles]\nwall = 0\n", "tilesets/t.toml: tiles: belongs to a tileset with your own `image`"),
         ('image = "missing.png"\n[tiles]\nwall = 0\n', "tilesets/t.toml: image: cannot read"),
         ('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\nfloor = 99\n', "tiles.floor: tile 99 is past the end of"),
+        # A set past the end, on a sheet a pixel short: every id it misses, and the likelier cause.
+        (
+            'image = "sheet.png"\ntile_size = 7\n[tiles]\nwall = 0\n[autotile.wall]\nset = "corner"\nfirst = 0\n',
+            "autotile.wall: tiles 8..15 (8 of them) are past the end of tilesets/sheet.png, which holds 8 tiles (4 x 2);"
+            " tilesets/sheet.png (32 x 16 px) leaves 4 px on the right and 2 px at the bottom outside its 4 x 2 whole 7 x 7 tiles",
+        ),
         ('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\n[autotile.wall]\nset = "blob"\n', "autotile.wall: needs `first` or `tiles`"),
         ('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\n[properties.walls]\nsolid = true\n', "properties.walls: names no tile of this tileset: none in `tiles` or `autotile` (did you mean 'wall'?)"),
         ('[autotile.wall]\nset = "hex"\n', "tilesets/t.toml: autotile.wall.set: must be one of 'blob' or 'corner'"),
@@ -587,6 +593,17 @@ def build_with_a_red_sheet(project: Path) -> None:
     (project / "tilesets" / "t.toml").write_text('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\nfloor = 1\n')
     write_recipe(project, "t", TILESET_RECIPE)
     pcg("build", "recipes", "-q", cwd=project)
+
+
+def test_a_symbol_a_sheet_of_ones_own_has_no_tile_for_fails_under_the_tileset(project: Path) -> None:
+    """Not under `layers.tiles`, a key the recipe does not have (the one layer's default name)."""
+    (project / "tilesets").mkdir()
+    Image.new("RGBA", (16, 8), (200, 0, 0, 255)).save(project / "tilesets" / "sheet.png")
+    (project / "tilesets" / "t.toml").write_text('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\n')
+    write_recipe(project, "t", TILESET_RECIPE)
+    proc = pcg("build", "recipes", cwd=project, check=False)
+    assert proc.returncode == 1
+    assert "tmx    tileset (../tilesets/t.toml): symbol 'floor': tileset 't' has no tile named 'floor' (it has: wall)" in proc.stderr, proc.stderr
 
 
 def test_editing_the_tileset_or_its_image_rebuilds_only_the_export(project: Path) -> None:

@@ -33,8 +33,9 @@ class LayerSpec(BaseModel):
         return value
 
 
-def draw_layers(level: Level, built: BuiltTileset, layers: list[LayerSpec], firstgid: int = 1) -> list[tuple[str, np.ndarray]]:
-    """(name, uint32 H x W global tile ids, 0 where empty) for every layer."""
+def draw_layers(level: Level, built: BuiltTileset, layers: list[LayerSpec], firstgid: int = 1, key: str = "") -> list[tuple[str, np.ndarray]]:
+    """(name, uint32 H x W global tile ids, 0 where empty) for every layer. A symbol without a
+    tile is an error under `key` (the tileset's), else under its layer's."""
     tileset = built.tileset
     names = [s.name for s in level.alphabet]
     out = []
@@ -52,7 +53,7 @@ def draw_layers(level: Level, built: BuiltTileset, layers: list[LayerSpec], firs
             elif auto is not None and spec.autotile:
                 gids[where] = auto.pieces(level.tiles, index, names)[where] + firstgid
             else:
-                gids[where] = firstgid + _tile(tileset.tile_id, name, f"layers.{spec.name}: symbol {name!r}")
+                gids[where] = firstgid + _tile(tileset.tile_id, name, f"{key or f'layers.{spec.name}'}: symbol {name!r}")
         out.append((spec.name, gids))
     return out
 

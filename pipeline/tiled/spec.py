@@ -200,9 +200,12 @@ def check_tile_ids(spec: TilesetSpec, width: int, height: int, image: str) -> st
     named = [(f"tiles.{n}", (i,)) for n, i in spec.tiles.items()]
     sets = [(f"autotile.{n}", a.tile_ids() or ()) for n, a in spec.autotile.items()]
     for key, ids in named + sets:
-        bad = [i for i in ids if i >= count]
+        bad = sorted({i for i in ids if i >= count})
         if bad:
-            return f"{key}: tile {bad[0]} is past the end of {image}, which holds {count} tiles ({columns} x {rows})"
+            which = f"tile {bad[0]} is" if len(bad) == 1 else f"tiles {bad[0]}..{bad[-1]} ({len(bad)} of them) are"
+            # Pixels left over beside the whole tiles are the likelier cause than the ids.
+            spare = leftover(spec, width, height, image)
+            return f"{key}: {which} past the end of {image}, which holds {count} tiles ({columns} x {rows}){f'; {spare}' if spare else ''}"
     return None
 
 

@@ -119,7 +119,10 @@ class DrawnMapExporter(Exporter):
             ctx.warnings.extend(f"tileset: {line}" for line in built.warnings)
             if self.layers:
                 ctx.warnings.extend(undrawn_symbols(level, list(self.layers)))
-        return built, draw_layers(level, built, list(self.layers) or [LayerSpec(name=self.layer_name)])
+        if self.layers:
+            return built, draw_layers(level, built, list(self.layers))
+        # One layer of every symbol, the recipe's `layers` unset: a symbol without a tile is the tileset's.
+        return built, draw_layers(level, built, [LayerSpec(name=self.layer_name)], key=f"tileset ({self.tileset})" if self.tileset else "tileset")
 
     @staticmethod
     def _object_gids(level: Level, built: BuiltTileset) -> list[int]:
