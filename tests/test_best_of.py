@@ -145,6 +145,9 @@ def test_without_best_the_params_are_what_they_were() -> None:
         ('best = { stat = "difficulty", of = 4, aim = [9, 2] }', "stage.keep.best.aim: a band must be [low, high]"),
         ('best = { stat = "difficulty", of = 4, aim = "most" }', "stage.keep.best.aim"),
         ("attempts = 3", "stage.keep: give where (a test), best (a choice), or both"),
+        # Caught as the recipe loads, not after every attempt of every map.
+        ('where = "difficulty >= 5 and difficulty < 3"', "stage.keep.where: can never pass: difficulty would have to be >= 5 and < 3"),
+        ("where = 'difficulty >= \"6\"'", "stage.keep.where: orders by the text '6': write numbers without quotes"),
         # A second chooser would never be asked: the map is made again as a whole.
         (
             'best = { stat = "difficulty", of = 2 }\n\n[stage.again]\nuse = "filter"\ninput = "keep"\nbest = { stat = "moves_greedy", of = 2 }',

@@ -67,6 +67,9 @@ class Filter(StageParams):
     def _parse(cls, value: str) -> str:
         if value.strip():
             _compile(value)
+            impossible = _never_passes(value)
+            if impossible:
+                raise ValueError(impossible)
         return value
 
     @model_validator(mode="after")
@@ -124,12 +127,27 @@ def _aims(text: str) -> dict[str, Aim]:
     """Which way is better for each property that `text` bounds by numbers in comparisons joined
     by `and`: up for `x >= 8`, down for `x < 3`, into [low, high] for `3 <= x <= 9` or `x == 5`.
     Properties under `or` or `not` get none (there, closer to passing has no one direction)."""
+    aims: dict[str, Aim] = {}
+    for name, ((low, _), (high, _)) in _bounds(text).items():
+        if low is not None and high is not None:
+            aims[name] = (low, high)
+        else:
+            aims[name] = "max" if low is not None else "min"
+    return aims
+
+
+Bound = tuple[float | None, bool]  # the bound (None: none), and whether it is strict (`>`, `<`)
+
+
+def _bounds(text: str) -> dict[str, tuple[Bound, Bound]]:
+    """The (lower, upper) bound by numbers that comparisons joined by `and` put on each property,
+    by name, sorted; the tighter of two bounds, and of equal ones the strict."""
     if not text.strip():
         return {}
     tree = ast.parse(text, mode="eval").body
     terms = tree.values if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And) else [tree]
-    low: dict[str, float] = {}
-    high: dict[str, float] = {}
+    low: dict[str, Bound] = {}
+    high: dict[str, Bound] = {}
     for term in terms:
         if not isinstance(term, ast.Compare):
             continue
@@ -144,16 +162,20 @@ def _aims(text: str) -> dict[str, Aim]:
             else:
                 continue
             if op_type in _LOWER or op_type is ast.Eq:
-                low[name] = max(low.get(name, bound), bound)
+                low[name] = max(low.get(name, (bound, False)), (bound, op_type is ast.Gt))
             if op_type in _UPPER or op_type is ast.Eq:
-                high[name] = min(high.get(name, bound), bound)
-    aims: dict[str, Aim] = {}
-    for name in sorted(set(low) | set(high)):
-        if name in low and name in high:
-            aims[name] = (low[name], high[name])
-        else:
-            aims[name] = "max" if name in low else "min"
-    return aims
+                # The tighter upper bound is the lower number; of equal ones, the strict.
+                high[name] = min(high.get(name, (bound, False)), (bound, op_type is ast.Lt), key=lambda b: (b[0], not b[1]))
+    return {name: (low.get(name, (None, False)), high.get(name, (None, False))) for name in sorted(set(low) | set(high))}
+
+
+def _never_passes(text: str) -> str | None:
+    """Why `text` can pass no map, when its `and`-joined bounds on one property leave no value:
+    `dead_ends >= 5 and dead_ends < 3` would spend every attempt of every map to find that out."""
+    for name, ((low, low_strict), (high, high_strict)) in _bounds(text).items():
+        if low is not None and high is not None and (low > high or (low == high and (low_strict or high_strict))):
+            return f"can never pass: {name} would have to be {'>' if low_strict else '>='} {low:g} and {'<' if high_strict else '<='} {high:g}"
+    return None
 
 
 def _is_number(node: ast.expr) -> bool:
@@ -210,9 +232,13 @@ def _compile(text: str) -> Callable[[dict[str, PropertyValue]], bool]:
         if isinstance(node, ast.Compare):
             terms = [value(node.left)] + [value(c) for c in node.comparators]
             ops = []
-            for op in node.ops:
+            for op, left, right in zip(node.ops, [node.left, *node.comparators], node.comparators):
                 if type(op) not in _COMPARE:
                     raise ValueError(f"{text!r}: only <, <=, >, >=, == and != compare")
+                # A quoted number or a text ordered against a stat fails every map as it is built.
+                quoted = next((n.value for n in (left, right) if isinstance(n, ast.Constant) and isinstance(n.value, str)), None)
+                if quoted is not None and not isinstance(op, (ast.Eq, ast.NotEq)):
+                    raise ValueError(f"orders by the text {quoted!r}: write numbers without quotes; texts compare only with == and !=")
                 ops.append(_COMPARE[type(op)])
 
             def compare(props: dict[str, PropertyValue]) -> bool:
