@@ -566,6 +566,18 @@ def test_a_symbol_no_layer_draws_with_its_own_tile_is_a_warning(project: Path) -
     assert pcg("build", "recipes", "-q", cwd=project).stderr == ""
 
 
+def test_a_map_of_walls_alone_exports_with_an_autotiled_tileset(project: Path) -> None:
+    """A generation that filled everything: its walls meet no other symbol, and still export."""
+    (project / "tilesets").mkdir()
+    (project / "tilesets" / "g.toml").write_text(GENERATED)
+    write_recipe(project, "m", MISNAMED_RECIPE.replace('values = "BWD"', 'values = "B"').replace('legend = { B = "wal", W = "floor", D = "dor" }', 'legend = { B = "wall" }').replace('origin = true\n', "").replace('program = { one = "WBB=WWW" }', 'program = { one = "B=B", steps = 1 }'))
+    pcg("build", "recipes", "-q", cwd=project)
+    import pytmx
+
+    tmx = pytmx.TiledMap(str(project / "exports" / "m" / "map_000.tmx"))
+    assert {tmx.get_tile_properties_by_gid(g)["name"] for row in tmx.layers[0].data for g in row} == {"wall"}
+
+
 def test_only_names_a_letter_apart_are_taken_for_misspelt() -> None:
     from pipeline.level import Symbol
     from pipeline.tiled.spec import TilesetSpec

@@ -156,7 +156,8 @@ def _one_edit_apart(a: str, b: str) -> bool:
 
 
 def _partner(tileset: str, symbol: str, auto: AutotileSpec, alphabet: tuple[Symbol, ...]) -> Symbol:
-    """What an autotiled symbol meets: `on`, else floor, else the first other symbol."""
+    """What an autotiled symbol meets: `on`, else floor, else the first other symbol, else (a map
+    of that symbol alone) a stand-in floor."""
     names = [s.name for s in alphabet]
     if auto.on is not None:
         if auto.on not in names:
@@ -166,9 +167,9 @@ def _partner(tileset: str, symbol: str, auto: AutotileSpec, alphabet: tuple[Symb
         if s.name == "floor" and s.name != symbol:
             return s
     others = [s for s in alphabet if s.name != symbol]
-    if not others:
-        raise PipelineError([f"tileset {tileset!r}: autotile.{symbol}: the map has no other symbol for it to meet"])
-    return others[0]
+    # A map of walls alone (a generation that filled everything) still exports: its walls meet
+    # only each other, so the ground they would meet is drawn nowhere; name it as usual.
+    return others[0] if others else Symbol("?", "floor", "#000000")
 
 
 def _wangset(symbol: Symbol, partner: Symbol, partner_tile: int | None, auto: Autotile, colors: dict[str, str]) -> WangSet:
@@ -234,7 +235,8 @@ def _generated(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> BuiltTileset:
         autotiles[name] = auto
         for tile_id in auto.tile_ids:
             tile_properties[tile_id] = _properties(spec, name, by_name[name])
-        wangsets.append(_wangset(by_name[name], partners[name], names.index(partners[name].name), auto, spec.colors))
+        partner = partners[name].name
+        wangsets.append(_wangset(by_name[name], partners[name], names.index(partner) if partner in names else None, auto, spec.colors))
     columns = min(len(art), MAX_COLUMNS)
     rows = math.ceil(len(art) / columns)
     pixels = lay_out(art, columns, spec.margin, spacing=spec.spacing, extrude=spec.extrude)
