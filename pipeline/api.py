@@ -254,7 +254,9 @@ def generate(kind: str, *, seed: int = 0, inputs: Level | Sequence[Level] = (), 
     table = registry.KindTable(extra)
     cls = table.get(kind) if isinstance(kind, str) else None
     if cls is None:
-        raise PipelineError([f"kind: {unknown_kind(str(kind), table, 'pass its file in plugins=[...]')}"])
+        if not isinstance(kind, str):
+            raise PipelineError([f"kind: must be a stage kind's name such as 'maze.backtracker' (got {type(kind).__name__})"])
+        raise PipelineError([f"kind: {unknown_kind(kind, table, 'pass its file in plugins=[...]')}"])
     if registry.is_exporter(cls):
         raise PipelineError([f"{kind}: is an export stage: it writes files and makes no Level; build a recipe that uses it with pipeline.build()"])
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:

@@ -28,8 +28,10 @@ def _flag_type(self: typer.core.TyperOption, ctx: typer.Context) -> str | None:
     return None if self.is_flag else _option_type(self, ctx)
 
 
-_option_type = typer.core.TyperOption.display_type_rich
-typer.core.TyperOption.display_type_rich = _flag_type  # type: ignore[method-assign]
+# typer's own help panel (the releases that bundle click) has the hook; others show no type.
+_option_type = getattr(typer.core.TyperOption, "display_type_rich", None)
+if _option_type is not None:
+    typer.core.TyperOption.display_type_rich = _flag_type  # type: ignore[method-assign]
 
 app = typer.Typer(
     name="pcg",
@@ -592,19 +594,23 @@ def verify(
         folders = sorted(f.parent for f in out.glob(f"*/{MANIFEST}")) if out.is_dir() else []
         if not folders:
             raise PipelineError([f"{out}: no built pack to verify (build one with pcg build, or name a pack)"])
+    folders = list(dict.fromkeys(folders))
     problems: list[str] = []
-    for folder in dict.fromkeys(folders):
+    for folder in folders:
+        # Several packs' problems are printed together: each line names its pack.
+        named = (lambda line: f"{folder}: {line}") if len(folders) > 1 else (lambda line: line)
         try:
-            problems += _verify(folder, jobs, quiet)
+            problems += [named(line) for line in _verify(folder, jobs, quiet, named)]
         except PipelineError as exc:  # its recipe no longer loads, say: the other packs are still verified
-            problems += exc.problems
+            problems += [named(line) for line in exc.problems]
     if problems:
         _fail(problems)
         raise typer.Exit(1)
 
 
-def _verify(folder: Path, jobs: int | None, quiet: bool) -> list[str]:
-    """Verify one pack; its problems (printed by the caller with the others')."""
+def _verify(folder: Path, jobs: int | None, quiet: bool, named: Callable[[str], str]) -> list[str]:
+    """Verify one pack; its problems (printed by the caller with the others'), and its warnings
+    printed here, each line as `named` puts it."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from pipeline.executor import default_workers
@@ -620,7 +626,7 @@ def _verify(folder: Path, jobs: int | None, quiet: bool) -> list[str]:
     ) as bar:
         task = bar.add_task("verify", total=maps)
         result = verify_pack(folder / MANIFEST, jobs or default_workers(), lambda n: bar.advance(task, n))
-    _warn(result.warnings)
+    _warn([named(line) for line in result.warnings])
     if not result.problems and not quiet:
         console.print(f"[green]OK[/green]: {folder.name}: all {result.files} files of {result.maps} map(s) rebuild byte for byte.")
     return result.problems

@@ -148,12 +148,12 @@ def _run_best(recipe: Recipe, cache: LevelCache, task: MapTask, name: str) -> Ma
     winner: tuple[float, MapTask, _Levels] | None = None
     passed = attempt = 0
     last: Rejected | None = None
-    made: list[_Levels] = []
+    runs: list[list[str]] = []  # each attempt's stage runs (not its Levels: those of the losers go)
     while attempt < best.attempts and passed < best.of:
         if attempt:
             task = _at_attempt(maker, task, attempt)
         levels = _Levels(recipe, cache, task, MapResult(task.index))
-        made.append(levels)
+        runs.append(levels.result.ran)
         try:
             level = levels(name)
             score = _call(name, lambda: best.score(level.properties))
@@ -161,7 +161,7 @@ def _run_best(recipe: Recipe, cache: LevelCache, task: MapTask, name: str) -> Ma
             tried.setdefault(rejected.stage, []).append((attempt, rejected.values))
             last = rejected
         except StageFailed as failed:
-            return MapResult(task.index, failure=(failed.stage, failed.message), ran=[r for made_one in made for r in made_one.result.ran])
+            return MapResult(task.index, failure=(failed.stage, failed.message), ran=[r for ran in runs for r in ran])
         else:
             passed += 1
             if winner is None or score > winner[0]:
@@ -170,9 +170,9 @@ def _run_best(recipe: Recipe, cache: LevelCache, task: MapTask, name: str) -> Ma
     if winner is None:
         if last is None:  # attempts >= 1, so some attempt ran and was turned down
             raise RuntimeError("no attempt ran")
-        return _rejected(recipe, task.index, last, tried, attempt, [r for made_one in made for r in made_one.result.ran])
+        return _rejected(recipe, task.index, last, tried, attempt, [r for ran in runs for r in ran])
     _, task, levels = winner
-    others = [r for made_one in made if made_one is not levels for r in made_one.result.ran]
+    others = [r for ran in runs if ran is not levels.result.ran for r in ran]
     try:
         result = _run_attempt(recipe, cache, task, levels)
     except Rejected as rejected:  # a later filter turned the best attempt down

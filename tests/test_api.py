@@ -165,6 +165,7 @@ def test_generate_reads_files_relative_to_the_current_folder(monkeypatch: pytest
         # Not by spelling (maze.eller is closer): by a word of its name.
         ("cave.cellular", {}, "kind: unknown stage kind 'cave.cellular' (did you mean 'dungeon.cellular_caves'?)"),
         ("mygame.chests", {}, "kind: unknown stage kind 'mygame.chests' (a plugin's? pass its file in plugins=[...])"),
+        (None, {}, "kind: must be a stage kind's name such as 'maze.backtracker' (got NoneType)"),
         ("maze.backtracker", {"cellz": (5, 4)}, "maze.backtracker.cellz: unknown parameter (did you mean 'cells'?)"),
         ("maze.backtracker", {"cells": (100000, 4)}, "maze.backtracker.cells.0: must be <= "),
         ("maze.backtracker", {"cells": ("5", 4)}, "maze.backtracker.cells.0: must be a whole number or [min, max] (got '5')"),

@@ -126,6 +126,11 @@ def test_a_filter_nothing_passes_reports_the_best_value_and_the_spread(tmp_path:
     assert expected in " ".join(result.stderr.split()), result.stderr
 
 
+def test_texts_ordered_against_texts_are_a_test_a_quoted_number_is_not() -> None:
+    assert Filter.model_validate({"where": 'theme < "m" and difficulty >= 3'}).where
+    assert Filter.model_validate({"where": 'theme == "60"'}).where  # == compares anything
+
+
 def test_the_report_takes_directions_from_the_test() -> None:
     assert _aims("difficulty >= 8") == {"difficulty": "max"}
     assert _aims("3 > loops and regions == 1") == {"loops": "min", "regions": (1.0, 1.0)}
@@ -147,7 +152,7 @@ def test_without_best_the_params_are_what_they_were() -> None:
         ("attempts = 3", "stage.keep: give where (a test), best (a choice), or both"),
         # Caught as the recipe loads, not after every attempt of every map.
         ('where = "difficulty >= 5 and difficulty < 3"', "stage.keep.where: can never pass: difficulty would have to be >= 5 and < 3"),
-        ("where = 'difficulty >= \"6\"'", "stage.keep.where: orders by the text '6': write numbers without quotes"),
+        ("where = 'difficulty >= \"6\"'", "stage.keep.where: orders by the text '6', a number in quotes: write numbers without quotes"),
         # A second chooser would never be asked: the map is made again as a whole.
         (
             'best = { stat = "difficulty", of = 2 }\n\n[stage.again]\nuse = "filter"\ninput = "keep"\nbest = { stat = "moves_greedy", of = 2 }',

@@ -430,7 +430,7 @@ TILESET_RECIPE = maze_recipe("t", '[stage.tmx]\nuse = "export.tmx"\ninput = "maz
         # A set past the end, on a sheet a pixel short: every id it misses, and the likelier cause.
         (
             'image = "sheet.png"\ntile_size = 7\n[tiles]\nwall = 0\n[autotile.wall]\nset = "corner"\nfirst = 0\n',
-            "autotile.wall: tiles 8..15 (8 of them) are past the end of tilesets/sheet.png, which holds 8 tiles (4 x 2);"
+            "autotile.wall: tiles 8-15 are past the end of tilesets/sheet.png, which holds 8 tiles (4 x 2);"
             " tilesets/sheet.png (32 x 16 px) leaves 4 px on the right and 2 px at the bottom outside its 4 x 2 whole 7 x 7 tiles",
         ),
         ('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\n[autotile.wall]\nset = "blob"\n', "autotile.wall: needs `first` or `tiles`"),

@@ -178,6 +178,14 @@ def _never_passes(text: str) -> str | None:
     return None
 
 
+def _is_numeral(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _is_number(node: ast.expr) -> bool:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         node = node.operand
@@ -235,10 +243,11 @@ def _compile(text: str) -> Callable[[dict[str, PropertyValue]], bool]:
             for op, left, right in zip(node.ops, [node.left, *node.comparators], node.comparators):
                 if type(op) not in _COMPARE:
                     raise ValueError(f"{text!r}: only <, <=, >, >=, == and != compare")
-                # A quoted number or a text ordered against a stat fails every map as it is built.
-                quoted = next((n.value for n in (left, right) if isinstance(n, ast.Constant) and isinstance(n.value, str)), None)
+                # A quoted number ordered against a stat (`path_length >= "60"`) fails every map as
+                # it is built; texts ordered against texts (`theme < "m"`) are a test of their own.
+                quoted = next((n.value for n in (left, right) if isinstance(n, ast.Constant) and isinstance(n.value, str) and _is_numeral(n.value)), None)
                 if quoted is not None and not isinstance(op, (ast.Eq, ast.NotEq)):
-                    raise ValueError(f"orders by the text {quoted!r}: write numbers without quotes; texts compare only with == and !=")
+                    raise ValueError(f"orders by the text {quoted!r}, a number in quotes: write numbers without quotes")
                 ops.append(_COMPARE[type(op)])
 
             def compare(props: dict[str, PropertyValue]) -> bool:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from pipeline.errors import KeyedError, did_you_mean, image_error_text, toml_text, validation_problems
 from pipeline.level import check_colors, check_properties
+from pipeline.output import spans
 from pipeline.paths import check_plain_name
 from pipeline.fsio import read_regular
 from pipeline.tiled.art import Style
@@ -202,7 +203,7 @@ def check_tile_ids(spec: TilesetSpec, width: int, height: int, image: str) -> st
     for key, ids in named + sets:
         bad = sorted({i for i in ids if i >= count})
         if bad:
-            which = f"tile {bad[0]} is" if len(bad) == 1 else f"tiles {bad[0]}..{bad[-1]} ({len(bad)} of them) are"
+            which = f"tile {bad[0]} is" if len(bad) == 1 else f"tiles {spans(bad)} are"
             # Pixels left over beside the whole tiles are the likelier cause than the ids.
             spare = leftover(spec, width, height, image)
             return f"{key}: {which} past the end of {image}, which holds {count} tiles ({columns} x {rows}){f'; {spare}' if spare else ''}"
