@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 JOBS   ?=
 
-.PHONY: maps test golden bench schema clean install
+.PHONY: maps test golden bench schema clean install dev
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	@touch $@
 
 install: $(VENV)/.installed
+
+# The package and the test tools (pytest, hypothesis...), without running anything: then
+# `.venv/bin/python -m pytest tests/test_x.py` runs one file.
+dev: $(VENV)/.installed-test
 
 maps: $(VENV)/.installed
 	$(BIN)/pcg build recipes/ $(if $(JOBS),-j $(JOBS))

@@ -797,6 +797,10 @@ def _show_kind(console: "Console", name: str, cls: type["StageParams"]) -> None:
         console.print(Text.assemble("    ", (row["name"], "green"), f": {row['type']} = {row['default']}{bounds}"))
         if row["doc"]:
             console.print(Text(f"        {row['doc']}"), soft_wrap=True)
+    # The names `order_by`, `where` and `contact_stats` may read after this stage.
+    if cls.adds_stats:
+        carried = ", and those of its input" if cls.passes_stats and hi else ""
+        console.print(Text(f"  stats it adds: {', '.join(cls.adds_stats)}{carried}"), soft_wrap=True)
 
 
 @app.command()

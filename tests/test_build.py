@@ -221,6 +221,7 @@ def test_list_stages_schema_and_clean(project: Path) -> None:
     assert "maze.backtracker" in pcg("stages", cwd=project).stdout
     one = pcg("stages", "maze.backtracker", cwd=project).stdout
     assert "cells: [int > 0 <= 4096 | [min, max], int > 0 <= 4096 | [min, max]] = [20, 20]" in one and "perfect maze" in one
+    assert "stats it adds: cells, dead_ends, dead_end_pct" in one  # what order_by and where may read
     pcg("clean", "small", cwd=project)
     # The cache is gone but for its lock files, which a build may be waiting on.
     assert not (project / PACK).exists() and [p.name for p in (project / ".pcg-cache").iterdir()] == ["locks"]

@@ -46,6 +46,10 @@ def test_page_shows_every_tileset_and_style() -> None:
 def test_maze_catalogue_shows_every_generator_of_the_comparison() -> None:
     stages = tomllib.loads((ROOT / "recipes" / "comparison.toml").read_text())["stage"]
     generators = {name for name, body in stages.items() if body["use"].startswith("maze.")}
+    # The comparison is "every generator": a new one joins it, and so the catalogue's pictures.
+    from pipeline import registry
+
+    assert {body["use"] for body in stages.values() if body["use"].startswith("maze.")} == {k for k in registry.kinds() if k.startswith("maze.")}
     assert _shown(ROOT / "docs" / "mazes.md") == {f"img/maze_{g}.png" for g in generators}
     assert {p.name for p in IMG.glob("maze_*.png")} == {f"maze_{g}.png" for g in generators}
 
