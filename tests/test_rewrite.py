@@ -210,9 +210,42 @@ def test_the_rescan_check_can_fail() -> None:
     flat = flat._replace(pair_ptr=np.zeros_like(flat.pair_ptr))  # incremental scans now find nothing new
     state = np.array([0, 1, 0, 1, 0, 1, 0, 0], dtype=np.uint8)  # 6 cells in a row of 8
     outcome, *_ = machine.run_program(
-        state, 6, 1, 3, 2, *flat.arguments(), np.random.default_rng(0), 100, 0, np.empty((0, 8), np.uint8), np.zeros(8 * 4, np.bool_)
+        state, 6, 1, 3, 2, *flat.arguments(), np.random.default_rng(0), 100, 0, np.empty((0, 8), np.uint8), 1 << 22, np.zeros(8 * 4, np.bool_)
     )
     assert outcome == machine.MISMATCH
+
+
+CHURN = {"sequence": [{"one": "B=R", "steps": 3}, {"markov": [{"one": "RB=BR"}, {"prl": "RW=WR"}, {"all": "BW=WB"}]}]}
+
+
+def test_a_compacted_change_log_runs_as_a_whole_one() -> None:
+    """A checked run compacts its log every few turns (program._run_leg) and compares every match
+    update with a full rescan; its grid is the unchecked run's, whose log is never compacted."""
+    prog = program("BWR", CHURN)
+    start = np.random.default_rng(1).integers(0, 2, size=(9, 11)).astype(np.uint8)
+    checked = run(prog, start, np.random.default_rng(5), 3000, verify=True)
+    plain = run(prog, start, np.random.default_rng(5), 3000)
+    assert checked.turns == plain.turns == 3000 and np.array_equal(checked.state, plain.state)
+
+
+def test_a_program_that_never_settles_runs_in_bounded_memory(tmp_path: Path) -> None:
+    """`prl` churns for ever: its change log grew by every turn's changes, 4.5 GB in a million
+    turns on a 12 x 10 grid, until the run died of it before max_steps said anything."""
+    import subprocess
+    import sys
+
+    write_recipe(tmp_path, "churn", (
+        '[pack]\nname = "churn"\nseed = 1\nmaps = 1\n\n[stage.r]\nuse = "rewrite"\nsize = [12, 10]\nvalues = "BWR"\n'
+        'max_steps = 400000\non_max_steps = "stop"\nprogram = { sequence = [ {one = "B=R", steps = 3}, { prl = "RB=BR" } ] }\n\n'
+        '[stage.png]\nuse = "export.png"\ninput = "r"\n'
+    ))
+    code = (
+        "import resource, pipeline\n"
+        "assert pipeline.build('recipes', jobs=1).ok\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n"
+    )
+    peak_mb = int(subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True, capture_output=True, text=True).stdout)
+    assert peak_mb < 900, f"{peak_mb} MB for a 12 x 10 grid"  # about 300 (numba and all); 1.8 GB before
 
 
 # --- the example programs ----------------------------------------------------------------------

@@ -32,7 +32,7 @@ from pipeline.rewrite.nodes.all_node import fit_in_order
 from pipeline.rewrite.nodes.convchain_node import SLOT, go_convchain, substrate_store
 from pipeline.rewrite.nodes.convolution_node import go_convolution
 from pipeline.rewrite.nodes.fields import choose_one, go_all_fields, prepare_fields
-from pipeline.rewrite.nodes.matching import agrees_with_rescan, grow, rule_bits, scan_rule, window_matches
+from pipeline.rewrite.nodes.matching import agrees_with_rescan, compact_log, grow, rule_bits, scan_rule, window_matches
 from pipeline.rewrite.nodes.observation import goal_reached, replay
 from pipeline.rewrite.nodes.observe_start import start_observing
 from pipeline.rewrite.nodes.path_node import NDX, NDY, go_path
@@ -63,6 +63,7 @@ def run_program(
     max_steps: int,
     frame_every: int,  # 0: no recording
     frames: np.ndarray,  # uint8[cap, my << xb]
+    compact_at: int,  # log length past which it is compacted (matching.compact_log); tests pass a small one
     # Tests pass bool[(my << xb) * 2**rule_bits(len(rw))] here to compare every match update with a full
     # rescan; None (the normal case) compiles a version without the check at all.
     verify_scratch: np.ndarray | None,
@@ -379,6 +380,9 @@ def run_program(
         turn += 1
         first = grow(first, turn + 1)
         first[turn] = nchanges
+        if nchanges > compact_at:
+            nchanges = compact_log(changes, nchanges, first, last_turn, turn, n)
+            compact_at = max(compact_at, 2 * nchanges)
 
     outcome = FINISHED if current < 0 else STEP_LIMIT
     return outcome, turn, nframes, every, -1

@@ -613,8 +613,11 @@ def _run_leg(program: Program, state: np.ndarray, rng: np.random.Generator, max_
     cap = max(record_frames - 1, 0)
     frames = np.empty((cap, grid.size), dtype=np.uint8)
     scratch = np.zeros(grid.size << rule_bits(len(flatten(program).rw)), dtype=np.bool_) if verify else None
+    # The change log is compacted past 16 grids (at least 4 M entries, 32 MB): never in most runs;
+    # a checked run compacts it all the time, so the rescan check covers compaction too.
+    compact_at = 64 if verify else max(16 * grid.size, 1 << 22)
     outcome, turns, nframes, every, node = machine.run_program(
-        grid, w, h, xb, len(program.alphabet.values), *_arguments(program), rng, max_steps, 1 if cap else 0, frames, scratch
+        grid, w, h, xb, len(program.alphabet.values), *_arguments(program), rng, max_steps, 1 if cap else 0, frames, compact_at, scratch
     )
     if outcome == machine.MISMATCH:
         raise AssertionError(f"incremental matches disagree with a full rescan at turn {turns}")

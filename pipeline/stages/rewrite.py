@@ -201,6 +201,9 @@ class Rewrite(StageParams):
             result = run(program, start, rng, self.max_steps, self.record_frames if self.record else 0)
         except ValueError as exc:  # a grid the program cannot draw (a map scaling it to nothing)
             raise PipelineError([f"program: {exc}"]) from None
+        except MemoryError:  # not numba's words from deep inside the machine: what the user can change
+            h, w = start.shape
+            raise PipelineError([f"program: ran out of memory on a {w} x {h} grid (a smaller size, or fewer max_steps, or record_frames)"]) from None
         if not result.finished and self.on_max_steps == "error":
             raise PipelineError(
                 [f"max_steps: the program was still running after {self.max_steps:,} steps (raise max_steps, "

@@ -136,3 +136,58 @@ def agrees_with_rescan(
                 if window_matches(state, xb, waves, roff[r], rw[r], rh[r], sx, sy) != valid[(((sy << xb) + sx) << rb) + r]:
                     return False
     return True
+
+
+@compiled
+def compact_log(changes: np.ndarray, nchanges: int, first: np.ndarray, last_turn: np.ndarray, turn: int, n: int) -> int:
+    """Shrink the change log to what the nodes will still read; returns its new length.
+
+    A run that never settles (a `prl` or a convolution churning for ever) grows the log by up to
+    a grid a turn, for the whole run: gigabytes on a small grid. Each node will scan from the
+    start of the turn it last matched (and a node matching this turn from now): the log before
+    the earliest of those goes, and between two of them each cell is kept once, where it first
+    appears. A scan looks at the windows around a changed cell on the grid as it is, so a later
+    mention of a cell already seen in the same scan finds nothing the first did not: every
+    node's match list, and so the run, is what it would have been."""
+    nodes = last_turn.shape[0]
+    old = np.empty(nodes + 1, dtype=np.int64)  # where each node's scan starts; -1: a full rescan
+    for c in range(nodes):
+        old[c] = first[last_turn[c]] if last_turn[c] >= 0 else -1
+    old[nodes] = first[turn]
+    # The distinct starts in order (an insertion sort: a handful of nodes).
+    starts = np.empty(nodes + 1, dtype=np.int64)
+    u = 0
+    for c in range(nodes + 1):
+        s = old[c]
+        if s < 0:
+            continue
+        k = 0
+        while k < u and starts[k] < s:
+            k += 1
+        if k < u and starts[k] == s:
+            continue
+        for m in range(u, k, -1):
+            starts[m] = starts[m - 1]
+        starts[k] = s
+        u += 1
+    seen = np.empty(n, dtype=np.int64)
+    seen[:] = -1
+    moved = np.empty(u, dtype=np.int64)
+    w = 0
+    for j in range(u):
+        moved[j] = w
+        hi = starts[j + 1] if j + 1 < u else nchanges
+        for p in range(starts[j], hi):
+            i = changes[p]
+            if seen[i] != j:
+                seen[i] = j
+                changes[w] = i
+                w += 1
+    for c in range(nodes + 1):
+        if old[c] < 0:
+            continue
+        k = 0
+        while starts[k] != old[c]:
+            k += 1
+        first[last_turn[c] if c < nodes else turn] = moved[k]
+    return w
