@@ -52,7 +52,8 @@ class Alphabet:
         for sym, vals in self.unions:
             if sym == ch:
                 return sum(1 << self.values.index(c) for c in vals)
-        raise ValueError(f"unknown symbol {ch!r} (values are {self.values!r}{self._union_note()})")
+        rows = "; rows of a pattern are separated by /, e.g. \"BB/BW=BB/BB\"" if ch in "\n\t\r" else ""
+        raise ValueError(f"unknown symbol {ch!r} (values are {self.values!r}{self._union_note()}){rows}")
 
     def waves(self, chars: str) -> int:
         """Bit set of the values that any of `chars` accepts (`from = "RG"` in a path or field)."""

@@ -53,7 +53,8 @@ def parse_node(data: Any, alphabet: Alphabet, group: str, where: str, read: Reso
     if len(kinds) != 1:
         found = ", ".join(kinds) if kinds else "none"
         # A misspelt kind is the likely mistake: name the key that comes closest to one.
-        hint = next((h for key in data if (h := did_you_mean(str(key), NODE_KINDS))), "") if not kinds else ""
+        close = next(((str(key), h) for key in data if (h := did_you_mean(str(key), NODE_KINDS))), None) if not kinds else None
+        hint = f" ({close[0]!r}: {close[1].removeprefix(' (')}" if close else ""
         raise ProgramError(where, f"a node needs exactly one of {', '.join(NODE_KINDS)} (found {found}){hint}")
     kind = kinds[0]
     here = f"{where}.{kind}" if where else kind

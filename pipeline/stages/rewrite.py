@@ -85,6 +85,14 @@ class Rewrite(StageParams):
     def added_stats(self) -> tuple[str, ...]:
         return (*(self.adds_stats or ()), *(size_stats("size", self.size) if self.size is not None else ()))
 
+    @field_validator("program", mode="before")
+    @classmethod
+    def _program_table(cls, value: Any) -> Any:
+        # A list of nodes is the likely mistake: say what wraps it, not the Python form of the list.
+        if isinstance(value, list):
+            raise KeyedError("", "a program is one node, a table: wrap a list of nodes as { sequence = [...] } (or markov)")
+        return value
+
     @field_validator("size")
     @classmethod
     def _size(cls, value: SizeRange | None) -> SizeRange | None:
@@ -139,11 +147,12 @@ class Rewrite(StageParams):
     def _load_model_file(self, recipe_dir: Path) -> Program:
         if not isinstance(self.program, str):
             raise KeyedError("program", "a model file is named by a string")
+        # Whether it names a model file at all first: `program = "B=W"` is a rule meant as a program.
+        if not self.program.endswith(".xml"):
+            raise KeyedError("program", f"a string program is the path of a MarkovJunior .xml model (got {self.program!r}); a rule program is a table, e.g. {{ one = \"B=W\" }}")
         given = [k for k in ("values", "origin", "symmetry", "unions") if k in self.model_fields_set]
         if given:
             raise KeyedError(given[0], f"comes from the model file {self.program!r}; remove it here")
-        if not self.program.endswith(".xml"):
-            raise KeyedError("program", f"a string program is the path of a MarkovJunior .xml model (got {self.program!r})")
         path = recipe_dir / self.program
         try:
             data = read_regular(path)  # a FIFO here would hang the recipe's loading
