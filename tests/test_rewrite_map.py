@@ -61,12 +61,17 @@ def test_fractional_scales_shrink_the_grid() -> None:
     assert drawn(prog, "BBBW/BBBB") == "DA/DD"
 
 
+def prog_nodes() -> list[dict[str, Any]]:
+    """One rule twice, then a map whose child runs three steps on the new grid."""
+    return [{"one": "B=W", "steps": 2}, {"map": "W=AA/AA", "scale": [2, 2], "values": "DAR", "then": [{"one": "A=R", "steps": 3}]}]
+
+
 def test_a_map_takes_one_step_and_its_children_run_on_the_new_grid_then_the_program_ends() -> None:
-    prog = toml_program("BW", {"sequence": [
-        {"one": "B=W", "steps": 2},
-        {"map": "W=AA/AA", "scale": [2, 2], "values": "DAR", "then": [{"one": "A=R", "steps": 3}]},
-        {"one": "B=W"},  # after a map the reference has nowhere to return to: never runs
-    ]})
+    prog = toml_program("BW", {"sequence": prog_nodes()})
+    # After a map the reference has nowhere to return to, so a node there would never run: the
+    # TOML form refuses one rather than leave it silently unused.
+    with pytest.raises(ProgramError, match=r"sequence\[1\]: a map node must be the last of its branch: the nodes after it would never run"):
+        toml_program("BW", {"sequence": [*prog_nodes(), {"one": "B=W"}]})
     result = run(prog, np.zeros((3, 3), np.uint8), np.random.default_rng(3), 100)
     # 2 steps of `one`, the step whose `one` fails and whose map draws, 3 steps of the child,
     # and the step in which the child and so the map fail.

@@ -73,6 +73,9 @@ def parse_node(data: Any, alphabet: Alphabet, group: str, where: str, read: Reso
         for i, node in enumerate(nodes[:-1]):
             if isinstance(node, WfcNode):
                 raise ProgramError(f"{here}[{i}]", "a wfc node must be the last of its branch (after a failed collapse MarkovJunior goes on with the nodes after it, which this engine does not)")
+            if isinstance(node, MapNode):
+                # The run goes on with the map's `then` on the new grid, never back to this branch.
+                raise ProgramError(f"{here}[{i}]", "a map node must be the last of its branch: the nodes after it would never run; put them in its `then`")
         return BranchNode(kind, nodes)  # type: ignore[arg-type]
     if kind == "convolution":
         # Imported here: that module reads with this one's helpers.
