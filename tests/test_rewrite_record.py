@@ -63,3 +63,11 @@ def test_every_node_kind_has_a_recording_case() -> None:
     named = {c[0].split()[0] for c in CASES}
     # Branches are in every case; search replays its plan as `one` steps.
     assert set(NODE_KINDS) - {"markov", "sequence"} <= named
+
+
+def test_recording_options_without_record_are_a_warning() -> None:
+    params = {"size": [5, 5], "values": "BW", "program": {"one": "B=W"}}
+    quiet = Rewrite.model_validate({**params, "record_frames": 50, "record_dir": "gifs"})
+    assert quiet.warnings() == [f"{key}: has no effect without record = true (no GIF is written)" for key in ("record_frames", "record_dir")]
+    assert Rewrite.model_validate({**params, "record": True, "record_frames": 50}).warnings() == []
+    assert Rewrite.model_validate(params).warnings() == []

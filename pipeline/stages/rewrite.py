@@ -175,6 +175,11 @@ class Rewrite(StageParams):
     def files_read(self) -> dict[str, str]:
         return dict(self._files)
 
+    def warnings(self) -> list[str]:
+        # Recording options do nothing until `record` asks for the GIF.
+        unused = [key for key in ("record_frames", "record_dir") if key in self.model_fields_set] if not self.record else []
+        return [f"{key}: has no effect without record = true (no GIF is written)" for key in unused]
+
     def companions(self, name: str) -> list[tuple[str, StageParams]]:
         if not self.record:
             return []
