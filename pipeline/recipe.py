@@ -456,6 +456,10 @@ def _load_stages(
         validated = _validate(cls, params, key, problems, {"recipe_dir": recipe_dir})
         if validated is None or inputs is None:
             continue
+        wrong = validated.input_problems(len(inputs))
+        if wrong:
+            problems.extend(f"{key}.{line}" for line in wrong)
+            continue
         specs.append(StageSpec(name=name, params=validated, inputs=inputs))
         for suffix, companion in validated.companions(name):
             specs.append(StageSpec(name=f"{name}.{suffix}", params=companion, inputs=(name,)))

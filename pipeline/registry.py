@@ -168,6 +168,11 @@ class StageParams(BaseModel):
         names it}: the recipe fails to load when an exporter downstream cannot draw one."""
         return {}
 
+    def input_problems(self, inputs: int) -> list[str]:
+        """What is wrong with these parameters for a stage given `inputs` input Levels, as
+        "key: message" lines, found as the recipe loads rather than as each map is made."""
+        return []
+
     def warnings(self) -> list[str]:
         """What these parameters allow but most likely got wrong, as "key: message" lines;
         `pcg build` prints them (a tilesheet whose tiles do not fill it)."""

@@ -24,6 +24,7 @@ from pipeline.rewrite.toml_form import ProgramError, parse_node
 from pipeline.rewrite.xml_form import load_model
 from pipeline.stages.export.gif import FRAME_COLORS, FRAMES
 
+_SIZE_WITH_INPUT = "size: only for a rewrite stage without an input (the input sets the size)"
 
 
 @stage("rewrite", version=1)
@@ -175,6 +176,9 @@ class Rewrite(StageParams):
     def files_read(self) -> dict[str, str]:
         return dict(self._files)
 
+    def input_problems(self, inputs: int) -> list[str]:
+        return [_SIZE_WITH_INPUT] if inputs and self.size is not None else []
+
     def warnings(self) -> list[str]:
         # Recording options do nothing until `record` asks for the GIF.
         unused = [key for key in ("record_frames", "record_dir") if key in self.model_fields_set] if not self.record else []
@@ -195,7 +199,7 @@ class Rewrite(StageParams):
         source = inputs[0] if inputs else None
         if source is not None:
             if self.size is not None:
-                raise PipelineError(["size: only for a rewrite stage without an input (the input sets the size)"])
+                raise PipelineError([_SIZE_WITH_INPUT])  # the Python API's generate: no recipe checked it
             lut = np.zeros(256, dtype=np.uint8)
             missing = []
             for i, sym in enumerate(source.alphabet):
