@@ -274,6 +274,8 @@ def generate(kind: str, *, seed: int = 0, inputs: Level | Sequence[Level] = (), 
     # The same strict validation and context as a recipe's [stage.NAME] table: the messages
     # match, and parameters that name files resolve them from the current folder.
     validated = _validate(cls, params, kind, problems, {"recipe_dir": Path.cwd()})
+    if validated is not None:  # what the parameters cannot be beside these inputs, as a recipe checks it
+        problems += [f"{kind}.{line}" for line in validated.input_problems(len(levels))]
     if problems or validated is None:
         raise PipelineError(problems)
     level = validated.run([_read_only(x) for x in levels], rng_for((seed,)))

@@ -106,12 +106,13 @@ def _load_all(targets: list[Path], out: Path, cache: Path) -> tuple[list["Recipe
     return Workspace(out, cache).load(targets)
 
 
-def _check_maps(recipes: list["Recipe"], maps: list[int] | None) -> None:
+def _check_maps(recipes: list["Recipe"], maps: list[int] | None, key: str = "--map") -> None:
+    """Refuse map indices outside any of the packs, each under `key` (the option or argument)."""
     from pipeline.errors import PipelineError
 
     if not maps:
         return
-    bad = [f"{r.path}: --map {i}: the pack has maps 0..{r.pack.maps - 1}" for r in recipes for i in maps if not 0 <= i < r.pack.maps]
+    bad = [f"{r.path}: {key} {i}: the pack has maps 0..{r.pack.maps - 1}" for r in recipes for i in maps if not 0 <= i < r.pack.maps]
     if bad:
         raise PipelineError(bad)
 
@@ -493,15 +494,11 @@ PACK_OR_RECIPE = typer.Argument(..., help=PACK_HELP + " A pack leads to the reci
 
 def _maps_of(pack: Path, map_indices: list[int], out: Path, cache: Path) -> tuple[Path, list[int]]:
     """The recipe of `pack` and the maps named, each once, all checked before any is edited."""
-    from pipeline.errors import PipelineError
     from pipeline.pins import recipe_of
     from pipeline.recipe import load_recipe
 
     path = recipe_of(pack, out, cache)
-    recipe = load_recipe(path)
-    bad = [f"{recipe.path}: map {i}: the pack has maps 0..{recipe.pack.maps - 1}" for i in map_indices if not 0 <= i < recipe.pack.maps]
-    if bad:
-        raise PipelineError(bad)
+    _check_maps([load_recipe(path)], map_indices, key="map")
     return path, list(dict.fromkeys(map_indices))
 
 
@@ -600,7 +597,7 @@ def verify(
         # Several packs' problems are printed together: each line names its pack.
         named = (lambda line: f"{folder}: {line}") if len(folders) > 1 else (lambda line: line)
         try:
-            problems += [named(line) for line in _verify(folder, jobs, quiet, named)]
+            problems += _verify(folder, jobs, quiet, named)
         except PipelineError as exc:  # its recipe no longer loads, say: the other packs are still verified
             problems += [named(line) for line in exc.problems]
     if problems:
@@ -609,8 +606,8 @@ def verify(
 
 
 def _verify(folder: Path, jobs: int | None, quiet: bool, named: Callable[[str], str]) -> list[str]:
-    """Verify one pack; its problems (printed by the caller with the others'), and its warnings
-    printed here, each line as `named` puts it."""
+    """Verify one pack: its warnings printed here, its problems returned (the caller prints
+    them with the other packs'), each line as `named` puts it."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from pipeline.executor import default_workers
@@ -629,7 +626,7 @@ def _verify(folder: Path, jobs: int | None, quiet: bool, named: Callable[[str], 
     _warn([named(line) for line in result.warnings])
     if not result.problems and not quiet:
         console.print(f"[green]OK[/green]: {folder.name}: all {result.files} files of {result.maps} map(s) rebuild byte for byte.")
-    return result.problems
+    return [named(line) for line in result.problems]
 
 
 @app.command()

@@ -27,7 +27,10 @@ def update_pack_files(
         exporter = cast(Exporter, spec.params)
         if type(exporter).pack_files is Exporter.pack_files:
             continue
-        edited = _edited(pack_dir, exporter, recorded)
+        # What each of its files holds on disk now, read once: whether it was edited since,
+        # and (when it stays as it is) its digest for the manifest.
+        on_disk = _on_disk(pack_dir, exporter)
+        edited = _edited(on_disk, recorded)
         maps = []
         for entry in sorted(manifest["maps"], key=lambda m: m["index"]):
             files = entry["stages"].get(spec.name, {}).get("files", [])
@@ -39,18 +42,21 @@ def update_pack_files(
         for rel, data in made.items():
             digests[rel] = sha256_bytes(data)
             write_if_changed(pack_dir / rel, data, temp_dir)
-        for rel in exporter.pack_outputs():
-            if rel not in made:  # current already (or no map to list)
-                digest = sha256_file(pack_dir / rel)
-                if digest is not None:
-                    digests[rel] = digest
+        for rel, digest in on_disk.items():
+            if rel not in made and digest is not None:  # current already (or no map to list)
+                digests[rel] = digest
     return dict(sorted(digests.items())), restored
 
 
 def edited_pack_files(pack_dir: Path, recipe: Recipe, recorded: dict[str, str]) -> list[str]:
     """The pack files on disk that differ from what the last build wrote (`recorded`)."""
-    return [rel for spec in recipe.exporters for rel in _edited(pack_dir, cast(Exporter, spec.params), recorded)]
+    return [rel for spec in recipe.exporters for rel in _edited(_on_disk(pack_dir, cast(Exporter, spec.params)), recorded)]
 
 
-def _edited(pack_dir: Path, exporter: Exporter, recorded: dict[str, str]) -> list[str]:
-    return [rel for rel in exporter.pack_outputs() if rel in recorded and sha256_file(pack_dir / rel) not in (None, recorded[rel])]
+def _on_disk(pack_dir: Path, exporter: Exporter) -> dict[str, str | None]:
+    """The sha256 of each of the exporter's pack files on disk (None: not there)."""
+    return {rel: sha256_file(pack_dir / rel) for rel in exporter.pack_outputs()}
+
+
+def _edited(on_disk: dict[str, str | None], recorded: dict[str, str]) -> list[str]:
+    return [rel for rel, digest in on_disk.items() if rel in recorded and digest not in (None, recorded[rel])]

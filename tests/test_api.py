@@ -181,6 +181,13 @@ def test_generate_refuses_bad_arguments_naming_the_key(kind: str, kwargs: dict[s
     assert any(p.startswith(message) for p in caught.value.problems), caught.value.problems
 
 
+def test_generate_checks_parameters_beside_their_inputs_as_a_recipe_does() -> None:
+    maze = pipeline.generate("maze.backtracker", seed=1, cells=(3, 3))
+    with pytest.raises(PipelineError) as caught:
+        pipeline.generate("rewrite", inputs=maze, size=[5, 5], values="BW", program={"one": "B=W"})
+    assert caught.value.problems == ["rewrite.size: only for a rewrite stage without an input (the input sets the size)"]
+
+
 def test_generate_runs_a_plugins_stage_named_by_its_file(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     dungeon = pipeline.generate("dungeon.bsp", seed=3, size=(40, 30))

@@ -570,7 +570,11 @@ def test_a_map_of_walls_alone_exports_with_an_autotiled_tileset(project: Path) -
     """A generation that filled everything: its walls meet no other symbol, and still export."""
     (project / "tilesets").mkdir()
     (project / "tilesets" / "g.toml").write_text(GENERATED)
-    write_recipe(project, "m", MISNAMED_RECIPE.replace('values = "BWD"', 'values = "B"').replace('legend = { B = "wal", W = "floor", D = "dor" }', 'legend = { B = "wall" }').replace('origin = true\n', "").replace('program = { one = "WBB=WWW" }', 'program = { one = "B=B", steps = 1 }'))
+    write_recipe(project, "m", (
+        '[pack]\nname = "m"\nseed = 3\nmaps = 1\n\n'
+        '[stage.filled]\nuse = "rewrite"\nsize = [9, 9]\nvalues = "B"\nlegend = { B = "wall" }\nprogram = { one = "B=B", steps = 1 }\n\n'
+        '[stage.tmx]\nuse = "export.tmx"\ninput = "filled"\ntileset = "../tilesets/g.toml"\n'
+    ))
     pcg("build", "recipes", "-q", cwd=project)
     import pytmx
 

@@ -144,5 +144,6 @@ def unify_types(entities: list[dict[str, Any]]) -> None:
     for entity in entities:
         for field in entity["fieldInstances"]:
             types.setdefault((entity["__identifier"], field["__identifier"]), []).append(field["__type"])
+    merged = {key: merged_type(found) for key, found in types.items()}
     for entity in entities:
-        entity["fieldInstances"] = [retyped(f, merged_type(types[entity["__identifier"], f["__identifier"]])) for f in entity["fieldInstances"]]
+        entity["fieldInstances"] = [retyped(f, merged[entity["__identifier"], f["__identifier"]]) for f in entity["fieldInstances"]]

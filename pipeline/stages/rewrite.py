@@ -24,8 +24,6 @@ from pipeline.rewrite.toml_form import ProgramError, parse_node
 from pipeline.rewrite.xml_form import load_model
 from pipeline.stages.export.gif import FRAME_COLORS, FRAMES
 
-_SIZE_WITH_INPUT = "size: only for a rewrite stage without an input (the input sets the size)"
-
 
 @stage("rewrite", version=1)
 class Rewrite(StageParams):
@@ -177,7 +175,7 @@ class Rewrite(StageParams):
         return dict(self._files)
 
     def input_problems(self, inputs: int) -> list[str]:
-        return [_SIZE_WITH_INPUT] if inputs and self.size is not None else []
+        return ["size: only for a rewrite stage without an input (the input sets the size)"] if inputs and self.size is not None else []
 
     def warnings(self) -> list[str]:
         # Recording options do nothing until `record` asks for the GIF.
@@ -197,9 +195,7 @@ class Rewrite(StageParams):
             raise PipelineError(["rewrite: the stage was not validated (make it with model_validate)"])
         values = program.alphabet.values
         source = inputs[0] if inputs else None
-        if source is not None:
-            if self.size is not None:
-                raise PipelineError([_SIZE_WITH_INPUT])  # the Python API's generate: no recipe checked it
+        if source is not None:  # `size` beside an input is refused before a run (input_problems)
             lut = np.zeros(256, dtype=np.uint8)
             missing = []
             for i, sym in enumerate(source.alphabet):

@@ -117,12 +117,12 @@ class DrawnMapExporter(Exporter):
         built = build_tileset(self._spec, level.alphabet, loaded.image if loaded else b"")
         if ctx is not None:
             ctx.warnings.extend(f"tileset: {line}" for line in built.warnings)
-            if self.layers:
-                ctx.warnings.extend(undrawn_symbols(level, list(self.layers)))
-        if self.layers:
-            return built, draw_layers(level, built, list(self.layers))
-        # One layer of every symbol, the recipe's `layers` unset: a symbol without a tile is the tileset's.
-        return built, draw_layers(level, built, [LayerSpec(name=self.layer_name)], key=f"tileset ({self.tileset})" if self.tileset else "tileset")
+        if not self.layers:
+            # One layer of every symbol, the recipe's `layers` unset: a symbol without a tile is the tileset's.
+            return built, draw_layers(level, built, [LayerSpec(name=self.layer_name)], key=f"tileset ({self.tileset})" if self.tileset else "tileset")
+        if ctx is not None:
+            ctx.warnings.extend(undrawn_symbols(level, list(self.layers)))
+        return built, draw_layers(level, built, list(self.layers))
 
     @staticmethod
     def _object_gids(level: Level, built: BuiltTileset) -> list[int]:
