@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from scipy import ndimage, stats
 
 from conftest import RECIPES, dead_ends, pcg, write_recipe
+import pipeline
 from pipeline.recipe import load_recipe
 from pipeline.rewrite.program import Program, run
 from pipeline.rewrite.rule import Alphabet, parse_rule
@@ -351,7 +352,7 @@ def test_toml_program_errors_name_the_place() -> None:
         ('<one values="BW" in="B" out="W" transparent="True"/>', "line 1: <one transparent=...>: transparent (a 3D rendering option) is not supported"),
         ('<sequence values="BW">\n  <wfc sample="x"/>\n</sequence>', "line 2: <wfc> needs a values attribute"),
         ('<markov values="BW"><oops/></markov>', "unknown node <oops>"),
-        ('<prl values="BW" in="B" out="W" search="True"><observe value="W" to="B"/></prl>', "search is supported on <one> and <all> nodes only"),
+        ('<prl values="BW" in="B" out="W" search="True"><observe value="W" to="B"/></prl>', "<prl> has <observe>: fields and observations steer"),
         ('<one values="BW" in="B" out="W" colour="x"/>', "unknown attribute 'colour'"),
         ('<one in="B" out="W"/>', "needs a values attribute"),
         ('<one values="BW" in="B" out="W"', "not well-formed XML"),
@@ -433,3 +434,12 @@ def test_recording_writes_a_gif_next_to_the_map(tmp_path: Path) -> None:
     last = gif.convert("RGB").resize(preview.size, Image.Resampling.NEAREST)
     assert np.array_equal(np.asarray(last), np.asarray(preview))  # the last frame is the map
     assert math.isclose(gif.info["duration"], 1000) or gif.n_frames > 1
+
+
+def test_origin_marks_the_centre_of_an_input_too() -> None:
+    maze = pipeline.generate("maze.backtracker", seed=1, cells=(3, 3))  # 7 x 7, B walls and W floors
+    marked = pipeline.generate("rewrite", inputs=maze, values="BRW", origin=True, program={"one": "R=R", "steps": 1})
+    expected = np.where(maze.tiles == 0, 0, 2)
+    expected[3, 3] = 1
+    assert "".join(s.char for s in marked.alphabet) == "BRW"
+    assert np.array_equal(marked.tiles, expected)

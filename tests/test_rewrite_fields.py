@@ -132,11 +132,17 @@ def test_all_with_a_field_applies_the_best_matches_first() -> None:
         ({"one": "RB=BR", "fields": [{"for": "R", "on": "B", "to": "Q"}]}, "unknown symbol 'Q'"),
         ({"one": "RB=BR", "fields": [{"for": "R", "on": "B", "to": "W", "recompute": 1}]}, "true or false"),
         ({"one": "RB=BR", "fields": {"for": "R"}}, "must be a list"),
+        ({"prl": "RB=BR", "fields": [{"for": "R", "on": "B", "to": "W"}]}, "^fields: .*a prl node applies each match"),
     ],
 )
 def test_field_errors_name_the_place(node: dict[str, Any], message: str) -> None:
     with pytest.raises(ProgramError, match=message):
         program("BRW", node)
+
+
+def test_xml_field_on_prl_is_refused() -> None:
+    with pytest.raises(ProgramError, match="<prl> has <field>"):
+        load_model('<sequence values="BRW"><prl in="RB" out="BR"><field for="R" on="B" to="W"/></prl></sequence>')
 
 
 def test_xml_fields_and_temperature_load() -> None:

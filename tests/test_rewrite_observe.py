@@ -287,9 +287,11 @@ def test_toml_observe_errors(extra: dict[str, Any], message: str) -> None:
         toml_program("BRGW", {"one": "RB=WR", **extra})
 
 
-def test_toml_search_on_prl_is_refused() -> None:
-    with pytest.raises(ProgramError, match="one and all nodes only"):
-        toml_program("BRGW", {"prl": "RB=WR", "search": True, "observe": [{"value": "G", "to": "R"}]})
+@pytest.mark.parametrize("extra", [{}, {"search": True}])
+def test_toml_observe_on_prl_is_refused(extra: dict[str, Any]) -> None:
+    # A prl node applies every match it draws: nothing for an observation to steer.
+    with pytest.raises(ProgramError, match=r"^observe: .*a prl node applies each match"):
+        toml_program("BRGW", {"prl": "RB=WR", **extra, "observe": [{"value": "G", "to": "R"}]})
 
 
 @pytest.mark.parametrize(
@@ -298,7 +300,8 @@ def test_toml_search_on_prl_is_refused() -> None:
         ('<one in="RB" out="WR"><observe value="G" from="B"/></one>', "<observe> needs to"),
         ('<one in="RB" out="WR"><observe value="Q" to="R"/></one>', "not a value"),
         ('<one in="RB" out="WR"><observe value="G" to="R" at="1"/></one>', "unknown attribute 'at'"),
-        ('<prl in="RB" out="WR" search="True"><observe value="G" to="R"/></prl>', "<one> and <all> nodes only"),
+        ('<prl in="RB" out="WR" search="True"><observe value="G" to="R"/></prl>', "<prl> has <observe>"),
+        ('<prl in="RB" out="WR"><observe value="G" to="R"/></prl>', "<prl> has <observe>: fields and observations steer"),
         ('<one in="RB" out="WR" search="True" limit="x"><observe value="G" to="R"/></one>', "not a whole number"),
     ],
 )

@@ -95,6 +95,11 @@ class RuleNode:
     depth_coefficient: float = 0.5
 
 
+# MarkovJunior computes a prl node's fields and observations but never chooses by them: they can
+# only stop the node, which this engine does not copy (it would run every match regardless).
+PRL_UNSTEERED = "fields and observations steer which matches one and all nodes apply; a prl node applies each match by its p and chooses none"
+
+
 @dataclass(frozen=True)
 class PathNode:
     start: int  # bit sets of values

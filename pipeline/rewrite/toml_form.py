@@ -24,7 +24,7 @@ from pipeline.errors import did_you_mean, toml_text
 from pipeline.rewrite import symmetry
 from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS
 from pipeline.rewrite.convchain import make_convchain
-from pipeline.rewrite.program import BranchNode, Field, MapNode, Node, Observe, PathNode, RuleNode, WfcNode, make_field, make_map_rule, make_observe
+from pipeline.rewrite.program import PRL_UNSTEERED, BranchNode, Field, MapNode, Node, Observe, PathNode, RuleNode, WfcNode, make_field, make_map_rule, make_observe
 from pipeline.rewrite.resources import ResourceReader
 from pipeline.rewrite.rule import Alphabet, Rule, parse_rule, split_rule
 
@@ -109,6 +109,9 @@ def parse_node(data: Any, alphabet: Alphabet, group: str, where: str, read: Reso
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature < float("inf"):
         raise ProgramError(f"{where}.temperature" if where else "temperature", f"must be a number >= 0 (got {toml_text(temperature)})")
     observes = _parse_observes(data.get("observe", []), alphabet, f"{where}.observe" if where else "observe")
+    if kind == "prl" and (fields or observes):
+        key = "fields" if fields else "observe"
+        raise ProgramError(f"{where}.{key}" if where else key, PRL_UNSTEERED)
     if temperature and not fields and not observes:
         raise ProgramError(f"{where}.temperature" if where else "temperature", "only acts with fields or observe (as in MarkovJunior): add them, or remove it")
     search = _parse_search(data, kind, bool(observes), where)

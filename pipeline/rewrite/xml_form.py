@@ -17,7 +17,7 @@ from pipeline.rewrite import symmetry
 from pipeline.rewrite.convchain import make_convchain
 from pipeline.rewrite.kinds import BRANCH_KINDS, NODE_KINDS, RULE_KINDS
 from pipeline.rewrite.program import (
-    BranchNode, Field, MapNode, Node, Observe, Origin, PathNode, Program, RuleNode, WfcNode, make_field, make_map_rule, make_observe,
+    PRL_UNSTEERED, BranchNode, Field, MapNode, Node, Observe, Origin, PathNode, Program, RuleNode, WfcNode, make_field, make_map_rule, make_observe,
 )
 from pipeline.rewrite.resources import ResourceError, ResourceReader
 from pipeline.rewrite.rule import KEEP, Alphabet, Rule, parse_pattern, parse_rule
@@ -188,6 +188,8 @@ def _node(el: Element, reading: _Reading, group: str, is_root: bool = False) -> 
         fields = tuple(_field(c, reading.alphabet) for c in el.children if c.tag == "field")
         temperature = float_attr(el, "temperature", 0.0)
         observes = tuple(_observe(c, reading.alphabet) for c in el.children if c.tag == "observe")
+        if el.tag == "prl" and (fields or observes):
+            raise ProgramError(where, f"<prl> has <{'field' if fields else 'observe'}>: {PRL_UNSTEERED}")
         if not observes:
             # The reference reads search, limit and depthCoefficient only beside observations.
             return RuleNode(el.tag, tuple(rules), steps, fields, temperature)  # type: ignore[arg-type]

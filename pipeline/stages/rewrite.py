@@ -34,9 +34,9 @@ class Rewrite(StageParams):
     `all` towards a goal; `convolution` is a cellular automaton step, `convchain` resamples a
     texture after a sample; `map` and `wfc` (wave function collapse, from a sample or a tileset)
     make a new grid in other values, which the map then has. Without an input it starts from a
-    `size` grid of the first value (plus the second in the centre with `origin = true`); with
-    one, from that map, matching its symbols by char (its layers and objects pass through; its
-    properties, which describe the old tiles, do not).
+    `size` grid of the first value; with one, from that map, matching its symbols by char (its
+    layers and objects pass through; its properties, which describe the old tiles, do not).
+    `origin = true` first puts the second value in the centre cell, of either grid.
 
     `program` is the node tree inline, e.g. `{ markov = [ { one = "RBB=GGR" }, { one = "RGG=WWR" } ] }`,
     or the path of a MarkovJunior model file (`rules/MazeBacktracker.xml`, relative to the
@@ -54,7 +54,7 @@ class Rewrite(StageParams):
     compile_weight: ClassVar[int] = 12
 
     values: str | None = Field(None, description='The grid\'s symbols, one character each; the first fills a new grid (e.g. "BRGW").')
-    origin: bool = Field(False, description="Start a new grid with the second value in its centre cell.")
+    origin: bool = Field(False, description="Put the second value in the centre cell before the program runs (of a new grid, or of the input).")
     symmetry: str = Field(symmetry.DEFAULT, description="Default symmetry group of the rules: (), (x), (y), (x)(y), (xy+), (xy).")
     unions: dict[str, str] = Field(default_factory=dict, description='Input wildcards: { "?" = "BR" } matches B or R.')
     program: str | dict[str, Any] = Field(description="The node tree (a table), or a MarkovJunior .xml model file.")
@@ -114,9 +114,15 @@ class Rewrite(StageParams):
             if self.values is None:
                 raise KeyedError("values", 'is required with an inline program: the grid\'s symbols, e.g. "BRGW"')
             try:
-                alphabet = Alphabet(self.values, tuple(sorted(self.unions.items())))
+                Alphabet(self.values, ())
             except ValueError as exc:
                 raise KeyedError("values", str(exc)) from None
+            for sym, vals in sorted(self.unions.items()):
+                try:
+                    Alphabet(self.values, ((sym, vals),))
+                except ValueError as exc:
+                    raise KeyedError(f"unions.{sym}", str(exc)) from None
+            alphabet = Alphabet(self.values, tuple(sorted(self.unions.items())))
             try:
                 symmetry.check(self.symmetry)
                 # An inline program reads files only for convchain and wfc nodes.
