@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 import re
 from typing import Any, Callable, ClassVar, Literal, Union
@@ -198,6 +199,8 @@ def _number(node: ast.expr) -> float:
     return float(node.value)  # type: ignore[attr-defined]
 
 
+# A pack's maps (and every attempt of each) run the same few tests: parse each once a process.
+@functools.lru_cache(maxsize=64)
 def _compile(text: str) -> Callable[[dict[str, PropertyValue]], bool]:
     """The test as a function of a map's properties; only comparisons and boolean logic."""
     try:
