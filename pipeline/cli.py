@@ -197,37 +197,20 @@ def _build(
     out: Path, cache: Path, quiet: bool, console: "Console", dask: "DaskOptions | None" = None,
     cache_max: int | None = None,
 ) -> None:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
+    from pipeline.jit import compile_notice
+    from pipeline.pack_progress import PackProgress
     from pipeline.workspace import Workspace
 
     _warn([line for r in recipes for line in r.warnings()])
-    # One console for the bar and the report lines, so rich prints the lines above the bar.
-    bar = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-        console=console, disable=quiet or not console.is_terminal, transient=True,
-    )
-
-    from pipeline.jit import compile_notice
+    bars = PackProgress(console, quiet)
 
     def compiling(first_run: bool) -> None:
         # Otherwise a first build sits silent while numba compiles, and looks hung.
         if not quiet:
             console.print(compile_notice(first_run))
 
-    def started(plan: "PackPlan") -> Callable[[int], None] | None:
-        # A fresh pack still goes through the build: that rewrites its manifest if only the
-        # recipe's comments changed, and removes maps the pack no longer has. The bar is started
-        # here, once the executor is (worker processes are forked before the bar's thread
-        # exists), and only for real work: stopping its thread costs up to a refresh period.
-        if len(plan.stale_maps) <= 4:
-            return None
-        if not bar.live.is_started:
-            bar.start()
-        task = bar.add_task(plan.recipe.pack.name, total=len(plan.stale_maps))
-        return lambda n: bar.advance(task, n)
-
     def finished(plan: "PackPlan", report: "PackReport") -> None:
+        bars.finished()
         _warn(report.warnings)  # as the recipe's, even with -q
         if not quiet:
             _print_report(console, plan, report)
@@ -236,10 +219,10 @@ def _build(
     try:
         outcome = Workspace(out, cache).build(
             recipes, lambda todo: _executor(jobs, todo, dask), force=force, only=sorted(set(maps)) if maps else None,
-            cache_max=cache_max, waiting=waiting, started=started, finished=finished, compiling=compiling,
+            cache_max=cache_max, waiting=waiting, started=bars.started, finished=finished, compiling=compiling,
         )
     finally:
-        bar.stop()
+        bars.stop()
     problems = problems + outcome.problems
     if outcome.trimmed and outcome.trimmed.removed and not quiet:
         from pipeline.cache import format_size

@@ -19,14 +19,18 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner, Result
 
 from conftest import ROOT, TILESETS
 
-from pipeline import registry
+from pipeline import pack_progress, registry
 from pipeline.cli import app
 from pipeline.errors import RecipeError
 from pipeline.recipe import load_recipe
@@ -287,3 +291,29 @@ def test_a_missing_target_is_called_a_file_or_a_folder_as_its_name_suggests(tmp_
         with pytest.raises(RecipeError) as caught:
             load_recipe(tmp_path / name)
         assert caught.value.problems == [f"{tmp_path / name}: {message}"]
+
+
+def _plan(name: str, maps: int) -> Any:
+    return SimpleNamespace(stale_maps=list(range(maps)), recipe=SimpleNamespace(pack=SimpleNamespace(name=name)))
+
+
+def test_a_pack_of_a_few_maps_gets_its_bar_only_once_it_is_slow(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A big rule program can take a minute on one map: without a bar the build looks hung.
+    monkeypatch.setattr(pack_progress, "SLOW", 0.2)
+    bars = pack_progress.PackProgress(Console(file=io.StringIO(), force_terminal=True, width=100), quiet=False)
+    try:
+        quick = bars.started(_plan("quick", 1))
+        assert quick is not None
+        quick(1)
+        bars.finished()
+        slow = bars.started(_plan("slow", 2))
+        assert slow is not None
+        slow(1)
+        time.sleep(1.0)
+        assert [(t.description, t.completed, t.total) for t in bars.bar.tasks] == [("slow", 1, 2)]
+        slow(1)
+        assert bars.bar.tasks[0].completed == 2
+        many = bars.started(_plan("many", pack_progress.FEW + 1))  # a pack of many maps: at once
+        assert many is not None and [t.description for t in bars.bar.tasks] == ["slow", "many"]
+    finally:
+        bars.stop()

@@ -1,0 +1,82 @@
+"""The progress bar of `pcg build` (and watch and serve): one row per pack being built."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import TaskID
+
+    from pipeline.plan import PackPlan
+
+# A pack of this many stale maps or fewer gets its row only once it has taken SLOW seconds: most
+# are done before that, and a bar that comes and goes is noise (and stopping its thread costs up
+# to a refresh period). A slow one, a big rule program say, would otherwise look hung.
+FEW = 4
+SLOW = 1.0
+
+
+class PackProgress:
+    """Bars of packs being built, off unless `console` is a terminal and not `quiet`."""
+
+    def __init__(self, console: Console, quiet: bool):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        # One console for the bar and the report lines, so rich prints the lines above the bar.
+        self.bar = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+            console=console, disable=quiet or not console.is_terminal, transient=True,
+        )
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+
+    def started(self, plan: PackPlan) -> Callable[[int], None] | None:
+        """The pack's progress callback (`Workspace.build`'s `started`). Called once the executor
+        is: worker processes are forked before the bar's thread exists."""
+        self._cancel()  # a pack before this one that failed to write never finished
+        total = len(plan.stale_maps)
+        if not total:
+            return None
+        if total > FEW:
+            task = self._add(plan.recipe.pack.name, total, 0)
+            return lambda n: self.bar.advance(task, n)
+        done = 0
+        shown: list[TaskID] = []
+
+        def show() -> None:
+            with self._lock:
+                if self._timer is timer:  # not finished meanwhile
+                    shown.append(self._add(plan.recipe.pack.name, total, done))
+
+        def advance(n: int) -> None:
+            nonlocal done
+            with self._lock:
+                done += n
+                if shown:
+                    self.bar.advance(shown[0], n)
+
+        timer = self._timer = threading.Timer(SLOW, show)
+        timer.daemon = True
+        timer.start()
+        return advance
+
+    def finished(self) -> None:
+        """The pack being built is done."""
+        self._cancel()
+
+    def stop(self) -> None:
+        self._cancel()
+        self.bar.stop()
+
+    def _add(self, name: str, total: int, done: int) -> TaskID:
+        if not self.bar.live.is_started:
+            self.bar.start()
+        return self.bar.add_task(name, total=total, completed=done)
+
+    def _cancel(self) -> None:
+        with self._lock:
+            timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
