@@ -71,6 +71,15 @@ def _fail(problems: list[str]) -> None:
         err.print(f"[red]error:[/red] {escape(line)}", soft_wrap=True)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a CI job cancelled, `kill`), handled as Ctrl+C is: the workers are stopped and
+    what the build had not finished is cleaned up, rather than the process vanishing at once."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
 def _user_errors(fn: F) -> F:
     """Report PipelineErrors as plain lines and exit 1: users see what to fix, not a traceback."""
     import functools
@@ -89,6 +98,9 @@ def _user_errors(fn: F) -> F:
 
             _fail([os_error_line(exc)])
             raise typer.Exit(1) from None
+        except Terminated:
+            _console(stderr=True).print("terminated")
+            raise typer.Exit(143) from None
         except KeyboardInterrupt:
             _console(stderr=True).print("interrupted")
             raise typer.Exit(130) from None
@@ -892,6 +904,10 @@ def _root(
 
 
 def main() -> None:
+    import signal
+
+    # `pcg watch` and `pcg serve` set handlers of their own.
+    signal.signal(signal.SIGTERM, _terminate)
     app()
 
 

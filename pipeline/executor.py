@@ -64,6 +64,27 @@ def _worker_signals() -> None:
     print a traceback, and leave half a message in the pipe that the pool waits on forever."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _exit_with_parent(os.getppid())
+
+
+# How often a worker looks whether the build that started it is still there.
+PARENT_CHECK = 0.5
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this worker once `parent` is gone (SIGKILLed, say, with no chance to stop it). An
+    orphan would go on holding the pack's lock, so the next build would wait for it forever, and
+    the build's output pipe, so `pcg build | tee log` would never return. A thread, since the
+    worker's own may be blocked writing a result that nobody will read."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="pcg-parent-watch", daemon=True).start()
 
 
 class ProcessExecutor:

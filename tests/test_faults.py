@@ -472,3 +472,35 @@ def test_ctrl_c_during_a_build_is_one_line_and_leaves_no_process(project: Path) 
     write_recipe(project, "spin", SPIN_RECIPE.format(steps=1000))
     assert pcg("build", "recipes", "-q", cwd=project).returncode == 0
     assert pcg("verify", "exports/spin", cwd=project).returncode == 0
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` still runs (a zombie no one has reaped yet does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_a_build_killed_alone_takes_its_workers_with_it(project: Path, how: str) -> None:
+    """A CI job cancelled sends SIGTERM to the build alone (or SIGKILL): its workers, deep in
+    maps that would run for hours, must not outlive it, holding the pack's lock (the next build
+    would wait forever) and the output pipe."""
+    write_recipe(project, "spin", SPIN_RECIPE.format(steps=2**40))
+    proc = start_build(project, "-q")
+    try:
+        workers = wait_until_both_workers_run(proc)
+        os.kill(proc.pid, getattr(signal, how))
+        out, err = proc.communicate(timeout=60)
+        if how == "SIGTERM":
+            assert (proc.returncode, (out + err).strip()) == (143, "terminated"), (out, err)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(alive(w) for w in workers):
+            time.sleep(0.05)
+        assert not [w for w in workers if alive(w)], "a worker outlived the build"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    write_recipe(project, "spin", SPIN_RECIPE.format(steps=1000))
+    assert pcg("build", "recipes", "-q", cwd=project).returncode == 0
