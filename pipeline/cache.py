@@ -113,7 +113,7 @@ class LevelCache:
         path = self.path(key)
         try:
             level = pickle.loads(_read_entry(path))
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
+        except Exception:  # damaged bytes fail in many ways: OverflowError, MemoryError, SystemError, ...
             return None
         if not isinstance(level, Level):
             return None

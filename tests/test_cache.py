@@ -55,6 +55,23 @@ def test_levels_round_trip_and_a_hit_counts_as_a_use(tmp_path: Path) -> None:
     assert [p.name for p in cache.store_dir.rglob("*") if p.is_file()] == [f"{k}.pkl"]
 
 
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"\x80\x05\x95\xff\xff\xff\xff\xff\xff\xff\xff",  # a frame past any size: OverflowError
+        b"\x80\x05B\xff\xff\xff\x7f",  # bytes longer than the entry
+        bytes(range(256)) * 4,
+        b"",
+    ],
+)
+def test_a_damaged_entry_is_a_miss_whatever_the_bytes(tmp_path: Path, damage: bytes) -> None:
+    # A disk error or a stray write must cost a recomputation, not fail the map on every build.
+    cache = LevelCache(tmp_path)
+    k = fill(cache, 1)[0]
+    cache.path(k).write_bytes(damage)
+    assert cache.load(k) is None
+
+
 def test_trim_deletes_the_least_recently_used_first(tmp_path: Path) -> None:
     cache = LevelCache(tmp_path)
     keys = fill(cache, 8)
