@@ -179,8 +179,14 @@ def build(
     """Build level packs from recipes: only what is stale since the last build."""
     from pipeline.errors import PipelineError
 
-    if scheduler and dask_local:
+    if scheduler is not None and dask_local:
         raise PipelineError(["--scheduler and --dask-local: give one (a cluster to use, or one to start)"])
+    if scheduler is not None:
+        from pipeline.dask_executor import address_problem
+
+        wrong = address_problem(scheduler)
+        if wrong:
+            raise PipelineError([wrong])
     if dask_results not in (None, "files", "bytes"):
         raise PipelineError([f"--dask-results: files or bytes (got {dask_results!r})"])
     for option, given in (("--dask-results", dask_results), ("--wait-for-workers", wait_for_workers)):

@@ -57,6 +57,28 @@ class DaskOptions:
     wait_for_workers: float = NO_WORKERS_TIMEOUT
 
 
+# The schemes of Dask's comms a scheduler may listen on.
+SCHEMES = ("tcp", "tls", "ucx", "ws", "wss", "inproc")
+
+
+def address_problem(scheduler: str) -> str | None:
+    """What is wrong with a --scheduler address as written, before anything connects (Dask would
+    answer with a traceback), or None."""
+    from urllib.parse import urlsplit
+
+    if not scheduler.strip():
+        return "--scheduler: empty (an unset variable?): give tcp://HOST:PORT, or leave it out to build on this machine"
+    parts = urlsplit(scheduler if "://" in scheduler else f"tcp://{scheduler}")
+    if parts.scheme not in SCHEMES:
+        return f"--scheduler {scheduler}: unknown scheme {parts.scheme!r}: a Dask scheduler's address is tcp://HOST:PORT (or {', '.join(SCHEMES[1:])})"
+    try:
+        parts.port
+    except ValueError:
+        port = parts.netloc.rpartition(":")[2]
+        return f"--scheduler {scheduler}: the port {port!r} is not a number from 0 to 65535"
+    return None
+
+
 def _refused(scheduler: str) -> None:
     """Fail at once when nothing listens at a tcp:// scheduler address (a typo, a scheduler not
     started): Dask's client retries a refused connection until its timeout, 10 s of silence. A

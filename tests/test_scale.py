@@ -39,6 +39,22 @@ def test_dask_that_is_not_reachable_is_one_clear_error(project: Path) -> None:
     assert "--scheduler tcp://127.0.0.1:9: cannot reach the Dask scheduler" in proc.stderr
 
 
+@pytest.mark.parametrize(
+    ("address", "message"),
+    [
+        ("", "--scheduler: empty (an unset variable?)"),
+        ("127.0.0.1:8786x", "--scheduler 127.0.0.1:8786x: the port '8786x' is not a number"),
+        ("http://127.0.0.1:8786", "--scheduler http://127.0.0.1:8786: unknown scheme 'http'"),
+        ("tcp://127.0.0.1:99999", "--scheduler tcp://127.0.0.1:99999: the port '99999' is not a number from 0 to 65535"),
+    ],
+)
+def test_a_scheduler_address_dask_cannot_read_is_one_clear_error(project: Path, address: str, message: str) -> None:
+    # Before, Dask's own ValueError came out as a traceback, and an empty one built locally.
+    proc = pcg("build", "recipes", "--scheduler", address, cwd=project, check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith(f"error: {message}"), proc.stderr
+
+
 def test_a_build_killed_midway_leaves_no_partial_files_and_the_next_completes(project: Path) -> None:
     (project / "recipes" / "small.toml").write_text(recipe_text(maps=400, cells=(30, 30)))
     env = {**os.environ, "NO_COLOR": "1"}
