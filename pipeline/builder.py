@@ -194,6 +194,7 @@ class Builder:
                 run=m.run,
                 exports=m.exports,
                 attempt=m.attempt,
+                force=self.force,
             )
             for m in maps
         ]

@@ -41,6 +41,7 @@ class MapTask:
     run: tuple[str, ...]
     exports: tuple[str, ...]
     attempt: int = 0
+    force: bool = False  # `run` is every stage, the cache ignored (--force): other attempts too
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,7 @@ def _at_attempt(maker: KeyMaker, task: MapTask, attempt: int) -> MapTask:
         attempt=attempt,
         keys={n: k for n, (k, _) in keys.items()},
         seeds={n: s for n, (_, s) in keys.items()},
-        run=(),  # every Level from the cache if there, else made
+        run=task.run if task.force else (),  # else every Level from the cache if there, else made
     )
 
 

@@ -103,6 +103,9 @@ def test_the_build_line_counts_the_stage_runs_of_every_attempt(tmp_path: Path, k
         made = sum(next(a for a, d in enumerate(difficulties(tmp_path / "recipes" / "boards.toml", i, 40)) if d >= 7) + 1 for i in range(3))
         assert made > 3  # some map was made more than once, or this proves nothing
     assert f"ran board x{made}, rated x{made}, keep x{made}, png x3" in line, line
+    # --force makes every attempt anew, not only the first of each map.
+    forced = pcg("build", "recipes", "--force", cwd=tmp_path).stdout
+    assert f"ran board x{made}, rated x{made}, keep x{made}, png x3" in forced, forced
 
 
 def test_best_of_is_the_same_with_two_workers_and_verifies(tmp_path: Path) -> None:
