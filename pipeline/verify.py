@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import tempfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -60,7 +62,7 @@ def verify_pack(manifest_path: Path, workers: int, progress: Callable[[int], Non
             if hashlib.sha256(record["text"].encode("utf-8")).hexdigest() != sha:
                 result.problems.append(f"maps {indices}: the recipe text in the manifest does not match its sha256 {sha[:12]}")
                 continue
-            recipe = load_recipe(record["path"], text=record["text"])
+            recipe = load_recipe(_recipe_path(pack_dir, record["path"]), text=record["text"])
             pack_files.update(rel for spec in recipe.exporters for rel in spec.params.pack_outputs())  # type: ignore[attr-defined]
             for spec in recipe.stages:
                 # Files a stage reads (rule models, tilesets and their images) live beside the
@@ -111,3 +113,16 @@ def verify_pack(manifest_path: Path, workers: int, progress: Callable[[int], Non
                 " move it out of the pack; or left by a stopped build, which the next pcg build removes)"
             )
     return result
+
+
+def _recipe_path(pack_dir: Path, recorded: str) -> Path:
+    """Where the recipe a pack was built from is now: the manifest keeps its path relative to the
+    project (the folder holding exports/), whatever folder verify runs in; its tilesets and rule
+    files are read from beside it. A pack moved away from its project falls back to the path as
+    seen from here."""
+    path = Path(os.path.normpath(pack_dir.absolute().parent.parent / recorded))
+    if not path.parent.is_dir():
+        return Path(recorded)
+    with contextlib.suppress(ValueError):
+        return path.relative_to(Path.cwd())  # shorter in messages, as the user would write it
+    return path

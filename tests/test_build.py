@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SMALL_RECIPE, needs_tiled, pcg, tree_digests, write_recipe
+from conftest import SMALL_RECIPE, TILESETS, needs_tiled, pcg, tree_digests, write_recipe
 
 PACK = Path("exports/small")
 
@@ -389,3 +389,16 @@ def test_real_tiled_opens_a_map_of_every_example_folder(examples: Path, tmp_path
                 assert theirs.items() <= dict(mine.properties).items(), path
             else:
                 assert theirs == dict(mine.properties), path
+
+
+def test_verify_reads_the_files_beside_the_recipe_from_any_folder(tmp_path: Path) -> None:
+    # A CI step runs `pcg verify levels/exports/x` from the repository's root: the tileset the
+    # recipe names is found beside the recipe, not beside the folder verify runs in.
+    project = tmp_path / "levels"
+    shutil.copytree(TILESETS, project / "tilesets")
+    write_recipe(project, "small", SMALL_RECIPE.replace('tile_size = 8', 'tileset = "../tilesets/stone.toml"'))
+    assert "tileset" in (project / "recipes" / "small.toml").read_text()
+    pcg("build", "-q", cwd=project)
+    for target in ("levels/exports/small", str(project / "exports" / "small")):
+        assert "OK: small" in pcg("verify", target, cwd=tmp_path).stdout
+    assert "OK: small" in pcg("verify", "--out", "levels/exports", cwd=tmp_path).stdout
