@@ -393,10 +393,10 @@ def test_each_profile_writes_what_its_engine_accepts(project: Path, profile: str
 @pytest.mark.parametrize(
     "profile, fmt, extra, expect",
     [
-        ("phaser", "tmx", "", "stage.out.profile: phaser: Phaser loads Tiled JSON only"),
+        ("phaser", "tmx", "", "stage.out.profile: phaser: Phaser 3 (this.load.tilemapTiledJSON) reads tmj maps, not tmx: use export.tmj"),
         ("phaser", "tmj", "embed_tileset = false", "stage.out.embed_tileset: must be true with profile 'phaser'"),
         ("phaser", "tmj", 'encoding = "base64"\ncompression = "zlib"', "stage.out.compression: must be 'none' with profile 'phaser'"),
-        ("unity", "tmj", "", "stage.out.profile: unity: SuperTiled2Unity imports TMX files"),
+        ("unity", "tmj", "", "stage.out.profile: unity: Unity with SuperTiled2Unity 2.x reads tmx maps, not tmj: use export.tmx"),
         ("love", "lua", "embed_tileset = false", "stage.out.embed_tileset: must be true with profile 'love'"),
         ("tiled", "tmx", 'compression = "zlib"', 'stage.out.compression: needs encoding = "base64"'),
     ],

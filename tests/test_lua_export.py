@@ -229,10 +229,11 @@ def test_lua_maps_are_deterministic(pack: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "kind, extra, expect",
     [
-        ("tmx", 'profile = "love"', "stage.out.profile: love: STI loads only Tiled's Lua maps"),
+        ("tmx", 'profile = "love"', "stage.out.profile: love: LÖVE with STI (Simple Tiled Implementation) reads lua maps, not tmx: use export.lua"),
         ("tmj", 'profile = "love"', "use export.lua"),
+        ("lua", 'profile = "tiled"', "stage.out.profile: tiled: Tiled 1.8+ reads tmx or tmj maps, not lua: use export.tmx or export.tmj"),
         ("lua", "embed_tileset = false", "stage.out.embed_tileset: must be true with profile 'love'"),
-        ("lua", 'profile = "phaser"', "stage.out.profile: phaser: Phaser loads Tiled JSON only"),
+        ("lua", 'profile = "phaser"', "stage.out.profile: phaser: Phaser 3 (this.load.tilemapTiledJSON) reads tmj maps, not lua: use export.tmj"),
         ("lua", 'compression = "zlib"', 'stage.out.compression: needs encoding = "base64"'),
     ],
 )

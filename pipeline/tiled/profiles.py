@@ -121,7 +121,9 @@ def resolve(profile: str, fmt: Format, given: dict[str, object]) -> tuple[dict[s
     spec = PROFILES[profile]
     problems = []
     if fmt not in spec.formats:
-        problems.append(("profile", f"{profile}: {spec.why}; use export.{spec.formats[0]}"))
+        # Not `spec.why`: "Tiled reads everything we write" reads oddly as a refusal of Lua.
+        exporters = " or ".join(f"export.{f}" for f in spec.formats)
+        problems.append(("profile", f"{profile}: {spec.importer} reads {' or '.join(spec.formats)} maps, not {fmt}: use {exporters}"))
     set_here = {k: v for k, v in given.items() if v is not None}
     values = {**spec.defaults(fmt), **set_here}
     if "compression" not in set_here and values["encoding"] != "base64":
