@@ -492,6 +492,13 @@ def test_a_tilesheet_its_whole_tiles_do_not_fill_is_a_warning(project: Path, mon
         ]
     proc = pcg("build", "recipes", cwd=project)  # it builds, and says so once
     assert proc.stderr.count("warning:") == 1 and "2 px at the bottom" in proc.stderr, proc.stderr
+    # Three exporters of the one sheet: one warning, naming them all.
+    more = '[stage.json]\nuse = "export.tmj"\ninput = "maze"\ntileset = "../tilesets/t.toml"\npreview = false\n'
+    write_recipe(project, "t", TILESET_RECIPE + "\n" + more + "\n" + more.replace("json", "lua").replace("tmj", "lua"))
+    (warning,) = load_recipe("recipes/t.toml").warnings()
+    assert warning.startswith("recipes/t.toml: stage.tmx.tileset: tilesets/t.toml: tilesets/sheet.png") and warning.endswith(
+        "check tile_size, margin and spacing (also stage.json, stage.lua)"
+    ), warning
 
 
 MISNAMED_RECIPE = """\
