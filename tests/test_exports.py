@@ -501,6 +501,19 @@ def test_a_tilesheet_its_whole_tiles_do_not_fill_is_a_warning(project: Path, mon
     ), warning
 
 
+def test_names_that_share_a_tile_are_a_warning(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The tile's properties name one of them: the map cannot tell the other's cells apart.
+    monkeypatch.chdir(project)
+    (project / "tilesets").mkdir()
+    Image.new("RGBA", (32, 16)).save(project / "tilesets" / "sheet.png")
+    (project / "tilesets" / "t.toml").write_text('image = "sheet.png"\ntile_size = 16\n[tiles]\nwall = 1\nfloor = 0\nmoss = 0\n')
+    write_recipe(project, "t", TILESET_RECIPE)
+    assert load_recipe("recipes/t.toml").warnings() == [
+        "recipes/t.toml: stage.tmx.tileset: tilesets/t.toml: tiles: floor, moss are all tile 0: a map's cells of these look alike"
+        " to a game too (one name in the tile's properties); give each a tile of its own if it should tell them apart"
+    ]
+
+
 MISNAMED_RECIPE = """\
 [pack]
 name = "m"

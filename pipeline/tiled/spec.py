@@ -191,6 +191,19 @@ def leftover(spec: TilesetSpec, width: int, height: int, image: str) -> str | No
     )
 
 
+def shared_tiles(spec: TilesetSpec) -> str | None:
+    """A warning when names share a tile id: the tile carries the first name's properties
+    (`name`, `symbol`), so a game reading the map cannot tell the cells of the others from it."""
+    by_id: dict[int, list[str]] = {}
+    for name, tile in spec.tiles.items():
+        by_id.setdefault(tile, []).append(name)
+    shared = [names for names in by_id.values() if len(names) > 1]
+    if not shared:
+        return None
+    told = "; ".join(f"{', '.join(names)} are all tile {spec.tiles[names[0]]}" for names in shared)
+    return f"tiles: {told}: a map's cells of these look alike to a game too (one name in the tile's properties); give each a tile of its own if it should tell them apart"
+
+
 def check_tile_ids(spec: TilesetSpec, width: int, height: int, image: str) -> str | None:
     """What is wrong with the tile ids of a spec for a width x height sheet, or None."""
     tw, th = spec.tile_size
@@ -248,6 +261,6 @@ def load_tileset(recipe_dir: Path, relative: str) -> LoadedTileset:
         if problem:
             raise KeyedError("tileset", f"{path}: {problem}")
         digests[image_rel] = hashlib.sha256(image_data).hexdigest()
-        warning = leftover(spec, width, height, str(image_path))
-        return LoadedTileset(spec=spec, path=relative, digests=digests, image=image_data, warnings=(f"{path}: {warning}",) if warning else ())
+        warnings = [w for w in (leftover(spec, width, height, str(image_path)), shared_tiles(spec)) if w]
+        return LoadedTileset(spec=spec, path=relative, digests=digests, image=image_data, warnings=tuple(f"{path}: {w}" for w in warnings))
     return LoadedTileset(spec=spec, path=relative, digests=digests)
