@@ -38,6 +38,12 @@ class Color(str):
 PropertyValue = Union[bool, int, float, str]  # a Color is a str
 
 
+def typed_property(value: PropertyValue) -> PropertyValue:
+    """A recipe's property value as maps carry it: a string "#rrggbb" is a colour (Tiled's
+    `color` type, LDtk's Color), on objects and on tiles alike."""
+    return Color(value) if isinstance(value, str) and RGB_COLOR.match(value) else value
+
+
 def check_colors(colors: dict[str, str]) -> None:
     """Refuse any value that is not a colour "#rrggbb": a KeyedError naming its key, or for
     several, one error listing them all (each would be one more build to find)."""

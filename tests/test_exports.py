@@ -501,6 +501,19 @@ def test_a_tilesheet_its_whole_tiles_do_not_fill_is_a_warning(project: Path, mon
     ), warning
 
 
+def test_a_colour_in_tile_properties_is_a_colour_as_on_objects(project: Path) -> None:
+    (project / "tilesets").mkdir()
+    Image.new("RGBA", (32, 16)).save(project / "tilesets" / "sheet.png")
+    (project / "tilesets" / "t.toml").write_text(
+        'image = "sheet.png"\ntile_size = 16\n[tiles]\nwall = 1\nfloor = 0\n[properties.wall]\ntint = "#80FF80"\nnote = "#8"\n'
+    )
+    write_recipe(project, "t", TILESET_RECIPE)
+    pcg("build", "recipes", "-q", cwd=project)
+    tsx = ET.parse(project / "exports" / "t" / "tilesets" / "t.tsx").getroot()
+    props = {p.get("name"): (p.get("type"), p.get("value")) for p in tsx.iter("property")}
+    assert props["tint"] == ("color", "#ff80ff80") and props["note"] == (None, "#8")
+
+
 def test_names_that_share_a_tile_are_a_warning(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The tile's properties name one of them: the map cannot tell the other's cells apart.
     monkeypatch.chdir(project)

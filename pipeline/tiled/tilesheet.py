@@ -12,7 +12,7 @@ import numpy as np
 from PIL import Image
 
 from pipeline.errors import PipelineError, image_error_text
-from pipeline.level import PropertyValue, Symbol
+from pipeline.level import PropertyValue, Symbol, typed_property
 from pipeline.tiled.art import cut_tiles, ground_tile, lay_out, symbol_tile
 from pipeline.tiled.icons import icon_tile
 from pipeline.tiled.autotile import WangKind, choose, set_masks, wang_id
@@ -187,7 +187,7 @@ def _properties(spec: TilesetSpec, name: str, symbol: Symbol | None) -> dict[str
     props: dict[str, PropertyValue] = {"name": name}
     if symbol is not None:
         props["symbol"] = symbol.char
-    props.update(spec.properties.get(name, {}))
+    props.update({k: typed_property(v) for k, v in spec.properties.get(name, {}).items()})
     return props
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from pipeline.jit import compiled
-from pipeline.level import RGB_COLOR, Color, Level, MapObject, check_properties
+from pipeline.level import RGB_COLOR, Level, MapObject, check_properties, typed_property
 from pipeline.registry import stage
 from pipeline.stages.place.count import count_type, draw_count
 from pipeline.stages.regions.walkable import WalkableStage
@@ -75,7 +75,7 @@ class Items(WalkableStage):
         # Drawn after the order, so that a fixed count places exactly what it always placed.
         count = draw_count(self.count, rng)
         chosen = scatter(w, h, order, existing, count, self.spacing)
-        props = {k: Color(v) if isinstance(v, str) and RGB_COLOR.match(v) else v for k, v in self.properties.items()}
+        props = {k: typed_property(v) for k, v in self.properties.items()}
         items = [
             MapObject(f"{self.type}_{k + 1}", self.type, c % w + 0.5, c // w + 0.5, properties={**props, "index": k + 1}, tile=self.tile)
             for k, c in enumerate(chosen.tolist())
