@@ -211,6 +211,8 @@ class Builder:
             for path, digest in digests.items():
                 if written.get(path, digest) != digest:
                     result.failure = ("-", clash(path, "another map of this pack"))
+            if result.failure is None and digests and not result.files:
+                result.failure = self._unseen(plan, digests)
         if result.failure is not None:
             stage, message = result.failure
             report.failures.append(Failure(plan.recipe.path, result.index, stage, message))
@@ -230,6 +232,17 @@ class Builder:
         result.files = {}  # written: free the bytes
         result.digests = digests
         report.stage_runs.update(result.ran)
+
+    def _unseen(self, plan: PackPlan, digests: dict[str, str]) -> tuple[str, str] | None:
+        """Whether files a worker wrote (`--dask-results files`) are here with their bytes: a
+        worker whose exports/ is not this machine's writes them where no one looks, and the
+        manifest would claim files the pack does not have."""
+        stamps = self._stamps(plan)
+        for path, digest in digests.items():
+            if stamps.digest(plan.pack_dir / path, path) != digest:
+                return ("-", f"a worker wrote {path}, but {plan.pack_dir / path} does not hold it here: does every worker see this"
+                        " exports/ folder (a shared file system)? If not, build with --dask-results bytes")
+        return None
 
     def _stamps(self, plan: PackPlan) -> Stamps:
         if plan.stamps is None:  # a plan made elsewhere than plan_pack

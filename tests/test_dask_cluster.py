@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -247,6 +248,17 @@ def test_a_worker_that_cannot_see_the_project_builds_the_same_bytes(can_hide: No
     remote_files = tree_digests(project / "exports" / "kinds")
     assert remote_files == tree_digests(local / "exports" / "kinds")  # manifest and contact sheet too
     assert {"manifest.json", "stone/map_000.tmx", "tilesets/stone.png", "tilesets/maze.png"} <= set(remote_files)
+
+    # Told to write the files itself, it writes them where this machine never looks: each map
+    # fails, rather than a manifest claiming the files of a pack left as it was.
+    recipe = project / "recipes" / "kinds.toml"
+    recipe.write_text(re.sub(r"(?m)^seed = \d+", "seed = 77", recipe.read_text(), count=1))
+    proc = pcg("build", "recipes", "--scheduler", cluster.address, "--dask-results", "files", cwd=project, check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "built 0/4 maps" in flat(proc.stdout) and "does every worker see this exports/ folder" in flat(proc.stderr), proc.stderr
+    after = tree_digests(project / "exports" / "kinds")
+    assert {k: v for k, v in after.items() if k != "manifest.json"} == {k: v for k, v in remote_files.items() if k != "manifest.json"}
+    assert "OK: kinds" in pcg("verify", "kinds", cwd=project).stdout  # its manifest still tells the files as they are
 
 
 def test_a_worker_killed_mid_build_has_its_batches_redone_by_another(cluster: Cluster, tmp_path: Path) -> None:
