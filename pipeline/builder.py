@@ -142,6 +142,8 @@ class Builder:
                 break  # the maps not yet stored keep their earlier files and entries
         report.built = len(results)
         report.warnings += _map_warnings(recipe, results)
+        if plan.damaged:
+            report.warnings.append(f"{recipe.path}: {plan.pack_dir / MANIFEST}: damaged or unreadable, so its maps were built again")
         manifest = self._manifest(plan, results)
         try:
             # Pack files (an LDtk project) come before the manifest, which records their digests.

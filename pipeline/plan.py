@@ -13,7 +13,7 @@ from typing import Any
 
 from pipeline.cache import LevelCache
 from pipeline.level import PropertyValue
-from pipeline.manifest import config_id, project_path, recipe_config, recipe_record
+from pipeline.manifest import MANIFEST, config_id, project_path, recipe_config, recipe_record
 from pipeline.recipe import Recipe, recorded_seed
 from pipeline.registry import embedded_versions, stage_config
 from pipeline.seeds import stage_seed
@@ -59,6 +59,7 @@ class PackPlan:
     obsolete: list[int] = field(default_factory=list)  # built maps the pack no longer has
     owner: str | None = None  # another recipe that built this pack folder, if any
     stamps: Stamps | None = None  # what the files of the pack looked like when last hashed
+    damaged: bool = False  # a manifest.json is there but unreadable: every map is built again
 
     @property
     def stale_maps(self) -> list[MapPlan]:
@@ -115,6 +116,7 @@ def plan_pack(
 ) -> PackPlan:
     pack_dir = exports_root / recipe.pack.name
     plan = PackPlan(recipe=recipe, pack_dir=pack_dir, previous=previous, stamps=Stamps.for_pack(cache.root, recipe.pack.name))
+    plan.damaged = previous is None and (pack_dir / MANIFEST).exists()
     if previous is not None:
         plan.obsolete = sorted(m["index"] for m in previous["maps"] if m["index"] >= recipe.pack.maps)
         built_by = previous["recipe"].get("path")
@@ -153,6 +155,8 @@ def plan_pack(
                 reasons: list[str] = ["--force"]
             else:
                 reasons = _why_stale(spec.name, index, key, prev, before, recipe, keys)
+                if prev is None and plan.damaged:
+                    reasons = ["manifest.json damaged or unreadable"]
                 if not reasons and spec.is_exporter and prev is not None:
                     reasons = _outputs_changed(pack_dir, prev, spec.name, digests, plan.stamps)
             stages[spec.name] = StagePlan(spec.name, key, seed, bool(reasons), tuple(reasons))

@@ -270,9 +270,13 @@ def test_a_map_build_after_editing_the_recipe_keeps_a_verifiable_pack(project: P
 def test_a_damaged_manifest_means_a_full_rebuild_not_a_crash(project: Path) -> None:
     first = built(project)
     (project / PACK / "manifest.json").write_text('{"format": 1, "maps": [{"index": "zero"}]}')
-    out = pcg("build", "recipes", "-j", "1", cwd=project).stdout
-    assert "built 6/6 maps" in out and "0 files written" in out  # same bytes: nothing rewritten
+    # Said, not done in silence: explain gives the cause, build warns of it.
+    assert "manifest.json damaged or unreadable" in pcg("explain", "recipes/small.toml", cwd=project).stdout
+    proc = pcg("build", "recipes", "-j", "1", cwd=project)
+    assert "built 6/6 maps" in proc.stdout and "0 files written" in proc.stdout  # same bytes: nothing rewritten
+    assert "warning: recipes/small.toml: exports/small/manifest.json: damaged or unreadable, so its maps were built again" in proc.stderr
     assert tree_digests(project / PACK) == first
+    assert "warning" not in pcg("build", "recipes", cwd=project).stderr  # repaired
 
 
 def test_the_manifest_does_not_depend_on_how_the_recipe_is_named(project: Path, tmp_path: Path) -> None:
