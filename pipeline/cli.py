@@ -424,6 +424,10 @@ def explain(
         raise typer.Exit(1)
 
 
+# The reasons `pcg explain` lists per stage, the commonest first.
+SHOWN_REASONS = 3
+
+
 def _explain(loaded: "Recipe", maps: list[int] | None, out: Path, cache: Path) -> None:
     from collections import Counter
 
@@ -445,7 +449,9 @@ def _explain(loaded: "Recipe", maps: list[int] | None, out: Path, cache: Path) -
         states = [m.stages[spec.name] for m in plan.maps]
         stale = [s for s in states if s.stale]
         reasons = Counter(r for s in stale for r in s.reasons)
-        why = "; ".join(r if len(plan.maps) == 1 else f"{r} ({_count(n, 'map')})" for r, n in reasons.most_common(3))
+        why = "; ".join(r if len(plan.maps) == 1 else f"{r} ({_count(n, 'map')})" for r, n in reasons.most_common(SHOWN_REASONS))
+        if len(reasons) > SHOWN_REASONS:  # a file per map edited, say: the count tells how far it goes
+            why += f"; and {_count(len(reasons) - SHOWN_REASONS, 'other reason')}"
         if not spec.is_exporter:
             cached = sum(levels.has(s.key) for s in states)  # the plan checks only maps with work
             why = "; ".join(x for x in (why, f"cached for {cached}/{len(states)} maps") if x)

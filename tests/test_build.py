@@ -114,6 +114,12 @@ def test_explain_names_files_missing_or_modified_on_disk(project: Path) -> None:
     assert "built 2/6 maps" in out
     assert "ran tmx x2)" in out  # the mazes come from the cache; the preview is the TMX stage's
     assert "Nothing to do" in pcg("build", "recipes", cwd=project).stdout
+    # A reason per map edited: three shown, and how many more there are.
+    for index in range(5):
+        with (project / PACK / f"map_{index:03d}.tmx").open("a") as f:
+            f.write("<!-- edited -->")
+    explain = " ".join(pcg("explain", "recipes/small.toml", cwd=project).stdout.split())
+    assert "output modified on disk (map_000.tmx) (1 map)" in explain and "; and 2 other reasons" in explain, explain
 
 
 def test_a_stage_version_bump_is_explained(project: Path) -> None:
