@@ -16,10 +16,13 @@ if TYPE_CHECKING:
 # to a refresh period). A slow one, a big rule program say, would otherwise look hung.
 FEW = 4
 SLOW = 1.0
+# Off a terminal (a CI log) there is no bar: a line of how far a pack has got, this often, so a
+# long build shows it is alive (and runners that stop a silent job do not).
+LOG_EVERY = 10.0
 
 
 class PackProgress:
-    """Bars of packs being built, off unless `console` is a terminal and not `quiet`."""
+    """Bars of packs being built at a terminal; elsewhere (unless `quiet`) a line now and then."""
 
     def __init__(self, console: Console, quiet: bool):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -31,6 +34,8 @@ class PackProgress:
         )
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
+        self._console = console
+        self._log = not quiet and not console.is_terminal
 
     def started(self, plan: PackPlan) -> Callable[[int], None] | None:
         """The pack's progress callback (`Workspace.build`'s `started`). Called once the executor
@@ -39,6 +44,8 @@ class PackProgress:
         total = len(plan.stale_maps)
         if not total:
             return None
+        if self._log:
+            return self._logged(plan.recipe.pack.name, total)
         if total > FEW:
             task = self._add(plan.recipe.pack.name, total, 0)
             return lambda n: self.bar.advance(task, n)
@@ -60,6 +67,21 @@ class PackProgress:
         timer = self._timer = threading.Timer(SLOW, show)
         timer.daemon = True
         timer.start()
+        return advance
+
+    def _logged(self, name: str, total: int) -> Callable[[int], None]:
+        import time
+
+        done, last = 0, time.monotonic()
+
+        def advance(n: int) -> None:
+            nonlocal done, last
+            done += n
+            now = time.monotonic()
+            if now - last >= LOG_EVERY and done < total:
+                last = now
+                self._console.print(f"{name}: {done}/{total} maps built ...")
+
         return advance
 
     def finished(self) -> None:

@@ -317,3 +317,28 @@ def test_a_pack_of_a_few_maps_gets_its_bar_only_once_it_is_slow(monkeypatch: pyt
         assert many is not None and [t.description for t in bars.bar.tasks] == ["slow", "many"]
     finally:
         bars.stop()
+
+
+def test_off_a_terminal_a_long_build_says_how_far_it_got_now_and_then(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A CI log would otherwise stay empty until the end (and some runners stop a silent job).
+    monkeypatch.setattr(pack_progress, "LOG_EVERY", 0.05)
+    log = io.StringIO()
+    bars = pack_progress.PackProgress(Console(file=log, force_terminal=False, width=100), quiet=False)
+    advance = bars.started(_plan("big", 10))
+    assert advance is not None
+    advance(3)
+    time.sleep(0.1)
+    advance(3)
+    advance(4)  # done: the build line says the rest
+    bars.finished()
+    bars.stop()
+    assert log.getvalue() == "big: 6/10 maps built ...\n"
+    silent = io.StringIO()
+    quiet = pack_progress.PackProgress(Console(file=silent, force_terminal=False), quiet=True)
+    advance = quiet.started(_plan("big", 10))
+    if advance is not None:
+        advance(3)
+        time.sleep(0.1)
+        advance(3)
+    quiet.stop()
+    assert silent.getvalue() == ""
