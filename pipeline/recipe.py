@@ -504,6 +504,7 @@ def _check_outputs(specs: list[StageSpec], pack: PackConfig, problems: list[str]
     files every map shares, such as a tileset, which several exporters may write alike."""
     writers: dict[str, str] = {}
     shared: set[str] = set()
+    variants: dict[str, str] = {}  # how the first writer of a shared file shapes its bytes
     for spec in specs:
         if not spec.is_exporter:
             continue
@@ -513,6 +514,15 @@ def _check_outputs(specs: list[StageSpec], pack: PackConfig, problems: list[str]
             other = writers.setdefault(path, spec.name)
             if other != spec.name and not (path in mine and path in shared):
                 clashes.setdefault(other, []).append(path)
+            elif path in mine:
+                variant = spec.params.shared_variant(path)  # type: ignore[attr-defined]
+                first = variants.setdefault(path, variant)
+                if first != variant:
+                    why = "; ".join(v for v in (first and f"stage.{other}: {first}", variant and f"stage.{spec.name}: {variant}") if v)
+                    problems.append(
+                        f"stage.{spec.name}: writes {path} unlike stage.{other}, which writes it too ({why}):"
+                        " give one of them a tileset of its own with tileset_name"
+                    )
         shared |= mine
         for other, paths in clashes.items():
             problems.append(

@@ -237,6 +237,11 @@ class Exporter(StageParams):
         one, as long as they write the same bytes (checked as the files are written)."""
         return []
 
+    def shared_variant(self, path: str) -> str:
+        """What besides the maps shapes the bytes of the shared output `path`: two export stages
+        whose variants differ cannot write one file alike (refused as the recipe loads)."""
+        return ""
+
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
         raise NotImplementedError
 

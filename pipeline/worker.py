@@ -106,7 +106,7 @@ def write_files(result: MapResult, pack_dir: Path, temp_dir: Path) -> None:
 
 def clash(path: str, other: str) -> str:
     """The message for a shared file (a tileset) that two writers made differently."""
-    hint = " (maps of different symbols, or profiles that name tile properties differently, need tilesets of their own: set tileset_name)" if path.startswith("tilesets/") else ""
+    hint = " (maps of different symbols need tilesets of their own: set tileset_name)" if path.startswith("tilesets/") else ""
     return f"writes {path}, which {other} wrote differently{hint}"
 
 

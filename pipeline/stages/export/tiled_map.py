@@ -83,6 +83,11 @@ class TiledMapExporter(DrawnMapExporter):
             out += [values[1]] if self._embedded else list(values)
         return out
 
+    def shared_variant(self, path: str) -> str:
+        # A profile that renames tile properties (godot's data_) writes another tileset file.
+        prefix = PROFILES[self.profile].tile_property_prefix
+        return f"profile {self.profile!r} names tile properties {prefix}NAME" if prefix and path == self._tileset_paths()[0] else ""
+
     def _data_layers(self, level: Level, taken: list[str], firstgid: int) -> list[TileLayer]:
         names = self._data_layer_names(level)
         clashes = [n for n in names if n in taken or n == "objects"]
