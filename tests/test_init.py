@@ -21,7 +21,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     environment): the environment that runs it from there, never from the checkout."""
     root = tmp_path_factory.mktemp("wheel")
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "wheel", "--no-deps", "-w", str(root / "dist"), str(ROOT)], check=True, timeout=300, cwd=root)
+    # From a copy without the checkout's build/: setuptools reuses what an earlier wheel left
+    # there, files since deleted included, and the wheel would ship them.
+    source = root / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns("build", ".venv", ".git", "exports", ".pcg-cache", "*.egg-info", "__pycache__"))
+    subprocess.run([*pip, "wheel", "--no-deps", "-w", str(root / "dist"), str(source)], check=True, timeout=300, cwd=root)
     wheel = next((root / "dist").glob("pcg_pipeline-*.whl"))
     subprocess.run([*pip, "install", "--no-deps", "--target", str(root / "site"), str(wheel)], check=True, timeout=300)
     env = {**os.environ, "PYTHONPATH": str(root / "site"), "COLUMNS": "200", "NO_COLOR": "1"}

@@ -393,4 +393,9 @@ def test_a_pack_sharing_one_tileset_between_godot_and_another_profile_is_told_to
     proc = pcg("build", "recipes", cwd=tmp_path, check=False)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     message = " ".join((proc.stdout + proc.stderr).split()).replace("│", "")
-    assert "writes tilesets/dungeon.tsx" in message and "set tileset_name" in " ".join(message.split()), message
+    # As the recipe loads, before any stage runs.
+    assert message == (
+        "error: recipes/clash.toml: stage.godot: writes tilesets/dungeon.tsx unlike stage.tiled, which writes it too"
+        " (stage.godot: profile 'godot' names tile properties data_NAME): give one of them a tileset of its own with tileset_name"
+    ), message
+    assert not (tmp_path / "exports").exists()
