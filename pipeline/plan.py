@@ -106,6 +106,10 @@ def export_provenance(recipe: Recipe, index: int, exporter: str, attempt: int = 
     return out
 
 
+# A key that differs for none of the reasons _why_stale knows.
+UNEXPLAINED = "cache key changed"
+
+
 def plan_pack(
     recipe: Recipe,
     exports_root: Path,
@@ -157,6 +161,9 @@ def plan_pack(
                 reasons = _why_stale(spec.name, index, key, prev, before, recipe, keys)
                 if prev is None and plan.damaged:
                     reasons = ["manifest.json damaged or unreadable"]
+                elif reasons == [UNEXPLAINED] and prev is not None and int(prev.get("attempt", 0)) != attempt:
+                    # A filter changed: the map starts over, from other seeds than its kept attempt's.
+                    reasons = [f"a filter changed, so the map is made again from attempt 0 (it was attempt {prev.get('attempt')})"]
                 if not reasons and spec.is_exporter and prev is not None:
                     reasons = _outputs_changed(pack_dir, prev, spec.name, digests, plan.stamps)
             stages[spec.name] = StagePlan(spec.name, key, seed, bool(reasons), tuple(reasons))
@@ -243,7 +250,7 @@ def _why_stale(
         # Kept from before a build in which every map failed: the manifest no longer holds the
         # configuration it was built from, only the recipe text, which is the same.
         reasons.append("built before a change the recipe text does not show (plugin code, a file it reads, or a stage version)")
-    return reasons or ["cache key changed"]
+    return reasons or [UNEXPLAINED]
 
 
 def _seed_change(before: dict[str, Any], recipe: Recipe, index: int, prev_seed: int | None, seed: int) -> str:

@@ -108,6 +108,18 @@ def test_the_build_line_counts_the_stage_runs_of_every_attempt(tmp_path: Path, k
     assert f"ran board x{made}, rated x{made}, keep x{made}, png x3" in forced, forced
 
 
+def test_explain_says_a_map_starts_over_when_its_filter_changes(tmp_path: Path) -> None:
+    # Its first stages get the keys of attempt 0 again: "cache key changed" told nothing.
+    write_recipe(tmp_path, "boards", RECIPE.format(keep='where = "difficulty >= 7"\nattempts = 40'))
+    pcg("build", "recipes", "-q", cwd=tmp_path)
+    kept = [m.get("attempt", 0) for m in json.loads((tmp_path / "exports" / "boards" / "manifest.json").read_text())["maps"]]
+    assert any(kept)  # or this proves nothing
+    write_recipe(tmp_path, "boards", RECIPE.format(keep='where = "difficulty >= 6"\nattempts = 40'))
+    explain = " ".join(pcg("explain", "recipes/boards.toml", cwd=tmp_path).stdout.split())
+    assert f"a filter changed, so the map is made again from attempt 0 (it was attempt {max(kept)})" in explain, explain
+    assert "cache key changed" not in explain, explain
+
+
 def test_best_of_is_the_same_with_two_workers_and_verifies(tmp_path: Path) -> None:
     write_recipe(tmp_path, "boards", RECIPE.format(keep='best = { stat = "difficulty", of = 4 }'))
     pcg("build", "recipes", "-q", cwd=tmp_path)
