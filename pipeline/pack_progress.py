@@ -1,4 +1,4 @@
-"""The progress bar of `pcg build` (and watch and serve): one row per pack being built."""
+"""What `pcg build` shows while it works: a bar per pack at a terminal, a line now and then in a log."""
 
 from __future__ import annotations
 
