@@ -143,7 +143,7 @@ class Builder:
         report.built = len(results)
         report.warnings += _map_warnings(recipe, results)
         if plan.damaged:
-            report.warnings.append(f"{recipe.path}: {plan.pack_dir / MANIFEST}: damaged or unreadable, so its maps were built again")
+            report.warnings.append(f"{recipe.path}: {plan.pack_dir / MANIFEST}: damaged, unreadable or of another format, so the maps were built anew")
         manifest = self._manifest(plan, results)
         try:
             # Pack files (an LDtk project) come before the manifest, which records their digests.
@@ -241,9 +241,12 @@ class Builder:
         manifest would claim files the pack does not have."""
         stamps = self._stamps(plan)
         for path, digest in digests.items():
-            if stamps.digest(plan.pack_dir / path, path) != digest:
-                return ("-", f"a worker wrote {path}, but {plan.pack_dir / path} does not hold it here: does every worker see this"
-                        " exports/ folder (a shared file system)? If not, build with --dask-results bytes")
+            # Read, not the stamp: a network file system may show stale sizes and times a while.
+            if sha256_file(plan.pack_dir / path) != digest:
+                # Alike for every map, so the failures share a row.
+                return ("-", f"a worker wrote the map's files, but {plan.pack_dir} here does not hold them: does every worker see"
+                        " this exports/ folder (a shared file system)? If not, build with --dask-results bytes")
+            stamps.record(plan.pack_dir / path, path, digest)
         return None
 
     def _stamps(self, plan: PackPlan) -> Stamps:

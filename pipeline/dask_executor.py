@@ -71,6 +71,8 @@ def address_problem(scheduler: str) -> str | None:
     parts = urlsplit(scheduler if "://" in scheduler else f"tcp://{scheduler}")
     if parts.scheme not in SCHEMES:
         return f"--scheduler {scheduler}: unknown scheme {parts.scheme!r}: a Dask scheduler's address is tcp://HOST:PORT (or {', '.join(SCHEMES[1:])})"
+    if parts.netloc.count(":") > 1 and "[" not in parts.netloc:
+        return f"--scheduler {scheduler}: an IPv6 address goes in brackets, e.g. tcp://[::1]:8786"
     try:
         parts.port
     except ValueError:

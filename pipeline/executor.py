@@ -54,7 +54,7 @@ class SerialExecutor:
         pass
 
 
-def _worker_signals() -> None:
+def _worker_signals(parent: int) -> None:
     """A forked worker inherits the handlers of the process that forked it: `pcg serve` turns
     SIGTERM into a Ctrl+C, `pcg watch` into a stop. The pool ends workers with SIGTERM (when one
     died, and at shutdown), so they must keep the default: exit at once.
@@ -64,7 +64,7 @@ def _worker_signals() -> None:
     print a traceback, and leave half a message in the pipe that the pool waits on forever."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _exit_with_parent(os.getppid())
+    _exit_with_parent(parent)
 
 
 # How often a worker looks whether the build that started it is still there.
@@ -72,7 +72,8 @@ PARENT_CHECK = 0.5
 
 
 def _exit_with_parent(parent: int) -> None:
-    """End this worker once `parent` is gone (SIGKILLed, say, with no chance to stop it). An
+    """End this worker once `parent` is gone (SIGKILLed, say, with no chance to stop it; given,
+    not read here, as it may be gone already). An
     orphan would go on holding the pack's lock, so the next build would wait for it forever, and
     the build's output pipe, so `pcg build | tee log` would never return. A thread, since the
     worker's own may be blocked writing a result that nobody will read."""
@@ -100,7 +101,7 @@ class ProcessExecutor:
         # fork starts workers in milliseconds with the stage modules already imported. Workers are
         # forked here, before the client starts any thread (rich's progress bar has one).
         method = "fork" if sys.platform == "linux" else None
-        pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context(method), initializer=_worker_signals)
+        pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context(method), initializer=_worker_signals, initargs=(os.getpid(),))
         pool.submit(int).result()  # with fork, the first submit starts every worker: do it now
         return pool
 

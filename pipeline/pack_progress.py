@@ -46,6 +46,8 @@ class PackProgress:
             return None
         if self._log:
             return self._logged(plan.recipe.pack.name, total)
+        if self.bar.disable:  # -q
+            return None
         if total > FEW:
             task = self._add(plan.recipe.pack.name, total, 0)
             return lambda n: self.bar.advance(task, n)

@@ -120,7 +120,7 @@ def plan_pack(
 ) -> PackPlan:
     pack_dir = exports_root / recipe.pack.name
     plan = PackPlan(recipe=recipe, pack_dir=pack_dir, previous=previous, stamps=Stamps.for_pack(cache.root, recipe.pack.name))
-    plan.damaged = previous is None and (pack_dir / MANIFEST).exists()
+    plan.damaged = previous is None and (pack_dir / MANIFEST).exists()  # or of another format
     if previous is not None:
         plan.obsolete = sorted(m["index"] for m in previous["maps"] if m["index"] >= recipe.pack.maps)
         built_by = previous["recipe"].get("path")
@@ -144,9 +144,11 @@ def plan_pack(
             keys = {n: (s["key"], tuple(s["seed"])) for n, s in prev["stages"].items()}
         else:
             keys = maker.keys(index, attempt)
-        if attempt and any(
-            s.params.may_reject and prev["stages"].get(s.name, {}).get("key") != keys[s.name][0] for s in recipe.stages  # type: ignore[index]
-        ):
+        judge = next(
+            (s.name for s in recipe.stages if attempt and s.params.may_reject and prev["stages"].get(s.name, {}).get("key") != keys[s.name][0]),  # type: ignore[index]
+            None,
+        )
+        if judge is not None:
             attempt = 0
             keys = maker.keys(index)
         # Each map is compared with the recipe its files came from (a --map build can leave a
@@ -160,10 +162,10 @@ def plan_pack(
             else:
                 reasons = _why_stale(spec.name, index, key, prev, before, recipe, keys)
                 if prev is None and plan.damaged:
-                    reasons = ["manifest.json damaged or unreadable"]
-                elif reasons == [UNEXPLAINED] and prev is not None and int(prev.get("attempt", 0)) != attempt:
-                    # A filter changed: the map starts over, from other seeds than its kept attempt's.
-                    reasons = [f"a filter changed, so the map is made again from attempt 0 (it was attempt {prev.get('attempt')})"]
+                    reasons = ["manifest.json damaged, unreadable or of another format"]
+                elif reasons == [UNEXPLAINED] and judge is not None:
+                    # The filter judges anew: the map starts over, from other seeds than its kept attempt's.
+                    reasons = [f"stage {judge!r} or a stage before it changed, so the map starts over from attempt 0"]
                 if not reasons and spec.is_exporter and prev is not None:
                     reasons = _outputs_changed(pack_dir, prev, spec.name, digests, plan.stamps)
             stages[spec.name] = StagePlan(spec.name, key, seed, bool(reasons), tuple(reasons))

@@ -246,11 +246,11 @@ class Recipe:
         """What is allowed but most likely a mistake, one line each."""
         lines = [f"{self.path}: stage.{name}: no export stage reads it, directly or through other stages, so it never runs" for name in self.unused]
         # Stages that share a file (three exporters of one tileset) share its warnings: once each.
-        stages: dict[str, list[str]] = {}
+        sharers: dict[str, list[str]] = {}
         for spec in self.stages:
             for warning in spec.params.warnings():
-                stages.setdefault(warning, []).append(spec.name)
-        for warning, names in stages.items():
+                sharers.setdefault(warning, []).append(spec.name)
+        for warning, names in sharers.items():
             also = f" (also {', '.join(f'stage.{n}' for n in names[1:])})" if len(names) > 1 else ""
             lines.append(f"{self.path}: stage.{names[0]}.{warning}{also}")
         return lines

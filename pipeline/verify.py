@@ -121,7 +121,7 @@ def _recipe_path(pack_dir: Path, recorded: str) -> Path:
     files are read from beside it. A pack moved away from its project falls back to the path as
     seen from here."""
     path = Path(os.path.normpath(pack_dir.absolute().parent.parent / recorded))
-    if not path.parent.is_dir():
+    if not path.is_file() and Path(recorded).is_file():
         return Path(recorded)
     with contextlib.suppress(ValueError):
         return path.relative_to(Path.cwd())  # shorter in messages, as the user would write it

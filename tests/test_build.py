@@ -277,10 +277,10 @@ def test_a_damaged_manifest_means_a_full_rebuild_not_a_crash(project: Path) -> N
     first = built(project)
     (project / PACK / "manifest.json").write_text('{"format": 1, "maps": [{"index": "zero"}]}')
     # Said, not done in silence: explain gives the cause, build warns of it.
-    assert "manifest.json damaged or unreadable" in pcg("explain", "recipes/small.toml", cwd=project).stdout
+    assert "manifest.json damaged, unreadable or of another format" in pcg("explain", "recipes/small.toml", cwd=project).stdout
     proc = pcg("build", "recipes", "-j", "1", cwd=project)
     assert "built 6/6 maps" in proc.stdout and "0 files written" in proc.stdout  # same bytes: nothing rewritten
-    assert "warning: recipes/small.toml: exports/small/manifest.json: damaged or unreadable, so its maps were built again" in proc.stderr
+    assert "warning: recipes/small.toml: exports/small/manifest.json: damaged, unreadable or of another format, so the maps were built anew" in proc.stderr
     assert tree_digests(project / PACK) == first
     assert "warning" not in pcg("build", "recipes", cwd=project).stderr  # repaired
 

@@ -59,7 +59,8 @@ def test_levels_round_trip_and_a_hit_counts_as_a_use(tmp_path: Path) -> None:
     "damage",
     [
         b"\x80\x05\x95\xff\xff\xff\xff\xff\xff\xff\xff",  # a frame past any size: OverflowError
-        b"\x80\x05B\xff\xff\xff\x7f",  # bytes longer than the entry
+        b"\x80\x05\x8e" + (2**62).to_bytes(8, "little"),  # bytes past any memory: MemoryError
+        b"\x80\x05B\xff\xff\xff\x7f",  # the entry cut short
         bytes(range(256)) * 4,
         b"",
     ],

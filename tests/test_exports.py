@@ -522,7 +522,7 @@ def test_names_that_share_a_tile_are_a_warning(project: Path, monkeypatch: pytes
     (project / "tilesets" / "t.toml").write_text('image = "sheet.png"\ntile_size = 16\n[tiles]\nwall = 1\nfloor = 0\nmoss = 0\n')
     write_recipe(project, "t", TILESET_RECIPE)
     assert load_recipe("recipes/t.toml").warnings() == [
-        "recipes/t.toml: stage.tmx.tileset: tilesets/t.toml: tiles: floor, moss are all tile 0: a map's cells of these look alike"
+        "recipes/t.toml: stage.tmx.tileset: tilesets/t.toml: tiles: floor and moss share tile 0: a map's cells of these look alike"
         " to a game too (one name in the tile's properties); give each a tile of its own if it should tell them apart"
     ]
 

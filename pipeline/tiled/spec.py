@@ -200,7 +200,7 @@ def shared_tiles(spec: TilesetSpec) -> str | None:
     shared = [names for names in by_id.values() if len(names) > 1]
     if not shared:
         return None
-    told = "; ".join(f"{', '.join(names)} are all tile {spec.tiles[names[0]]}" for names in shared)
+    told = "; ".join(f"{', '.join(names[:-1])} and {names[-1]} share tile {spec.tiles[names[0]]}" for names in shared)
     return f"tiles: {told}: a map's cells of these look alike to a game too (one name in the tile's properties); give each a tile of its own if it should tell them apart"
 
 
