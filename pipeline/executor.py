@@ -72,11 +72,11 @@ PARENT_CHECK = 0.5
 
 
 def _exit_with_parent(parent: int) -> None:
-    """End this worker once `parent` is gone (SIGKILLed, say, with no chance to stop it; given,
-    not read here, as it may be gone already). An
+    """End this worker once `parent` is gone (SIGKILLed, say, with no chance to stop it). An
     orphan would go on holding the pack's lock, so the next build would wait for it forever, and
     the build's output pipe, so `pcg build | tee log` would never return. A thread, since the
-    worker's own may be blocked writing a result that nobody will read."""
+    worker's own may be blocked writing a result that nobody will read. `parent` is given by the
+    build, not read here: by now it may be gone, and the worker's parent its reaper."""
     import threading
     import time
 
