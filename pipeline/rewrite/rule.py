@@ -17,6 +17,14 @@ KEEP = 255  # output cell that leaves the grid unchanged
 MAX_VALUES = 62  # input cells are int64 bit sets of values
 
 
+class UnionError(ValueError):
+    """A union that cannot be, naming its symbol (a recipe reports it under `unions.SYMBOL`)."""
+
+    def __init__(self, symbol: str, message: str):
+        super().__init__(message)
+        self.symbol = symbol
+
+
 @dataclass(frozen=True)
 class Alphabet:
     """The grid's values (one character each, the first is the fill) and the input wildcards."""
@@ -37,10 +45,10 @@ class Alphabet:
             raise ValueError(f"values repeat {', '.join(map(repr, repeated))}")
         for sym, vals in self.unions:
             if len(sym) != 1 or sym in self.values or sym in "*=/ ":
-                raise ValueError(f"union symbol {sym!r} must be one character that is not a value or rule syntax")
+                raise UnionError(sym, f"union symbol {sym!r} must be one character that is not a value or rule syntax")
             unknown = [c for c in vals if c not in self.values]
             if unknown or not vals:
-                raise ValueError(f"union {sym!r} = {vals!r}: {'unknown values ' + repr(''.join(unknown)) if unknown else 'no values'}")
+                raise UnionError(sym, f"union {sym!r} = {vals!r}: {'unknown values ' + repr(''.join(unknown)) if unknown else 'no values'}")
 
     def wave(self, ch: str) -> int:
         """Bit set of the values an input character accepts."""

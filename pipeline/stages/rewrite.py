@@ -19,7 +19,7 @@ from pipeline.registry import StageParams, stage
 from pipeline.rewrite import palette, symmetry
 from pipeline.rewrite.program import MAX_CELLS, Program, RunResult, every_value, run
 from pipeline.rewrite.resources import ResourceFolder
-from pipeline.rewrite.rule import Alphabet
+from pipeline.rewrite.rule import Alphabet, UnionError
 from pipeline.rewrite.toml_form import ProgramError, parse_node
 from pipeline.rewrite.xml_form import load_model
 from pipeline.stages.export.gif import FRAME_COLORS, FRAMES
@@ -114,15 +114,11 @@ class Rewrite(StageParams):
             if self.values is None:
                 raise KeyedError("values", 'is required with an inline program: the grid\'s symbols, e.g. "BRGW"')
             try:
-                Alphabet(self.values, ())
+                alphabet = Alphabet(self.values, tuple(sorted(self.unions.items())))
+            except UnionError as exc:
+                raise KeyedError(f"unions.{exc.symbol}", str(exc)) from None
             except ValueError as exc:
                 raise KeyedError("values", str(exc)) from None
-            for sym, vals in sorted(self.unions.items()):
-                try:
-                    Alphabet(self.values, ((sym, vals),))
-                except ValueError as exc:
-                    raise KeyedError(f"unions.{sym}", str(exc)) from None
-            alphabet = Alphabet(self.values, tuple(sorted(self.unions.items())))
             try:
                 symmetry.check(self.symmetry)
                 # An inline program reads files only for convchain and wfc nodes.

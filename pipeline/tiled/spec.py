@@ -136,14 +136,13 @@ class TilesetSpec(BaseModel):
         if self.icons and min(self.tile_size) < 6:
             raise KeyedError("tile_size", f"icons need tiles of at least 6 x 6 pixels (got {list(self.tile_size)})")
         if self.image is None:
-            for key in ("tiles",):
-                if key in self.model_fields_set:
-                    raise KeyedError(key, "belongs to a tileset with your own `image`")
+            if "tiles" in self.model_fields_set:
+                raise KeyedError("tiles", "belongs to a tileset with your own `image`")
             for name, auto in self.autotile.items():
                 if auto.tile_ids() is not None:
                     raise KeyedError(f"autotile.{name}", "`first`/`tiles` pick tiles of your own `image`; generated art draws them")
         else:
-            for key in ("colors", "style", "icons"):
+            for key in ("style", "icons"):  # `colors` is refused as it is read (_colors)
                 if key in self.model_fields_set:
                     raise KeyedError(key, _GENERATED_ONLY)
             if not self.tiles:
