@@ -44,6 +44,19 @@ def typed_property(value: PropertyValue) -> PropertyValue:
     return Color(value) if isinstance(value, str) and RGB_COLOR.match(value) else value
 
 
+# `"#ffcc0"` or Tiled's own `"#80ffcc00"` are meant as colours, but are not `"#rrggbb"`.
+_NEAR_COLOR = re.compile(r"^#[0-9a-fA-F]{3,8}$|^#\w{6}$")
+
+
+def near_colors(properties: dict[str, PropertyValue], prefix: str = "") -> list[str]:
+    """Warnings for string values that look meant as colours but go out as strings."""
+    return [
+        f'{prefix}{key}: {value!r} looks like a colour but is not "#rrggbb", so it is written as a string'
+        for key, value in properties.items()
+        if isinstance(value, str) and _NEAR_COLOR.match(value) and not RGB_COLOR.match(value)
+    ]
+
+
 def check_colors(colors: dict[str, str]) -> None:
     """Refuse any value that is not a colour "#rrggbb": a KeyedError naming its key, or for
     several, one error listing them all (each would be one more build to find)."""

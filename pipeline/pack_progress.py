@@ -53,11 +53,12 @@ class PackProgress:
             return lambda n: self.bar.advance(task, n)
         done = 0
         shown: list[TaskID] = []
+        begun = self.bar.get_time()
 
         def show() -> None:
             with self._lock:
                 if self._timer is timer:  # not finished meanwhile
-                    shown.append(self._add(plan.recipe.pack.name, total, done))
+                    shown.append(self._add(plan.recipe.pack.name, total, done, begun))
 
         def advance(n: int) -> None:
             nonlocal done
@@ -94,10 +95,13 @@ class PackProgress:
         self._cancel()
         self.bar.stop()
 
-    def _add(self, name: str, total: int, done: int) -> TaskID:
+    def _add(self, name: str, total: int, done: int, begun: float | None = None) -> TaskID:
         if not self.bar.live.is_started:
             self.bar.start()
-        return self.bar.add_task(name, total=total, completed=done)
+        task = self.bar.add_task(name, total=total, completed=done)
+        if begun is not None:  # a row shown late counts the time from the pack's start, not its own
+            next(row for row in self.bar.tasks if row.id == task).start_time = begun
+        return task
 
     def _cancel(self) -> None:
         with self._lock:

@@ -312,6 +312,7 @@ def test_a_pack_of_a_few_maps_gets_its_bar_only_once_it_is_slow(monkeypatch: pyt
         slow(1)
         time.sleep(1.0)
         assert [(t.description, t.completed, t.total) for t in bars.bar.tasks] == [("slow", 1, 2)]
+        assert bars.bar.tasks[0].elapsed >= 1.0  # since the pack started, not since its row appeared
         slow(1)
         assert bars.bar.tasks[0].completed == 2
         many = bars.started(_plan("many", pack_progress.FEW + 1))  # a pack of many maps: at once

@@ -501,17 +501,23 @@ def test_a_tilesheet_its_whole_tiles_do_not_fill_is_a_warning(project: Path, mon
     ), warning
 
 
-def test_a_colour_in_tile_properties_is_a_colour_as_on_objects(project: Path) -> None:
+def test_a_colour_in_tile_properties_is_a_colour_as_on_objects(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project)
     (project / "tilesets").mkdir()
     Image.new("RGBA", (32, 16)).save(project / "tilesets" / "sheet.png")
     (project / "tilesets" / "t.toml").write_text(
-        'image = "sheet.png"\ntile_size = 16\n[tiles]\nwall = 1\nfloor = 0\n[properties.wall]\ntint = "#80FF80"\nnote = "#8"\n'
+        'image = "sheet.png"\ntile_size = 16\n[tiles]\nwall = 1\nfloor = 0\n[properties.wall]\ntint = "#80FF80"\nnote = "#8"\nglow = "#ffa30"\n'
     )
     write_recipe(project, "t", TILESET_RECIPE)
+    # As on objects, a string meant as a colour but not "#rrggbb" is told.
+    assert load_recipe("recipes/t.toml").warnings() == [
+        "recipes/t.toml: stage.tmx.tileset: tilesets/t.toml: properties.wall.glow: '#ffa30' looks like a colour"
+        ' but is not "#rrggbb", so it is written as a string'
+    ]
     pcg("build", "recipes", "-q", cwd=project)
     tsx = ET.parse(project / "exports" / "t" / "tilesets" / "t.tsx").getroot()
     props = {p.get("name"): (p.get("type"), p.get("value")) for p in tsx.iter("property")}
-    assert props["tint"] == ("color", "#ff80ff80") and props["note"] == (None, "#8")
+    assert props["tint"] == ("color", "#ff80ff80") and props["note"] == (None, "#8") and props["glow"] == (None, "#ffa30")
 
 
 def test_names_that_share_a_tile_are_a_warning(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

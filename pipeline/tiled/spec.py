@@ -15,7 +15,7 @@ from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from pipeline.errors import KeyedError, did_you_mean, image_error_text, toml_text, validation_problems
-from pipeline.level import check_colors, check_properties
+from pipeline.level import check_colors, check_properties, near_colors
 from pipeline.output import spans
 from pipeline.paths import check_plain_name
 from pipeline.fsio import read_regular
@@ -247,6 +247,8 @@ def load_tileset(recipe_dir: Path, relative: str) -> LoadedTileset:
             raise KeyedError("tileset", f"{path}: name the tileset (`name = ...`): its file name {stem!r} is not a plain name") from None
         spec = spec.model_copy(update={"name": stem})
     digests = {relative: hashlib.sha256(data).hexdigest()}
+    warnings = [w for name, props in spec.properties.items() for w in near_colors(props, f"properties.{name}.")]
+    image_data = b""
     if spec.image is not None:
         image_rel = str(Path(relative).parent / spec.image)
         image_path = Path(os.path.normpath(recipe_dir / image_rel))
@@ -260,6 +262,5 @@ def load_tileset(recipe_dir: Path, relative: str) -> LoadedTileset:
         if problem:
             raise KeyedError("tileset", f"{path}: {problem}")
         digests[image_rel] = hashlib.sha256(image_data).hexdigest()
-        warnings = [w for w in (leftover(spec, width, height, str(image_path)), shared_tiles(spec)) if w]
-        return LoadedTileset(spec=spec, path=relative, digests=digests, image=image_data, warnings=tuple(f"{path}: {w}" for w in warnings))
-    return LoadedTileset(spec=spec, path=relative, digests=digests)
+        warnings += [w for w in (leftover(spec, width, height, str(image_path)), shared_tiles(spec)) if w]
+    return LoadedTileset(spec=spec, path=relative, digests=digests, image=image_data, warnings=tuple(f"{path}: {w}" for w in warnings))

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from typing import ClassVar, Union
 
 import numpy as np
 from pydantic import Field, field_validator
 
 from pipeline.jit import compiled
-from pipeline.level import RGB_COLOR, Level, MapObject, check_properties, typed_property
+from pipeline.level import Level, MapObject, check_properties, near_colors, typed_property
 from pipeline.registry import stage
 from pipeline.stages.place.count import count_type, draw_count
 from pipeline.stages.regions.walkable import WalkableStage
 
 
 ItemCount = count_type(1_000_000)
-
-
-_NEAR_COLOR = re.compile(r"^#[0-9a-fA-F]{3,8}$|^#\w{6}$")
 
 
 @stage("place.items", version=1)
@@ -52,12 +48,7 @@ class Items(WalkableStage):
         return value
 
     def warnings(self) -> list[str]:
-        # `"#ffcc0"` or Tiled's own `"#80ffcc00"` are meant as colours, but go out as strings.
-        return [
-            f'properties.{key}: {value!r} looks like a colour but is not "#rrggbb", so it is written as a string'
-            for key, value in self.properties.items()
-            if isinstance(value, str) and _NEAR_COLOR.match(value) and not RGB_COLOR.match(value)
-        ]
+        return near_colors(self.properties, "properties.")
 
     def object_tiles(self) -> dict[str, str]:
         return {self.tile: "tile"} if self.tile else {}
