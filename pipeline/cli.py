@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from pipeline.builder import PackReport
     from pipeline.dask_executor import DaskOptions
+    from pipeline.explanation import PackExplanation
     from pipeline.pins import SeedChange
     from pipeline.plan import PackPlan
     from pipeline.recipe import Recipe
@@ -402,12 +403,19 @@ def explain(
         None, help="Recipes or folders of them (default: recipes/), or built packs (a name under exports/, a folder or a manifest.json): the recipe each was built from."
     ),
     maps: Optional[List[int]] = typer.Option(None, "--map", help="Explain only this map index (repeatable)."),
+    check: bool = typer.Option(False, "--check", help="Exit 1 if any pack is not up to date (for CI: the exports committed are what the recipes make)."),
+    format_: str = typer.Option("table", "--format", help="table (for people) or json (for scripts; docs/commands.md has its shape)."),
     out: Path = EXPORTS,
     cache: Path = CACHE,
 ) -> None:
     """Show, per stage, whether it is fresh or stale and why, without building anything."""
+    from pipeline.errors import PipelineError
+    from pipeline.explanation import explain as explain_pack
+    from pipeline.explanation import explanations_json
     from pipeline.pins import recipe_of
 
+    if format_ not in ("table", "json"):
+        raise PipelineError([f"--format: table or json (got {format_!r})"])
     # A pack, as the other commands take one: a manifest, a pack folder, or a name that is no file.
     paths = [
         recipe_of(t, out, cache) if t.name == "manifest.json" or (t / "manifest.json").is_file() or (not t.exists() and t.suffix != ".toml") else t
@@ -415,10 +423,19 @@ def explain(
     ]
     recipes, problems = _load_all(paths or [DEFAULT_RECIPES], out, cache)
     _check_maps(recipes, maps)
+    packs = []
     for k, loaded in enumerate(recipes):
-        if k:
-            _console().print()
-        _explain(loaded, maps, out, cache)
+        packs.append(explain_pack(loaded, maps, out, cache))
+        if format_ == "table":
+            if k:
+                _console().print()
+            _print_explanation(packs[-1])
+            _print_pins(_console(), loaded, maps)
+    if format_ == "json":
+        sys.stdout.write(explanations_json(packs))
+    stale = [p.pack for p in packs if not p.up_to_date]
+    if check and stale:
+        problems.append(f"{', '.join(stale)}: not up to date ({len(stale)} of {_count(len(packs), 'pack')}); `pcg build` makes {'it' if len(stale) == 1 else 'them'}")
     if problems:
         _fail(problems)
         raise typer.Exit(1)
@@ -428,51 +445,40 @@ def explain(
 SHOWN_REASONS = 3
 
 
-def _explain(loaded: "Recipe", maps: list[int] | None, out: Path, cache: Path) -> None:
-    from collections import Counter
-
+def _print_explanation(pack: "PackExplanation") -> None:
     from rich.text import Text
 
-    from pipeline.builder import Builder
-    from pipeline.cache import LevelCache
     from pipeline.output import print_table, spans
     from pipeline.output import table as new_table
-    from pipeline.pack_files import edited_pack_files
 
-    levels = LevelCache(cache)
-    plan = Builder(exports_root=out, cache=levels, only=sorted(set(maps)) if maps else None).plan(loaded)
     console = _console()
-    table = new_table(console, f"{loaded.pack.name} ({loaded.path}): {_count(len(plan.maps), 'map')}")
+    table = new_table(console, f"{pack.pack} ({pack.recipe}): {_count(pack.maps, 'map')}")
     for col in ("stage", "kind", "status", "why"):
         table.add_column(col)
-    for spec in loaded.stages:
-        states = [m.stages[spec.name] for m in plan.maps]
-        stale = [s for s in states if s.stale]
-        reasons = Counter(r for s in stale for r in s.reasons)
-        why = "; ".join(r if len(plan.maps) == 1 else f"{r} ({_count(n, 'map')})" for r, n in reasons.most_common(SHOWN_REASONS))
-        if len(reasons) > SHOWN_REASONS:  # a file per map edited, say: the count tells how far it goes
-            why += f"; and {_count(len(reasons) - SHOWN_REASONS, 'other reason')}"
-        if not spec.is_exporter:
-            cached = sum(levels.has(s.key) for s in states)  # the plan checks only maps with work
-            why = "; ".join(x for x in (why, f"cached for {cached}/{len(states)} maps") if x)
-        status = "[green]fresh[/green]" if not stale else f"[yellow]stale[/yellow] {len(stale)}/{len(states)}"
-        if spec.name in loaded.unused:
+    for stage in pack.stages:
+        shown = stage.reasons[:SHOWN_REASONS]
+        why = "; ".join(r if pack.maps == 1 else f"{r} ({_count(n, 'map')})" for r, n in shown)
+        if len(stage.reasons) > SHOWN_REASONS:  # a file per map edited, say: the count tells how far it goes
+            why += f"; and {_count(len(stage.reasons) - SHOWN_REASONS, 'other reason')}"
+        if stage.cached_maps is not None:
+            why = "; ".join(x for x in (why, f"cached for {stage.cached_maps}/{pack.maps} maps") if x)
+        status = {"fresh": "[green]fresh[/green]", "stale": f"[yellow]stale[/yellow] {stage.stale_maps}/{pack.maps}"}.get(stage.status, "")
+        if stage.status == "unused":
             status, why = "[yellow]unused[/yellow]", "no export stage reads it: it never runs"
-        table.add_row(spec.name, spec.kind, status, Text(why))
+        table.add_row(stage.stage, stage.kind, status, Text(why))
     print_table(console, table)
-    todo = plan.stale_maps
-    if plan.owner is not None:
-        console.print(f"{plan.pack_dir} was built from {plan.owner}: `pcg build` refuses to replace it without --force.")
-    if plan.obsolete:
-        shown = f"map {plan.obsolete[0]}" if len(plan.obsolete) == 1 else f"maps {spans(plan.obsolete)}"
-        console.print(f"The pack no longer has {shown}: `pcg build` removes their files.")
-    for rel in edited_pack_files(plan.pack_dir, loaded, (plan.previous or {}).get("pack_files", {})):
-        console.print(f"{plan.pack_dir / rel} was edited since the last build: `pcg build` makes it again.")
-    if todo:
-        console.print(f"`pcg build` would rebuild {len(todo)} of {_count(len(plan.maps), 'map')}.")
+    if pack.owner is not None:
+        console.print(f"{pack.pack_dir} was built from {pack.owner}: `pcg build` refuses to replace it without --force.")
+    if pack.obsolete:
+        shown_maps = f"map {pack.obsolete[0]}" if len(pack.obsolete) == 1 else f"maps {spans(list(pack.obsolete))}"
+        console.print(f"The pack no longer has {shown_maps}: `pcg build` removes their files.")
+    for rel in pack.edited:
+        console.print(f"{pack.pack_dir / rel} was edited since the last build: `pcg build` makes it again.")
+    if pack.rebuild:
+        console.print(f"`pcg build` would rebuild {len(pack.rebuild)} of {_count(pack.maps, 'map')}.")
     else:
-        console.print("No stage to run: `pcg build` would only remove those files." if plan.obsolete else "Up to date: `pcg build` would run no stage.")
-    _print_pins(console, loaded, maps)
+        only = " and ".join(w for w, files in (("remove", pack.obsolete), ("make again", pack.edited)) if files)
+        console.print(f"No stage to run: `pcg build` would only {only} those files." if only else "Up to date: `pcg build` would run no stage.")
 
 
 def _print_pins(console: "Console", recipe: "Recipe", maps: list[int] | None) -> None:

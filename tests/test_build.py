@@ -73,6 +73,33 @@ def test_explain_takes_a_pack_as_the_other_commands_do(project: Path) -> None:
     assert "params changed (cells: [9,7] -> [10,7])" in pcg("explain", "small.recipe", cwd=project).stdout
 
 
+def test_explain_check_fails_a_stale_pack_and_json_says_why(project: Path) -> None:
+    # CI: "the exports committed are what the recipes make", read by a script, not a person.
+    write_recipe(project, "other", SMALL_RECIPE.replace('name = "small"', 'name = "other"'))
+    built(project)
+    assert pcg("explain", "--check", cwd=project).returncode == 0
+    edit(project, "cells = [9, 7]", "cells = [10, 7]")
+    stale = pcg("explain", "--check", cwd=project, check=False)
+    assert stale.returncode == 1 and stale.stderr == "error: small: not up to date (1 of 2 packs); `pcg build` makes it\n", stale.stderr
+    assert pcg("explain", cwd=project).returncode == 0  # without --check, explaining is no failure
+    doc = json.loads(pcg("explain", "--format", "json", cwd=project).stdout)
+    assert doc["format"] == 1 and [p["pack"] for p in doc["packs"]] == ["other", "small"]
+    other, small = doc["packs"]
+    assert other["up_to_date"] and not small["up_to_date"] and small["rebuild"] == [0, 1, 2, 3, 4, 5]
+    assert small["recipe"] == "recipes/small.toml" and small["folder"] == "exports/small" and small["maps"] == 6
+    maze = small["stages"][0]
+    assert maze["status"] == "stale" and maze["stale_maps"] == 6 and maze["cached_maps"] == 0
+    assert maze["reasons"] == [{"reason": "params changed (cells: [9,7] -> [10,7])", "maps": 6}]
+    exporter = next(s for s in small["stages"] if s["kind"] == "export.tmx")
+    assert exporter["cached_maps"] is None and exporter["reasons"] == [{"reason": "input 'maze' changed", "maps": 6}], exporter
+    edit(project, "cells = [10, 7]", "cells = [9, 7]")
+    edit(project, "maps = 6", "maps = 4")  # nothing to run, but two maps' files to remove: not up to date
+    small = json.loads(pcg("explain", "small", "--format", "json", "--check", cwd=project, check=False).stdout)["packs"][0]
+    assert small["rebuild"] == [] and small["obsolete"] == [4, 5] and not small["up_to_date"]
+    bad = pcg("explain", "--format", "yaml", cwd=project, check=False)
+    assert bad.returncode == 1 and bad.stderr == "error: --format: table or json (got 'yaml')\n"
+
+
 def test_explain_cuts_a_long_changed_param_where_it_changed() -> None:
     from pipeline.plan import _difference
 

@@ -1,0 +1,111 @@
+"""`pcg explain`: what a build of a recipe would do and why, worked out from its plan without
+building anything, for a table (people) or JSON (scripts, `--format json` in docs/commands.md)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from pipeline.recipe import Recipe
+
+# Raised with `--format json` only if its shape changes, so a script can tell which it reads.
+JSON_FORMAT = 1
+
+Status = Literal["fresh", "stale", "unused"]
+
+
+@dataclass(frozen=True)
+class StageExplanation:
+    stage: str
+    kind: str
+    status: Status
+    stale_maps: int
+    reasons: tuple[tuple[str, int], ...]  # each reason with how many maps it holds for, commonest first
+    cached_maps: int | None  # maps whose Level is in the cache; None for an exporter, which writes files
+
+
+@dataclass(frozen=True)
+class PackExplanation:
+    pack: str
+    recipe: str
+    pack_dir: Path
+    maps: int
+    stages: tuple[StageExplanation, ...]
+    rebuild: tuple[int, ...]  # maps `pcg build` would build again
+    obsolete: tuple[int, ...]  # built maps the pack no longer has: their files go
+    edited: tuple[str, ...]  # the pack's own files (tilesets, contact sheet...) edited since the build, in its folder
+    owner: str | None  # another recipe that built the pack folder: `pcg build` refuses without --force
+
+    @property
+    def up_to_date(self) -> bool:
+        """`pcg build` would change nothing (and would not refuse)."""
+        return not (self.rebuild or self.obsolete or self.edited or self.owner is not None)
+
+
+def explain(recipe: Recipe, maps: list[int] | None, out: Path, cache: Path) -> PackExplanation:
+    """What `pcg build` of `recipe` (of only `maps`, if given) would do, and why."""
+    from pipeline.builder import Builder
+    from pipeline.cache import LevelCache
+    from pipeline.pack_files import edited_pack_files
+
+    levels = LevelCache(cache)
+    plan = Builder(exports_root=out, cache=levels, only=sorted(set(maps)) if maps else None).plan(recipe)
+    stages = []
+    for spec in recipe.stages:
+        states = [m.stages[spec.name] for m in plan.maps]
+        stale = [s for s in states if s.stale]
+        reasons = Counter(r for s in stale for r in s.reasons)
+        cached = None if spec.is_exporter else sum(levels.has(s.key) for s in states)  # the plan checks only maps with work
+        status: Status = "unused" if spec.name in recipe.unused else "stale" if stale else "fresh"
+        stages.append(StageExplanation(spec.name, spec.kind, status, len(stale), tuple(reasons.most_common()), cached))
+    return PackExplanation(
+        pack=recipe.pack.name,
+        recipe=str(recipe.path),
+        pack_dir=plan.pack_dir,
+        maps=len(plan.maps),
+        stages=tuple(stages),
+        rebuild=tuple(m.index for m in plan.stale_maps),
+        obsolete=tuple(plan.obsolete),
+        edited=tuple(str(rel) for rel in edited_pack_files(plan.pack_dir, recipe, (plan.previous or {}).get("pack_files", {}))),
+        owner=plan.owner,
+    )
+
+
+def explanations_json(packs: list[PackExplanation]) -> str:
+    """One JSON document: `{"format": 1, "packs": [{"pack", "recipe", "folder", "up_to_date", "maps",
+    "rebuild", "obsolete", "edited", "owner", "stages": [{"stage", "kind", "status",
+    "stale_maps", "cached_maps", "reasons": [{"reason", "maps"}]}]}]}`; packs, stages and
+    reasons in the order the table shows them, and every reason (the table shows three)."""
+    doc = {
+        "format": JSON_FORMAT,
+        "packs": [
+            {
+                "pack": p.pack,
+                "recipe": p.recipe,
+                "folder": str(p.pack_dir),
+                "up_to_date": p.up_to_date,
+                "maps": p.maps,
+                "rebuild": list(p.rebuild),
+                "obsolete": list(p.obsolete),
+                "edited": list(p.edited),
+                "owner": p.owner,
+                "stages": [
+                    {
+                        "stage": s.stage,
+                        "kind": s.kind,
+                        "status": s.status,
+                        "stale_maps": s.stale_maps,
+                        "cached_maps": s.cached_maps,
+                        "reasons": [{"reason": r, "maps": n} for r, n in s.reasons],
+                    }
+                    for s in p.stages
+                ],
+            }
+            for p in packs
+        ],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
