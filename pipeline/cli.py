@@ -477,7 +477,7 @@ def _print_explanation(pack: "PackExplanation") -> None:
     if pack.rebuild:
         console.print(f"`pcg build` would rebuild {len(pack.rebuild)} of {_count(pack.maps, 'map')}.")
     else:
-        only = " and ".join(w for w, files in (("remove", pack.obsolete), ("make again", pack.edited)) if files)
+        only = " and ".join(w for w, files in (("remove", pack.obsolete), ("remake", pack.edited)) if files)
         console.print(f"No stage to run: `pcg build` would only {only} those files." if only else "Up to date: `pcg build` would run no stage.")
 
 

@@ -280,6 +280,8 @@ def test_a_project_edited_since_the_build_is_made_again_and_said_so(tmp_path: Pa
         assert project.read_bytes() != good
         explained = pcg("explain", "crypt", cwd=root).stdout
         assert f"{project.relative_to(root)} was edited since the last build: `pcg build` makes it again." in " ".join(explained.split()), explained
+        assert "No stage to run: `pcg build` would only remake those files." in explained, explained  # not "Up to date"
+        assert pcg("explain", "crypt", "--check", cwd=root, check=False).returncode == 1
         built = pcg(*command, cwd=root)
         assert project.read_bytes() == good
         assert f"warning: recipes/crypt.toml: {project.relative_to(root)}: edited since the last build; made again" in " ".join(built.stderr.split()), built.stderr
