@@ -31,7 +31,8 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.level import Symbol  # noqa: E402
+from pipeline.level import Level, Symbol  # noqa: E402
+from pipeline.tiled.drawing import LayerSpec, draw_layers  # noqa: E402
 from pipeline.tiled.art import STYLES, blend, ground_tile, lay_out  # noqa: E402
 from pipeline.tiled.icons import icon_tile  # noqa: E402
 from pipeline.tiled.render import render  # noqa: E402
@@ -88,14 +89,7 @@ def _draw(built: BuiltTileset) -> Image.Image:
     object tile over the floor."""
     index, chest = _sample()
     ts = built.tileset
-    gids = np.zeros(index.shape, dtype=np.uint32)
-    for i, symbol in enumerate(ALPHABET):
-        where = index == i
-        auto = built.autotiles.get(symbol.name)
-        if auto is not None:
-            gids[where] = auto.pieces(index, i, [s.name for s in ALPHABET])[where] + 1
-        else:
-            gids[where] = ts.tile_id(symbol.name) + 1
+    ((_, gids),) = draw_layers(Level(index.astype(np.uint8), ALPHABET), built, [LayerSpec(name="tiles")])
     objects = np.zeros_like(gids)
     if "chest" in ts.names:
         objects[chest] = ts.tile_id("chest") + 1

@@ -123,7 +123,8 @@ def _phrase(err: dict[str, Any], field_names: Iterable[str]) -> str:
         hint = did_you_mean(given, re.findall(r"'([^']*)'", expected)) if isinstance(given, str) else ""
         return f"must be one of {expected}{hint}"
     if kind in ("too_short", "too_long"):
-        return f"must have {'at least' if kind == 'too_short' else 'at most'} {ctx.get('min_length', ctx.get('max_length'))} items"
+        n = ctx.get("min_length", ctx.get("max_length"))
+        return f"must have {'at least' if kind == 'too_short' else 'at most'} {n} item{'' if n == 1 else 's'}"
     if kind == "string_pattern_mismatch":
         return f"must match {ctx.get('pattern')}"
     if kind == "value_error":

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 FEW = 4
 SLOW = 1.0
 # Off a terminal (a CI log) there is no bar: a line of how far a pack has got, this often, so a
-# long build shows it is alive (and runners that stop a silent job do not).
+# long build shows it is alive (and runners that stop a silent job do not stop it).
 LOG_EVERY = 10.0
 
 
@@ -73,18 +73,31 @@ class PackProgress:
         return advance
 
     def _logged(self, name: str, total: int) -> Callable[[int], None]:
-        import time
+        # On a timer, not as maps finish: a pack of a few slow maps (a big rule program) finishes
+        # none for minutes, and would say nothing until the end.
+        done = 0
 
-        done, last = 0, time.monotonic()
+        def tell() -> None:
+            with self._lock:
+                if self._timer is not timer:  # finished meanwhile
+                    return
+                self._console.print(f"{name}: {done}/{total} maps done ...")
+                again()
+
+        def again() -> None:
+            nonlocal timer
+            timer = self._timer = threading.Timer(LOG_EVERY, tell)
+            timer.daemon = True
+            timer.start()
 
         def advance(n: int) -> None:
-            nonlocal done, last
-            done += n
-            now = time.monotonic()
-            if now - last >= LOG_EVERY and done < total:
-                last = now
-                self._console.print(f"{name}: {done}/{total} maps built ...")
+            nonlocal done
+            with self._lock:
+                done += n
 
+        timer: threading.Timer | None = None
+        with self._lock:
+            again()
         return advance
 
     def finished(self) -> None:

@@ -323,18 +323,23 @@ def test_a_pack_of_a_few_maps_gets_its_bar_only_once_it_is_slow(monkeypatch: pyt
 
 def test_off_a_terminal_a_long_build_says_how_far_it_got_now_and_then(monkeypatch: pytest.MonkeyPatch) -> None:
     # A CI log would otherwise stay empty until the end (and some runners stop a silent job).
-    monkeypatch.setattr(pack_progress, "LOG_EVERY", 0.05)
+    monkeypatch.setattr(pack_progress, "LOG_EVERY", 0.2)
     log = io.StringIO()
     bars = pack_progress.PackProgress(Console(file=log, force_terminal=False, width=100), quiet=False)
     advance = bars.started(_plan("big", 10))
     assert advance is not None
     advance(3)
-    time.sleep(0.1)
-    advance(3)
-    advance(4)  # done: the build line says the rest
+    time.sleep(0.3)
+    assert log.getvalue() == "big: 3/10 maps done ...\n"
+    advance(7)  # done: the build line says the rest
     bars.finished()
+    time.sleep(0.3)
+    assert log.getvalue() == "big: 3/10 maps done ...\n"
+    # A pack of two slow maps finishes none for a long while: it says so all the same.
+    bars.started(_plan("slow", 2))
+    time.sleep(0.5)
     bars.stop()
-    assert log.getvalue() == "big: 6/10 maps built ...\n"
+    assert log.getvalue() == "big: 3/10 maps done ...\n" + "slow: 0/2 maps done ...\n" * 2
     silent = io.StringIO()
     quiet = pack_progress.PackProgress(Console(file=silent, force_terminal=False), quiet=True)
     assert quiet.started(_plan("big", 10)) is None and quiet.started(_plan("few", 2)) is None

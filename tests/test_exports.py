@@ -411,6 +411,8 @@ def test_a_profile_refuses_what_its_engine_cannot_load(project: Path, profile: s
     assert len(problem) == 1 and problem[0].startswith(f"{project / 'recipes' / 'bad.toml'}: {expect}"), problem
 
 
+# Own art on the 4 x 2 tiles of 8 pixels that _bad_tileset draws.
+SHEET = 'image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\nfloor = 1\n'
 TILESET_RECIPE = maze_recipe("t", '[stage.tmx]\nuse = "export.tmx"\ninput = "maze"\ntileset = "../tilesets/t.toml"\n')
 
 
@@ -444,6 +446,22 @@ TILESET_RECIPE = maze_recipe("t", '[stage.tmx]\nuse = "export.tmx"\ninput = "maz
         ('[icons]\ndoor = "portal"\n', "tilesets/t.toml: icons.door: must be one of 'door', 'chest' or 'key'"),
         ('tile_size = 4\n[icons]\ndoor = "door"\n', "tile_size: icons need tiles of at least 6 x 6 pixels"),
         ("tile_size = [16\n", "tilesets/t.toml: not valid TOML"),
+        # Variants: own art only, of a plain tile of `tiles`, on tiles of their own, one weight each.
+        ("[variants.floor]\ntiles = [1]\n", "tilesets/t.toml: variants: belongs to a tileset with your own `image`"),
+        (f'{SHEET}[variants.flor]\ntiles = [2]\n', "variants.flor: names no tile of `tiles` (did you mean 'floor'?)"),
+        (f'{SHEET}[variants.floor]\ntiles = [0]\n', "variants.floor.tiles: tile 0 is the tile of 'wall': a variant needs a tile of its own"),
+        (f'{SHEET}[variants.floor]\ntiles = [1]\n', "variants.floor.tiles: tile 1 is the tile of 'floor': a variant needs a tile of its own"),
+        (f'{SHEET}[variants.floor]\ntiles = [2, 2]\n', "variants.floor.tiles: lists a tile twice: give it a larger weight instead"),
+        (f'{SHEET}[variants.floor]\ntiles = [2, 3]\nweights = [0.5]\n', "variants.floor.weights: gives 1 weights for 2 tiles: one each"),
+        (f'{SHEET}[variants.floor]\ntiles = [2]\nweights = [0]\n', "variants.floor.weights: each is a number > 0 and <= 1000 (got 0.0)"),
+        (f'{SHEET}[variants.floor]\ntiles = [2]\nweights = [inf]\n', "variants.floor.weights: each is a number > 0 and <= 1000 (got inf)"),
+        (f'{SHEET}[variants.floor]\ntiles = [8]\n', "variants.floor.tiles: tile 8 is past the end of tilesets/sheet.png, which holds 8 tiles (4 x 2)"),
+        (f'{SHEET}[variants.floor]\ntiles = []\n', "variants.floor.tiles: must have at least 1 item (got [])"),
+        (f'{SHEET}[variants.floor]\ntiles = [2, 3]\n[variants.wall]\ntiles = [3]\n', "variants.wall.tiles: tile 3 is a variant of 'floor'"),
+        (
+            f'{SHEET}[variants.wall]\ntiles = [2]\n[autotile.wall]\nset = "corner"\ntiles = [{", ".join(["3"] * 16)}]\n',
+            "variants.wall: an autotiled name is drawn by its Wang set's pieces: variants are for plain tiles",
+        ),
     ],
 )
 def test_a_bad_tileset_file_is_one_clear_error(project: Path, tileset: str, expect: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -280,3 +280,18 @@ def test_the_example_recipe_builds(tmp_path: Path) -> None:
     assert sorted(p.name for p in pack.glob("map_*.tmx")) == ["map_000.tmx", "map_001.tmx", "map_002.tmx"]
     exported = pytmx.TiledMap(str(pack / "map_000.tmx"))
     assert {o.type for o in exported.objects} == {"spawn", "exit", "chest", "key"}
+
+
+@pytest.mark.parametrize("profile", ["tiled", "godot"])
+def test_a_map_we_exported_loads_back_as_the_map_it_was(tmp_path: Path, profile: str) -> None:
+    # Touch a generated maze up in Tiled, then carry on from it: our tiles name the symbol in
+    # `name` and give its char as `symbol` (godot: data_name, data_symbol).
+    write_recipe(tmp_path, "made", f'[pack]\nname = "made"\nseed = 4\nmaps = 1\n\n[stage.maze]\nuse = "maze.backtracker"\ncells = [7, 5]\n\n[stage.doors]\nuse = "rewrite"\ninput = "maze"\nvalues = "BWD"\nprogram = {{ one = "BWB=BDB", steps = 3 }}\n\n[stage.tmx]\nuse = "export.tmx"\ninput = "doors"\nprofile = "{profile}"\nencoding = "csv"\ncompression = "none"\n')
+    pcg("build", "recipes/made.toml", "-q", cwd=tmp_path)
+    made = tmp_path / "exports" / "made"
+    write_recipe(tmp_path, "again", '[pack]\nname = "again"\nseed = 1\nmaps = 1\n\n[stage.start]\nuse = "load.tmx"\nfile = "../exports/made/map_000.tmx"\n\n[stage.braid]\nuse = "post.braid"\ninput = "start"\nfraction = 0.5\n\n[stage.tmx]\nuse = "export.tmx"\ninput = "braid"\n')
+    level = load(tmp_path / "recipes", "../exports/made/map_000.tmx")
+    assert [(s.char, s.name) for s in level.alphabet] == [("B", "wall"), ("W", "floor"), ("D", "dark_grey")]  # D: MarkovJunior's
+    tiles = source_gids(made / "map_000.tmx")
+    assert (tiles == 3).any() and (names_of(level) == np.array(["", "wall", "floor", "dark_grey"])[tiles]).all()
+    pcg("build", "recipes/again.toml", "-q", cwd=tmp_path)  # a stage that needs `floor` runs on it

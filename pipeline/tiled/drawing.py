@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pipeline.errors import PipelineError
 from pipeline.level import Level, MapObject
 from pipeline.tiled.tilesheet import BuiltTileset
+from pipeline.tiled.variants import map_key, pick
 
 ALL = "*"
 
@@ -38,6 +39,7 @@ def draw_layers(level: Level, built: BuiltTileset, layers: list[LayerSpec], firs
     tile is an error under `key` (the tileset's), else under its layer's."""
     tileset = built.tileset
     names = [s.name for s in level.alphabet]
+    key_of_map = map_key(level.tiles) if built.variants else 0
     out = []
     for spec in layers:
         wanted = range(len(names)) if spec.symbols == (ALL,) else [_symbol(level, spec, s) for s in spec.symbols]
@@ -48,12 +50,13 @@ def draw_layers(level: Level, built: BuiltTileset, layers: list[LayerSpec], firs
                 continue
             name = names[index]
             auto = built.autotiles.get(name)
-            if spec.tile is not None:
-                gids[where] = firstgid + _tile(tileset.tile_id, spec.tile, f"layers.{spec.name}.tile")
-            elif auto is not None and spec.autotile:
+            if auto is not None and spec.autotile and spec.tile is None:
                 gids[where] = auto.pieces(level.tiles, index, names)[where] + firstgid
-            else:
-                gids[where] = firstgid + _tile(tileset.tile_id, name, f"{key or f'layers.{spec.name}'}: symbol {name!r}")
+                continue
+            drawn, what = (spec.tile, f"layers.{spec.name}.tile") if spec.tile is not None else (name, f"{key or f'layers.{spec.name}'}: symbol {name!r}")
+            own = _tile(tileset.tile_id, drawn, what)
+            variants = built.variants.get(drawn)
+            gids[where] = firstgid + (pick(where, own, variants, drawn, key_of_map) if variants else own)
         out.append((spec.name, gids))
     return out
 

@@ -28,6 +28,35 @@ from pipeline.tiled.tileset import sheet_grid
 TileProperty = Union[bool, int, float, str]
 
 
+class VariantSpec(BaseModel):
+    """Other tiles of the sheet that draw a name now and then, so a floor does not repeat."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tiles: tuple[int, ...] = Field(min_length=1, description="Tile ids drawn in place of the name's own tile here and there.")
+    weights: tuple[float, ...] | None = Field(
+        None, description="Each tile's weight against the name's own tile's 1, as Tiled's tile probability (unset: 1 each)."
+    )
+
+    @model_validator(mode="after")
+    def _matching(self) -> VariantSpec:
+        if min(self.tiles) < 0:
+            raise KeyedError("tiles", f"tile ids are >= 0 (got {min(self.tiles)})")
+        if len(set(self.tiles)) < len(self.tiles):
+            raise KeyedError("tiles", "lists a tile twice: give it a larger weight instead")
+        if self.weights is not None:
+            if len(self.weights) != len(self.tiles):
+                raise KeyedError("weights", f"gives {len(self.weights)} weights for {len(self.tiles)} tiles: one each")
+            bad = [w for w in self.weights if not (0 < w <= 1000)]
+            if bad:
+                raise KeyedError("weights", f"each is a number > 0 and <= 1000 (got {toml_text(bad[0])})")
+        return self
+
+    def weighted(self) -> tuple[tuple[int, float], ...]:
+        """(tile id, weight) of each variant."""
+        return tuple(zip(self.tiles, self.weights or (1.0,) * len(self.tiles)))
+
+
 class AutotileSpec(BaseModel):
     """How one symbol is autotiled."""
 
@@ -81,6 +110,7 @@ class TilesetSpec(BaseModel):
     icons: dict[str, Icon] = Field(default_factory=dict, description="Generated art: names drawn as a picture (door, chest or key) in their colour.")
     properties: dict[str, dict[str, TileProperty]] = Field(default_factory=dict, description="Per-name tile properties; solid = true also gives the tile a full-tile collision box.")
     autotile: dict[str, AutotileSpec] = Field(default_factory=dict, description="Symbols drawn with a Wang set.")
+    variants: dict[str, VariantSpec] = Field(default_factory=dict, description="Own art: other tiles that draw a name of `tiles` here and there (a floor's cracks and moss).")
 
     @field_validator("tile_size", mode="before")
     @classmethod
@@ -136,8 +166,9 @@ class TilesetSpec(BaseModel):
         if self.icons and min(self.tile_size) < 6:
             raise KeyedError("tile_size", f"icons need tiles of at least 6 x 6 pixels (got {list(self.tile_size)})")
         if self.image is None:
-            if "tiles" in self.model_fields_set:
-                raise KeyedError("tiles", "belongs to a tileset with your own `image`")
+            for key in ("tiles", "variants"):
+                if key in self.model_fields_set:
+                    raise KeyedError(key, "belongs to a tileset with your own `image`")
             for name, auto in self.autotile.items():
                 if auto.tile_ids() is not None:
                     raise KeyedError(f"autotile.{name}", "`first`/`tiles` pick tiles of your own `image`; generated art draws them")
@@ -150,12 +181,30 @@ class TilesetSpec(BaseModel):
             for name, auto in self.autotile.items():
                 if auto.tile_ids() is None:
                     raise KeyedError(f"autotile.{name}", "needs `first` or `tiles` (its tiles in your image)")
+            self._check_variants()
             drawn = [*self.tiles, *self.autotile]
             for name in self.properties:
                 if name not in drawn:
                     hint = did_you_mean(name, drawn) or f" (it has: {', '.join(drawn)})"
                     raise KeyedError(f"properties.{name}", f"names no tile of this tileset: none in `tiles` or `autotile`{hint}")
         return self
+
+    def _check_variants(self) -> None:
+        # A variant tile carries its name's properties: one that draws another name, or is its
+        # own name's tile, would make a tile whose properties say two things.
+        owner = {tile: f"the tile of {name!r}" for name, tile in self.tiles.items()}
+        for name, auto in self.autotile.items():
+            owner.update({tile: f"a piece of autotile.{name}" for tile in auto.tile_ids() or ()})
+        for name, variant in self.variants.items():
+            if name in self.autotile:
+                raise KeyedError(f"variants.{name}", "an autotiled name is drawn by its Wang set's pieces: variants are for plain tiles")
+            if name not in self.tiles:
+                hint = did_you_mean(name, list(self.tiles)) or f" (it has: {', '.join(self.tiles)})"
+                raise KeyedError(f"variants.{name}", f"names no tile of `tiles`{hint}")
+            for tile in variant.tiles:
+                if tile in owner:
+                    raise KeyedError(f"variants.{name}.tiles", f"tile {tile} is {owner[tile]}: a variant needs a tile of its own")
+                owner[tile] = f"a variant of {name!r}"
 
 
 class LoadedTileset(BaseModel):
@@ -212,6 +261,7 @@ def check_tile_ids(spec: TilesetSpec, width: int, height: int, image: str) -> st
     count = columns * rows
     named = [(f"tiles.{n}", (i,)) for n, i in spec.tiles.items()]
     sets = [(f"autotile.{n}", a.tile_ids() or ()) for n, a in spec.autotile.items()]
+    sets += [(f"variants.{n}.tiles", v.tiles) for n, v in spec.variants.items()]
     for key, ids in named + sets:
         bad = sorted({i for i in ids if i >= count})
         if bad:

@@ -83,6 +83,9 @@ class Tileset:
     wangsets: tuple[WangSet, ...] = ()
     # Collision shapes by tile id, as Tiled's collision editor stores them: rectangles (x, y, w, h).
     collision: dict[int, tuple[Rect, ...]] = field(default_factory=dict)
+    # Variant tiles' weights against their name's own tile (Tiled's probability, 1 when unset):
+    # what Tiled's random brush uses, as the build does.
+    probability: dict[int, float] = field(default_factory=dict)
 
     @property
     def tilecount(self) -> int:
@@ -119,6 +122,8 @@ class Tileset:
         ET.SubElement(node, "image", {"source": self.image, "width": str(self.image_width), "height": str(self.image_height)})
         for tile_id in sorted(self.tile_properties.keys() | self.collision.keys()):
             tile = ET.SubElement(node, "tile", {"id": str(tile_id)})
+            if tile_id in self.probability:
+                tile.set("probability", f"{self.probability[tile_id]:g}")
             add_properties(tile, self.tile_properties.get(tile_id, {}))
             if tile_id in self.collision:
                 _collision_element(tile, self.collision[tile_id])
@@ -132,6 +137,8 @@ class Tileset:
         tile: dict[str, Any] = {"id": tile_id}
         if tile_id in self.collision:
             tile["objectgroup"] = _collision_json(self.collision[tile_id])
+        if tile_id in self.probability:
+            tile["probability"] = self.probability[tile_id]
         if self.tile_properties.get(tile_id):
             tile["properties"] = json_properties(self.tile_properties[tile_id])
         return tile

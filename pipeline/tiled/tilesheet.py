@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import io
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from PIL import Image
@@ -49,6 +49,7 @@ class BuiltTileset:
     pixels: np.ndarray  # the sheet as (H, W, 4) RGBA, for previews
     autotiles: dict[str, Autotile]  # symbol name -> its Wang set
     warnings: tuple[str, ...] = ()  # what this map's symbols most likely got wrong (misnamed_symbols)
+    variants: dict[str, tuple[tuple[int, float], ...]] = field(default_factory=dict)  # name -> (tile id, weight) of its variants
 
     @functools.cached_property
     def atlas(self) -> Atlas:
@@ -277,14 +278,19 @@ def _own_art(spec: TilesetSpec, alphabet: tuple[Symbol, ...], data: bytes) -> Bu
         wangsets.append(_wangset(by_name[name], partner, names.get(partner.name), auto, spec.colors))
     for name, tile_id in names.items():
         tile_properties.setdefault(tile_id, _properties(spec, name, by_name.get(name)))
+    variants = {name: v.weighted() for name, v in spec.variants.items()}
+    probability = {tile: weight for weighted in variants.values() for tile, weight in weighted}
+    for name, weighted in variants.items():
+        for tile_id, _ in weighted:  # a game reads a cracked floor as floor
+            tile_properties[tile_id] = _properties(spec, name, by_name.get(name))
     if spec.extrude:
         tiles = cut_tiles(pixels, tw, th, spec.margin, spec.spacing)
         pixels = lay_out(tiles, columns, spec.margin, spacing=spec.spacing, extrude=spec.extrude)
         png = _png(pixels)
     else:
         png = data if is_png else _png(pixels)
-    tileset = _tileset(spec, columns, rows, pixels, names, tile_properties, wangsets)
-    return BuiltTileset(tileset, png, pixels, autotiles, tuple(misnamed_symbols(spec, alphabet)))
+    tileset = replace(_tileset(spec, columns, rows, pixels, names, tile_properties, wangsets), probability=dict(sorted(probability.items())))
+    return BuiltTileset(tileset, png, pixels, autotiles, tuple(misnamed_symbols(spec, alphabet)), variants)
 
 
 def _tileset(

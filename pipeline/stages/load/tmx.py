@@ -62,12 +62,14 @@ class _Map:
     objects: list[MapObject]
 
 
-@stage("load.tmx", version=2)
+@stage("load.tmx", version=3)
 class LoadTmx(StageParams):
     """Load a map you drew in Tiled (`.tmx`, or Tiled JSON `.tmj`/`.json`) as the map's tiles.
 
     Each tile's symbol is its `symbol` property (a string, set on the tile in Tiled's tileset
     editor); a tile that decides a cell and has none is an error naming the tile and a cell.
+    Maps our exporters wrote load back as they are: their tiles name the symbol in `name` and
+    its char in `symbol`, and are read so.
     Empty cells get the symbol `empty`. Without `layer`, every tile layer counts (inside groups
     too, hidden or not) and the uppermost non-empty tile of each cell wins; `layer` reads one.
 
@@ -527,7 +529,7 @@ def _to_level(parsed: _Map, layer: str | None, empty: str) -> tuple[Level, np.nd
         local = gid - ts.firstgid if ts else -1
         if ts is None or (ts.tilecount is not None and local >= ts.tilecount):
             raise MapFileError(f"{_where(gid, gids, source, chosen)}: tile gid {gid} is in none of the map's tilesets")
-        props = ts.tiles.get(local, {})
+        props = _exported(ts.tiles.get(local, {}))
         symbol = props.get("symbol")
         if not isinstance(symbol, str) or not symbol or isinstance(symbol, Color):
             raise MapFileError(
@@ -557,6 +559,18 @@ def _to_level(parsed: _Map, layer: str | None, empty: str) -> tuple[Level, np.nd
 
     properties = {k: v for k, v in parsed.properties.items() if isinstance(v, (bool, int, float, str))}
     return Level(tiles=tiles, alphabet=alphabet, objects=list(parsed.objects), properties=properties), gids != 0
+
+
+def _exported(props: dict[str, Any]) -> dict[str, Any]:
+    """A tile's properties as this stage reads them. The tilesets our exporters write name a
+    tile's symbol `name` and give its char as `symbol` (`data_name`, `data_symbol` with the godot
+    profile): read so, an exported map loads back as the map it was, touched up in Tiled or not.
+    A tile drawn by hand with a `char` of its own is never taken for one of ours."""
+    for prefix in ("", "data_"):
+        name, char = props.get(f"{prefix}name"), props.get(f"{prefix}symbol")
+        if isinstance(name, str) and name and isinstance(char, str) and len(char) == 1 and "char" not in props:
+            return {**props, "symbol": name, "char": char}
+    return props
 
 
 def _where(gid: int, gids: np.ndarray, source: np.ndarray, layers: list[_Layer]) -> str:

@@ -38,7 +38,10 @@ class MazeGenerator(MazeStage):
     With an input Level, the maze takes the input's size and carves only the cells whose input
     tile is one of `carve_on` (with `margin = 1`, only those whose eight neighbouring tiles are
     in the area too, so that a maze carved into the rock around rooms keeps a wall between its
-    passages and the rooms): each connected part of that area becomes its own perfect maze.
+    passages and the rooms): each connected part of that area becomes its own perfect maze,
+    parts of its cells (tiles at odd row and column) joined where they are neighbours on the
+    maze's grid; parts the area joins only through other tiles stay apart (`regions.connect`
+    after the maze joins them).
     The generator carves the whole grid, the cells outside the area are cut away and the pieces
     left are rejoined by Kruskal's rule, so near the area's edges the texture is partly
     Kruskal's (and the uniform generators are no longer exactly uniform there).

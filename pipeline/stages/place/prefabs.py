@@ -48,7 +48,7 @@ class _Variant:
     objects: tuple[MapObject, ...]
 
 
-@stage("place.prefabs", version=1)
+@stage("place.prefabs", version=2)
 class Prefabs(WalkableStage):
     """Stamp hand-made rooms drawn in Tiled (vaults, shops, boss rooms) into the map where they
     fit. `prefabs` is a glob of Tiled maps relative to the recipe (`"prefabs/*.tmx"`), read as
