@@ -86,24 +86,25 @@ def toml_text(value: Any) -> str:
     return str(value)
 
 
-def _readable(err: dict[str, Any], field_names: Iterable[str]) -> str:
+def _readable(err: dict[str, Any], field_names: Iterable[str], also: tuple[str, ...] = ()) -> str:
     """Turn one pydantic error into the short phrase a recipe author needs, quoting the value
     given once: a validator's own message may quote it already."""
-    phrase = _phrase(err, field_names)
+    phrase = _phrase(err, field_names, also)
     # A check of several keys together has the whole table as its input: the message names them.
     if err["type"] in ("missing", "extra_forbidden") or "(got " in phrase or not err.get("loc"):
         return phrase
     return f"{phrase}{_got(err)}"
 
 
-def _phrase(err: dict[str, Any], field_names: Iterable[str]) -> str:
+def _phrase(err: dict[str, Any], field_names: Iterable[str], also: tuple[str, ...] = ()) -> str:
     kind = err["type"]
     ctx = err.get("ctx", {})
     if kind == "missing":
         return "is required"
     if kind == "extra_forbidden":
         name = str(err["loc"][-1])
-        hint = did_you_mean(name, field_names)
+        field_names = list(field_names)
+        hint = did_you_mean(name, [*field_names, *also])
         return f"unknown parameter{hint or ' (valid: ' + ', '.join(field_names) + ')'}"
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
         op = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}[kind]
@@ -133,10 +134,11 @@ def _phrase(err: dict[str, Any], field_names: Iterable[str]) -> str:
     return f"{msg[0].lower()}{msg[1:]}"
 
 
-def validation_problems(exc: ValidationError, prefix: str, model: type[BaseModel]) -> list[str]:
+def validation_problems(exc: ValidationError, prefix: str, model: type[BaseModel], also: tuple[str, ...] = ()) -> list[str]:
     """`prefix.key: phrase` for every error in a pydantic ValidationError of `model`. A value that
     fits none of a union's types is one problem (`must be 'max' or 'min', a number, or a list`),
-    not one per type, and an unknown key inside a table lists that table's keys."""
+    not one per type, and an unknown key inside a table lists that table's keys. `also` are keys
+    the table may hold besides the model's (a stage's `input`): a near miss of one is suggested."""
     problems: list[str] = []
     for loc, errs in _by_union(exc.errors()):
         key = ".".join([prefix, *loc] if prefix else loc) or prefix
@@ -148,7 +150,7 @@ def validation_problems(exc: ValidationError, prefix: str, model: type[BaseModel
         if isinstance(cause, KeyedError):  # a key inside the parameter, or ("") the parameter itself
             problems.append(f"{key}.{cause.key}: {cause.message}" if cause.key else f"{key}: {cause.message}")
             continue
-        problems.append(f"{key}: {_readable(err, _field_names(model, err['loc']))}")
+        problems.append(f"{key}: {_readable(err, _field_names(model, err['loc']), also if len(err['loc']) == 1 else ())}")
     return list(dict.fromkeys(problems))
 
 

@@ -9,7 +9,7 @@ from typing import Union
 
 import numpy as np
 
-from pipeline.errors import KeyedError
+from pipeline.errors import KeyedError, did_you_mean
 
 
 # Characters for symbols that need one (a char clash when alphabets merge, a name read from a
@@ -173,8 +173,8 @@ class Level:
         for i, sym in enumerate(self.alphabet):
             if sym.name == name or sym.char == name:
                 return i
-        known = ", ".join(s.name for s in self.alphabet)
-        raise KeyError(f"no symbol {name!r} in this level's alphabet ({known})")
+        names = [s.name for s in self.alphabet]
+        raise KeyError(f"no symbol {name!r} in this level's alphabet{did_you_mean(name, names)} ({', '.join(names)})")
 
     def with_properties(self, **props: PropertyValue) -> Level:
         return replace(self, properties={**self.properties, **props})

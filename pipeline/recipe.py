@@ -407,14 +407,16 @@ def _plugin_kinds(names: tuple[str, ...], recipe_dir: Path, problems: list[str])
     return found
 
 
-def _validate(cls: type[M], data: dict[str, Any], key: str, problems: list[str], context: dict[str, Any] | None = None) -> M | None:
+def _validate(
+    cls: type[M], data: dict[str, Any], key: str, problems: list[str], context: dict[str, Any] | None = None, also: tuple[str, ...] = ()
+) -> M | None:
     """Validate strictly: TOML is typed, so "16" is not an integer and 1 is not true. In JSON mode
     strict validation still accepts arrays for tuples; TOML dates and times become strings.
     `context` reaches validators (stages that read files resolve them from `recipe_dir`)."""
     try:
         return cls.model_validate_json(json.dumps(data, default=lambda v: v.isoformat()), strict=True, context=context)
     except ValidationError as exc:
-        problems.extend(validation_problems(exc, key, cls))
+        problems.extend(validation_problems(exc, key, cls, also))
         return None
 
 
@@ -458,10 +460,10 @@ def _load_stages(
         lo, hi = cls.arity
         if inputs is not None and not lo <= len(inputs) <= hi:
             want = f"{lo}" if lo == hi else f"{lo} to {hi}"
-            problems.append(f"{key}.input: {kind} takes {want} input(s) (got {len(inputs)})")
+            problems.append(f"{key}.input: {kind} takes {want} input{'' if hi == 1 and lo == 1 else 's'} (got {len(inputs)})")
             inputs = None
         params = {k: v for k, v in body.items() if k not in RESERVED_KEYS}
-        validated = _validate(cls, params, key, problems, {"recipe_dir": recipe_dir})
+        validated = _validate(cls, params, key, problems, {"recipe_dir": recipe_dir}, tuple(sorted(RESERVED_KEYS)))
         if validated is None or inputs is None:
             continue
         wrong = validated.input_problems(len(inputs))

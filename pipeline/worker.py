@@ -210,12 +210,26 @@ def _rejected(recipe: Recipe, index: int, rejected: Rejected, tried: dict[str, l
     return MapResult(index, failure=(rejected.stage, message), ran=ran)
 
 
+# The Levels of a map's first attempts go to the cache as they are made, so that a filter edited
+# later judges them again without making them; those of later attempts only once the attempt
+# passes. A filter that rarely passes, given attempts = 100000, would otherwise fill the disk
+# with a million Levels before the build's end could trim the cache.
+CACHED_ATTEMPTS = 100
+
+
 class _Levels:
     """The Levels of one attempt of a map, each loaded from the cache or made on first use."""
 
     def __init__(self, recipe: Recipe, cache: LevelCache, task: MapTask, result: MapResult):
         self.recipe, self.cache, self.task, self.result = recipe, cache, task, result
         self.levels: dict[str, Level] = {}
+        self.unstored: list[tuple[str, Level]] | None = [] if task.attempt >= CACHED_ATTEMPTS else None
+
+    def passed(self) -> None:
+        """The attempt is kept: the Levels made of it go to the cache, if they have not yet."""
+        for key, level in self.unstored or ():
+            self.cache.store(key, level)
+        self.unstored = None
 
     def __call__(self, name: str) -> Level:
         if name in self.levels:
@@ -237,7 +251,10 @@ class _Levels:
             if (unknown := level.unknown_tiles()) is not None:
                 raise StageFailed(name, f"returned a Level whose {unknown}")
             self.result.ran.append(name)
-            self.cache.store(task.keys[name], level)
+            if self.unstored is None:
+                self.cache.store(task.keys[name], level)
+            else:
+                self.unstored.append((task.keys[name], level))
         freeze(level)
         self.levels[name] = level
         self.result.stats[name] = dict(level.properties)
@@ -248,6 +265,9 @@ def _run_attempt(recipe: Recipe, cache: LevelCache, task: MapTask, levels: _Leve
     level_of = levels or _Levels(recipe, cache, task, MapResult(task.index))
     result = level_of.result
     try:
+        for name in task.exports:
+            level_of(recipe.by_name[name].inputs[0])  # every filter before the exports judges first
+        level_of.passed()
         for name in task.exports:
             spec = recipe.by_name[name]
             exporter = cast(Exporter, spec.params)  # task.exports names export stages only

@@ -11,7 +11,7 @@ import pytest
 import pipeline
 from conftest import pcg, tree_digests, write_recipe
 from pipeline.best import aim_score
-from pipeline.level import Level
+from pipeline.level import Level, Symbol
 from pipeline.recipe import load_recipe
 from pipeline.seeds import rng_for, stage_seed
 from pipeline.stages.filter import Filter, _aims
@@ -181,3 +181,76 @@ def test_bad_best_is_one_clear_error(tmp_path: Path, keep: str, expected: str) -
     result = pcg("build", "recipes", cwd=tmp_path, check=False)
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert "recipes/boards.toml" in result.stderr and expected in " ".join(result.stderr.split()), result.stderr
+
+
+def _judged(filter_: Filter, **properties: object) -> str | None:
+    """None if `properties` pass, else why the filter turned them down."""
+    import numpy as np
+
+    from pipeline.errors import Rejected
+
+    level = Level(np.zeros((1, 1), dtype=np.uint8), (Symbol("B", "wall", "#000000"),), properties=dict(properties))  # type: ignore[arg-type]
+    try:
+        filter_.run([level], np.random.default_rng(0))
+    except Rejected as rejected:
+        return rejected.problems[0]
+    return None
+
+
+def test_a_stat_a_map_leaves_out_fails_the_attempt_not_the_map() -> None:
+    # flood_it leaves moves_optimal out when search_budget does not settle it: that attempt has
+    # not passed, and the next is tried (it used to fail the map outright on attempt 0).
+    keep = Filter(where="moves_optimal >= 5", attempts=10)
+    assert _judged(keep, moves_optimal=6) is None
+    assert _judged(keep, moves_greedy=9) == "where 'moves_optimal >= 5' failed (moves_optimal not measured)"
+    assert _judged(Filter(where="moves_optimal < 5 or moves_greedy > 8", attempts=10), moves_greedy=9) is None
+    best = Filter(best={"stat": "moves_optimal", "of": 2}, attempts=10)
+    assert _judged(best, moves_greedy=9) == "best: moves_optimal not measured"
+
+
+def test_text_compared_with_a_number_is_one_clear_error() -> None:
+    from pipeline.errors import PipelineError
+
+    for where, props, message in (
+        ("region_sizes > 3", {"region_sizes": "15,9,7"}, "where: 'region_sizes' is text ('15,9,7') compared with the number 3 in 'region_sizes > 3'"),
+        ("entrance == 3", {"entrance": "0,0"}, "where: 'entrance' is text ('0,0') compared with the number 3 in 'entrance == 3'"),
+        ("3 != entrance", {"entrance": "0,0"}, "where: 'entrance' is text ('0,0') compared with the number 3 in '3 != entrance'"),
+    ):
+        with pytest.raises(PipelineError) as caught:
+            _judged(Filter(where=where, attempts=3), **props)
+        assert caught.value.problems == [message]
+    assert _judged(Filter(where='theme == "ice"', attempts=3), theme="ice") is None
+
+
+@pytest.mark.parametrize("keep", ['where = "difficulty >= {d}"\nattempts = 400', 'where = "difficulty >= {d}"\nattempts = 400\nbest = {{ stat = "difficulty", of = 2 }}'])
+def test_only_the_first_attempts_and_the_kept_one_fill_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep: str) -> None:
+    # A filter that rarely passes, with a large `attempts`, once filled the disk with Levels
+    # before the build's end could trim the cache.
+    from pipeline import worker
+    from pipeline.cache import LevelCache
+    from pipeline.plan import KeyMaker
+
+    monkeypatch.setattr(worker, "CACHED_ATTEMPTS", 3)
+    path = tmp_path / write_recipe(tmp_path, "boards", RECIPE.format(keep="where = \"colors > 0\""))
+    tries = difficulties(path, 0, 40)
+    hard = max(tries[5:])  # first reached after attempt 4: past the attempts cached as made
+    assert hard > max(tries[:5])
+    recipe = load_recipe(tmp_path / write_recipe(tmp_path, "boards", RECIPE.format(keep=keep.format(d=hard))))
+    maker = KeyMaker(recipe)
+    keys = maker.keys(0)
+    task = worker.MapTask(
+        index=0, stem="map_000", keys={n: k for n, (k, _) in keys.items()}, seeds={n: s for n, (_, s) in keys.items()},
+        run=tuple(keys), exports=("png",),
+    )
+    cache = LevelCache(tmp_path / "cache")
+    result = worker.run_map(recipe, cache, task)
+    assert result.failure is None
+    kept = result.attempt
+    assert tries[kept] >= hard and kept >= 5
+
+    def cached(attempt: int) -> bool:
+        return cache.has(maker.keys(0, attempt)["board"][0])
+
+    assert [cached(a) for a in range(3)] == [True] * 3  # made before any filter could judge them
+    assert not any(cached(a) for a in range(3, 40) if a != kept)
+    assert cached(kept) and cache.has(maker.keys(0, kept)["keep"][0])

@@ -94,8 +94,10 @@ class Filter(StageParams):
         level = inputs[0]
         if self.where.strip() and not _compile(self.where)(level.properties):
             names = [name for name in _names(self.where) if name in level.properties]
-            shown = ", ".join(f"{name} = {level.properties[name]}" for name in names)
+            shown = ", ".join(f"{name} = {level.properties[name]}" if name in level.properties else f"{name} not measured" for name in _names(self.where))
             raise Rejected(f"where {self.where!r} failed ({shown})", self.attempts, {name: level.properties[name] for name in names})
+        if self.best is not None and self.best.stat not in level.properties:  # as in where: not passed
+            raise Rejected(f"best: {self.best.stat} not measured", self.attempts, {})
         return level
 
     def read_stats(self) -> dict[str, str]:
@@ -114,6 +116,14 @@ class Filter(StageParams):
         if self.best is not None:
             aims[self.best.stat] = self.best.aim
         return failure_report(self.where, tried, aims, total)
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "not measured"
+
+
+MISSING = _Missing()
 
 
 def _names(text: str) -> list[str]:
@@ -220,10 +230,10 @@ def _compile(text: str) -> Callable[[dict[str, PropertyValue]], bool]:
         if isinstance(node, ast.Name):
             name = node.id
 
-            def lookup(props: dict[str, PropertyValue]) -> PropertyValue:
-                if name not in props:
-                    raise PipelineError([f"where: the map has no property {name!r} (it has: {', '.join(sorted(props))})"])
-                return props[name]
+            def lookup(props: dict[str, PropertyValue]) -> PropertyValue | _Missing:
+                # The recipe's check lets only stats its stages add reach here: one missing is one
+                # a stage leaves out when it cannot settle it (moves_optimal over its budget).
+                return props.get(name, MISSING)
 
             return lookup
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
@@ -242,6 +252,7 @@ def _compile(text: str) -> Callable[[dict[str, PropertyValue]], bool]:
             return lambda props: not inner(props)
         if isinstance(node, ast.Compare):
             terms = [value(node.left)] + [value(c) for c in node.comparators]
+            named = [n.id if isinstance(n, ast.Name) else None for n in (node.left, *node.comparators)]
             ops = []
             for op, left, right in zip(node.ops, [node.left, *node.comparators], node.comparators):
                 if type(op) not in _COMPARE:
@@ -255,10 +266,14 @@ def _compile(text: str) -> Callable[[dict[str, PropertyValue]], bool]:
 
             def compare(props: dict[str, PropertyValue]) -> bool:
                 values = [t(props) for t in terms]
-                try:
-                    return all(op(a, b) for op, a, b in zip(ops, values, values[1:]))
-                except TypeError:
-                    raise PipelineError([f"where: cannot compare {values} in {text!r}"]) from None
+                if any(v is MISSING for v in values):
+                    return False  # not measured: not passed, so the next attempt is tried
+                for a, b, name_a, name_b in zip(values, values[1:], named, named[1:]):
+                    if isinstance(a, str) != isinstance(b, str):  # would never be equal, nor ordered
+                        name, stat, other = (name_a, a, b) if isinstance(a, str) else (name_b, b, a)
+                        what = f"{name!r} is text ({stat!r})" if name else f"the text {stat!r} is"
+                        raise PipelineError([f"where: {what} compared with the number {other!r} in {text!r}"])
+                return all(op(a, b) for op, a, b in zip(ops, values, values[1:]))
 
             return compare
         raise ValueError(f"{text!r}: write comparisons joined by and / or, e.g. \"difficulty >= 8\"")
