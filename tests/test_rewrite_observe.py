@@ -275,7 +275,7 @@ def test_toml_search_and_its_options() -> None:
         ({"search": True}, "only acts with observe"),
         ({"observe": [{"value": "G"}]}, "to: is required"),
         ({"observe": [{"value": "GB", "to": "R"}]}, "must be one value"),
-        ({"observe": [{"value": "Q", "to": "R"}]}, "not a value"),
+        ({"observe": [{"value": "Q", "to": "R"}]}, "value=.Q. is not one of the values"),
         ({"observe": [{"value": "G", "to": "R", "at": 1}]}, "unknown key 'at'"),
         ({"observe": [{"value": "G", "to": "R"}], "limit": 5}, "^limit: only acts with search"),
         ({"observe": [{"value": "G", "to": "R"}], "search": False, "depth_coefficient": 1.0}, "^depth_coefficient: only acts with search"),
@@ -298,7 +298,7 @@ def test_toml_observe_on_prl_is_refused(extra: dict[str, Any]) -> None:
     ("body", "message"),
     [
         ('<one in="RB" out="WR"><observe value="G" from="B"/></one>', "<observe> needs to"),
-        ('<one in="RB" out="WR"><observe value="Q" to="R"/></one>', "not a value"),
+        ('<one in="RB" out="WR"><observe value="Q" to="R"/></one>', "value=.Q. is not one of the values"),
         ('<one in="RB" out="WR"><observe value="G" to="R" at="1"/></one>', "unknown attribute 'at'"),
         ('<prl in="RB" out="WR" search="True"><observe value="G" to="R"/></prl>', "<prl> has <observe>"),
         ('<prl in="RB" out="WR"><observe value="G" to="R"/></prl>', "<prl> has <observe>: fields and observations steer"),

@@ -7,6 +7,7 @@ The models come from MarkovJunior's own suite (SUITE, or $MJ_SUITE), read in pla
 from __future__ import annotations
 
 import io
+import re
 import os
 import shutil
 import xml.etree.ElementTree as ET
@@ -290,3 +291,48 @@ def test_3d_patterns_are_still_checked() -> None:
         load_model('<one values="BW" in="B X" out="W W"/>')
     with pytest.raises(ProgramError, match="layers of different sizes"):
         load_model('<one values="BW" in="B BB" out="W WW"/>')
+
+
+def test_3d_rules_and_convolution_rules_that_never_fire_are_warned_of(tmp_path: Path) -> None:
+    from pipeline.rewrite.program import program_warnings
+
+    assert program_warnings(suite_model("StrangeDungeon")) == [
+        "line 4: a 3D rule (layers separated by spaces) never matches a 2D grid, as in MarkovJunior's 2D runs, and only 2D grids"
+        ' run here: a model made for 3D (d="3" in models.xml) runs without them'
+    ]
+    assert program_warnings(suite_model("DualRetraction3D"))[0].startswith("lines 11, 14: 3D rules (layers separated by spaces) never match")
+    assert program_warnings(suite_model("Basic")) == []
+    conv = load_model(
+        '<convolution values="BW" neighborhood="VonNeumann">\n  <rule in="B" out="W" values="W" sum="5..8"/>\n'
+        '  <rule in="W" out="B" values="BB" sum="5..8"/>\n  <rule in="W" out="B" values="B" sum="2,9"/>\n</convolution>'
+    )
+    # 'BB' counts each B twice: up to 8, so 5..8 can fire; 2,9 can fire at 2.
+    assert program_warnings(conv) == [
+        "convolution rule B=W counting 'W': sum 5..8 is more than a cell's 4 VonNeumann neighbours can hold (4), so the rule never fires"
+    ]
+    # Through a recipe, as a warning of the stage.
+    model = tmp_path / "models" / "Strange.xml"
+    model.parent.mkdir()
+    model.write_text((SUITE / "models" / "StrangeDungeon.xml").read_text())
+    assert stage(tmp_path, size=[29, 29], program="models/Strange.xml").warnings() == [
+        "program: models/Strange.xml: " + program_warnings(suite_model("StrangeDungeon"))[0]
+    ]
+
+
+def test_xml_attribute_mistakes_name_the_attribute() -> None:
+    with pytest.raises(ProgramError, match=r"^line 2: p='abc' is not a number$"):
+        load_model('<sequence values="BW">\n  <one in="B" out="W" p="abc"/>\n</sequence>')
+    with pytest.raises(ProgramError, match=r"^line 2: for='Q' is not one of the values 'BRW'$"):
+        load_model('<one values="BRW" origin="True" in="RB" out="WR">\n  <field for="Q" to="W" on="B"/>\n</one>')
+    with pytest.raises(ProgramError, match=r"^line 2: value='Q' is not one of the values 'BRW'$"):
+        load_model('<one values="BRW" origin="True" in="RB" out="WR">\n  <observe value="Q" to="W"/>\n</one>')
+
+
+def test_the_default_colours_are_markovjuniors_palette() -> None:
+    from pipeline.rewrite.palette import NAMED
+
+    text = (SUITE / "resources" / "palette.xml").read_text(encoding="utf-8-sig")
+    theirs = {m[0]: "#" + m[1].lower() for m in re.findall(r'symbol="(.)" value="([0-9A-Fa-f]{6})"', text)}
+    assert len(theirs) == 52 and {ch: color for ch, (_, color) in NAMED.items()} == theirs
+    names = [name for name, _ in NAMED.values()]
+    assert len(set(names)) == len(names) and NAMED["z"] == ("pure_white_2", "#cbdbfc") and NAMED["g"] == ("green_2", "#00b543")

@@ -58,7 +58,14 @@ def make_field(alphabet: Alphabet, value: str, on: str, zero: str, inversed: boo
         raise ValueError(f"for={value!r} must be one value")
     if not zero:
         raise ValueError("a field needs the symbols it counts from (to or from)")
-    return Field(alphabet.value(value), alphabet.waves(zero), alphabet.waves(on), inversed, recompute, essential)
+    return Field(_one_value(alphabet, "for", value), alphabet.waves(zero), alphabet.waves(on), inversed, recompute, essential)
+
+
+def _one_value(alphabet: Alphabet, key: str, ch: str) -> int:
+    # Alphabet.value's own message is about rule outputs.
+    if ch not in alphabet.values:
+        raise ValueError(f"{key}={ch!r} is not one of the values {alphabet.values!r}")
+    return alphabet.value(ch)
 
 
 @dataclass(frozen=True)
@@ -79,7 +86,7 @@ def make_observe(alphabet: Alphabet, value: str, start: str | None, goal: str) -
         raise ValueError(f"from={start!r} must be one value")
     if not goal:
         raise ValueError("an observation needs to= (the values its cells may end in)")
-    return Observe(alphabet.value(value), alphabet.value(start if start is not None else value), alphabet.waves(goal))
+    return Observe(_one_value(alphabet, "value", value), _one_value(alphabet, "from", start) if start is not None else _one_value(alphabet, "value", value), alphabet.waves(goal))
 
 
 @dataclass(frozen=True)
@@ -170,6 +177,41 @@ class ConvolutionNode:
     periodic: bool = False
     steps: int = 0
 
+    def never_fire(self, values: str) -> list[str]:
+        """What rules count more neighbours than a cell has: the reference takes them, and
+        they never fire."""
+        around = 8 if self.neighborhood == "Moore" else 4
+        lines = []
+        for rule in self.rules:
+            most = around * max((rule.values.count(v) for v in set(rule.values)), default=0)
+            if rule.values and min(rule.sums) > most:
+                counted = "".join(values[v] for v in rule.values)
+                lines.append(
+                    f"convolution rule {values[rule.input]}={values[rule.output]} counting {counted!r}: sum {_spans(rule.sums)} is more than"
+                    f" a cell's {around} {self.neighborhood} neighbours can hold ({most}), so the rule never fires"
+                )
+        return lines
+
+
+def _spans(sums: tuple[int, ...]) -> str:
+    return f"{sums[0]}..{sums[-1]}" if len(sums) > 1 and sums[-1] - sums[0] == len(sums) - 1 else ",".join(map(str, sums))
+
+
+def program_warnings(program: Program) -> list[str]:
+    """What in a program loads but most likely not as meant: its own (a model's 3D rules), and
+    convolution rules that can never fire."""
+    found = list(program.warnings)
+
+    def walk(node: Node, values: str) -> None:
+        if isinstance(node, ConvolutionNode):
+            found.extend(node.never_fire(values))
+        inner = node.alphabet.values if isinstance(node, (MapNode, WfcNode)) else values
+        for child in getattr(node, "children", ()):
+            walk(child, inner)
+
+    walk(program.root, program.alphabet.values)
+    return list(dict.fromkeys(found))
+
 
 @dataclass(frozen=True, eq=False)
 class ConvChainNode:
@@ -217,6 +259,7 @@ class Program:
     alphabet: Alphabet
     root: Node
     origin: Origin = "none"
+    warnings: tuple[str, ...] = ()  # what loads but most likely not as meant (3D rules in a 2D run)
 
 
 class FlatProgram(NamedTuple):

@@ -111,7 +111,8 @@ class Rule:
 def parse_pattern(text: str) -> list[str]:
     """Rows of a pattern such as `BBB/BWB`, checked to be a rectangle."""
     if " " in text.strip():
-        raise ValueError(f"pattern {text!r} has layers (separated by spaces): only 2D patterns are supported")
+        shown = text.strip() if len(text.strip()) <= 40 else text.strip()[:37] + "..."  # a 3D pattern runs to hundreds
+        raise ValueError(f"pattern {shown!r} has layers (separated by spaces): only 2D patterns are supported (a 3D model?)")
     rows = text.strip().split("/")
     if not rows[0] or any(len(r) != len(rows[0]) for r in rows):
         raise ValueError(f"pattern {text!r} is not a rectangle (every row, split by /, needs the same length)")

@@ -61,6 +61,7 @@ class _Reading:
     alphabet: Alphabet
     folder: str | None  # the grid's `folder` (the root's, a map's or a wfc's): rules/<folder>/<name>.png
     read: ResourceReader | None
+    flat_lines: list[int] = field(default_factory=list)  # lines of 3D rules, which never match a 2D grid
 
 
 @dataclass
@@ -123,7 +124,17 @@ def load_model(text: str, read_resource: ResourceReader | None = None) -> Progra
             raise ProgramError(where, f"origin puts the second of the values in the grid, and values={values!r} has one")
     group = _symmetry(root, symmetry.DEFAULT)
     reading = _Reading(alphabet, root.attrs.get("folder"), read_resource)
-    return Program(alphabet, _node(root, reading, group, is_root=True), origin)
+    node = _node(root, reading, group, is_root=True)
+    lines = sorted(set(reading.flat_lines))
+    warnings = ()
+    if lines:
+        at = f"line {lines[0]}" if len(lines) == 1 else f"lines {lines[0]}, {lines[1]}{', ...' if len(lines) > 2 else ''}"
+        warnings = (
+            f"{at}: {'a 3D rule' if len(lines) == 1 else '3D rules'} (layers separated by spaces) never"
+            f" {'matches' if len(lines) == 1 else 'match'} a 2D grid, as in MarkovJunior's 2D runs, and only 2D grids run here:"
+            " a model made for 3D (d=\"3\" in models.xml) runs without them",
+        )
+    return Program(alphabet, node, origin, warnings)
 
 
 def _collect_unions(el: Element, out: list[tuple[str, str]]) -> None:
@@ -247,7 +258,7 @@ def _wfc(el: Element, reading: _Reading, group: str) -> WfcNode:
             rel = rule_elements[exc.rule]
             raise ProgramError(f"line {rel.line}", f"<rule in={rel.attrs.get('in', '')!r} out={rel.attrs.get('out', '')!r}>: {exc.message}") from None
         raise ProgramError(where, f"<wfc {exc.key}=...>: {exc.message}") from None
-    inner = _Reading(alphabet, el.attrs.get("folder"), reading.read)
+    inner = _Reading(alphabet, el.attrs.get("folder"), reading.read, reading.flat_lines)
     kids = tuple(_node(c, inner, group) for c in el.children if c.tag not in ("rule", "union"))
     return WfcNode(alphabet, model, start, n, periodic, bool_attr(el, "shannon"), tries, kids, overlap)
 
@@ -267,8 +278,14 @@ def _rule(el: Element, reading: _Reading, group: str) -> list[Rule]:
                 raise ProgramError(where, f"<{el.tag}> needs in and out patterns (or fin/fout images, or a file image)")
     try:
         p = float(attrs.get("p", "1"))
+    except ValueError:
+        raise ProgramError(where, f"p={attrs['p']!r} is not a number") from None
+    try:
         if "in" in attrs and "out" in attrs:
-            return _written_rule(attrs["in"], attrs["out"], reading.alphabet, p, group)
+            rules = _written_rule(attrs["in"], attrs["out"], reading.alphabet, p, group)
+            if " " in attrs["in"].strip():
+                reading.flat_lines.append(el.line)
+            return rules
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"p must be between 0 and 1 (got {p})")
         inp, out = _image_patterns(el, reading)
@@ -396,7 +413,7 @@ def _map(el: Element, reading: _Reading, group: str) -> MapNode:
             raise ProgramError(f"line {rel.line}", str(exc)) from None
     # A map makes a grid of its own, whose rule images come from its own `folder` (none: rules/),
     # not the root's, as in the reference.
-    inner = _Reading(alphabet, el.attrs.get("folder"), reading.read)
+    inner = _Reading(alphabet, el.attrs.get("folder"), reading.read, reading.flat_lines)
     kids = [c for c in el.children if c.tag not in ("rule", "union")]
     children = tuple(_node(c, inner, group) for c in kids)
     return MapNode(alphabet, (factors[0], factors[1]), tuple(rules), children)

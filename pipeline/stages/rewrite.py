@@ -17,7 +17,7 @@ from pipeline.fsio import read_regular
 from pipeline.ranges import SizeRange, draw_size, most, size_record, size_stats, size_type
 from pipeline.registry import StageParams, stage
 from pipeline.rewrite import palette, symmetry
-from pipeline.rewrite.program import MAX_CELLS, Program, RunResult, every_value, run
+from pipeline.rewrite.program import MAX_CELLS, Program, RunResult, every_value, program_warnings, run
 from pipeline.rewrite.resources import ResourceFolder
 from pipeline.rewrite.rule import Alphabet, UnionError
 from pipeline.rewrite.toml_form import ProgramError, parse_node
@@ -25,7 +25,7 @@ from pipeline.rewrite.xml_form import load_model
 from pipeline.stages.export.gif import FRAME_COLORS, FRAMES
 
 
-@stage("rewrite", version=1)
+@stage("rewrite", version=2)
 class Rewrite(StageParams):
     """Run a program of pattern rewrite rules with MarkovJunior's semantics. `one` applies one
     random match, `all` a random maximal set of non-overlapping matches, `prl` every match with
@@ -182,7 +182,9 @@ class Rewrite(StageParams):
     def warnings(self) -> list[str]:
         # Recording options do nothing until `record` asks for the GIF.
         unused = [key for key in ("record_frames", "record_dir") if key in self.model_fields_set] if not self.record else []
-        return [f"{key}: has no effect without record = true (no GIF is written)" for key in unused]
+        where = f"program: {self.program}: " if isinstance(self.program, str) else "program: "
+        found = [where + line for line in program_warnings(self._program)] if self._program is not None else []
+        return found + [f"{key}: has no effect without record = true (no GIF is written)" for key in unused]
 
     def companions(self, name: str) -> list[tuple[str, StageParams]]:
         if not self.record:

@@ -85,7 +85,8 @@ def tiled_model(read: ResourceReader | None, tileset: str, tiles: str | None, va
         try:
             return read_vox(read(tile_path))
         except (ResourceError, VoxError) as exc:
-            raise WfcError("tiles", f"{tile_path} {exc}") from None
+            # Named under the attribute that chose the folder: `tiles` only when the model gives it.
+            raise WfcError("tileset" if tiles is None else "tiles", f"{tile_path} {exc}") from None
 
     try:
         model = load_tileset(root, read_tile, path)

@@ -62,7 +62,7 @@ class _Map:
     objects: list[MapObject]
 
 
-@stage("load.tmx", version=3)
+@stage("load.tmx", version=4)
 class LoadTmx(StageParams):
     """Load a map you drew in Tiled (`.tmx`, or Tiled JSON `.tmj`/`.json`) as the map's tiles.
 
