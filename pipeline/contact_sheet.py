@@ -89,8 +89,12 @@ def sheet_entry(recipe: Recipe, m: dict[str, Any]) -> dict[str, Any] | None:
 
 def previews(recipe: Recipe, stem: str) -> Iterator[tuple[StageSpec, str]]:
     """(export stage, its preview file) for each exporter of the map `stem` that draws one, in
-    recipe order: the sheet shows the first (`sheet_entry`, and the worker drawing thumbnails)."""
+    recipe order, or only the one `contact_sheet` names: the sheet shows the first
+    (`sheet_entry`, and the worker drawing thumbnails)."""
+    chosen = recipe.pack.contact_sheet
     for spec in recipe.exporters:
+        if isinstance(chosen, str) and spec.name != chosen:
+            continue
         preview = cast(Exporter, spec.params).preview_file(stem)
         if preview is not None:
             yield spec, preview

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, Union, cast
 
 import tomli
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
@@ -25,7 +25,7 @@ from pipeline.errors import KeyedError, RecipeError, did_you_mean, toml_text, un
 from pipeline.fsio import read_regular
 from pipeline.object_tiles import check_object_tiles
 from pipeline.paths import check_plain_name
-from pipeline.registry import RESERVED_KEYS, StageParams
+from pipeline.registry import RESERVED_KEYS, Exporter, StageParams
 from pipeline.stat_checks import check_pack_stats, check_read_stats
 
 
@@ -82,7 +82,13 @@ class PackConfig(BaseModel):
             " write levels.json listing the maps in that order."
         ),
     )
-    contact_sheet: bool = Field(True, description="Write contact_sheet.png: every map's preview with its index and key stats.")
+    contact_sheet: Union[bool, str] = Field(
+        True,
+        description=(
+            "Write contact_sheet.png: every map's preview with its index and key stats; or the name of the export stage"
+            " whose previews it shows (true: the first that writes them)."
+        ),
+    )
     contact_stats: tuple[str, ...] | None = Field(
         None,
         description=(
@@ -333,6 +339,7 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
     _check_one_best(ordered, problems)
     if pack is not None:
         _check_outputs(ordered, pack, problems)
+        _check_sheet(declared, uses, exporters, ordered, pack, problems)
         # Stats are checked against every stage's: with one missing (its plugin did not load, its
         # params are wrong), a name it adds would be reported as well, wrongly.
         if plugins_ok and set(declared) <= {spec.name for spec in ordered}:
@@ -342,6 +349,24 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
     if problems or pack is None:
         raise RecipeError(f"{shown}: {p}" for p in problems)
     return Recipe(path=shown, text=text, pack=pack, stages=tuple(ordered))
+
+
+def _check_sheet(
+    declared: dict[str, Any], uses: dict[str, Any], exporters: set[str], specs: list[StageSpec], pack: PackConfig, problems: list[str]
+) -> None:
+    """`contact_sheet = "NAME"` names an export stage that writes previews."""
+    name = pack.contact_sheet
+    if not isinstance(name, str):
+        return
+    if name not in declared:
+        hint = did_you_mean(name, sorted(exporters)) or f" (export stages: {', '.join(sorted(exporters)) or 'none'})"
+        problems.append(f"pack.contact_sheet: no stage named {name!r}{hint}")
+    elif name not in exporters and isinstance(uses.get(name), str):
+        problems.append(f"pack.contact_sheet: stage.{name} ({uses[name]}) is not an export stage: name the exporter whose previews the sheet shows")
+    else:
+        spec = next((s for s in specs if s.name == name), None)  # absent: its own keys are wrong, and reported
+        if spec is not None and cast(Exporter, spec.params).preview_file("map") is None:
+            problems.append(f"pack.contact_sheet: stage.{name} writes no previews (preview = false, or a kind without them)")
 
 
 def _load_pack(table: Any, problems: list[str]) -> PackConfig | None:

@@ -83,7 +83,7 @@ def check_pack_stats(specs: Sequence[StageSpec], pack: PackConfig, problems: lis
         problem = _stat_problem(specs, fed, fed, order_by, None) or _ambiguous(specs, fed, pack.order_by)
         if problem is not None:
             problems.append(f"pack.order_by: {problem}")
-    shown = _sheet_stage(specs)
+    shown = _sheet_stage(specs, pack.contact_sheet)
     for i, name in enumerate(pack.contact_stats or ()):
         if name == order_by:
             continue  # the sheet captions it as the pack was sorted by it
@@ -155,10 +155,12 @@ def _ambiguous(specs: Sequence[StageSpec], fed: list[str], order_by: str) -> str
     return f"the stat {stat!r} comes from {writers}, in different exporters' maps; say whose to sort by: {choices}"
 
 
-def _sheet_stage(specs: Sequence[StageSpec]) -> str | None:
-    """The stage whose maps the contact sheet shows: the input of the first exporter that draws
-    a preview (as `contact_sheet.sheet_entry` picks)."""
+def _sheet_stage(specs: Sequence[StageSpec], chosen: bool | str) -> str | None:
+    """The stage whose maps the contact sheet shows: the input of the exporter `chosen` names,
+    else of the first that draws a preview (as `contact_sheet.previews` picks)."""
     for spec in specs:
+        if isinstance(chosen, str) and spec.name != chosen:
+            continue
         if spec.is_exporter and spec.params.preview_file("map") is not None:  # type: ignore[attr-defined]
             return spec.inputs[0]
     return None

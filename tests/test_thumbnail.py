@@ -163,3 +163,58 @@ def test_a_refused_colour_map_is_one_line_and_the_maze_before_it_is_reported_run
     assert "use scale = 4" in proc.stderr
     # The maze and the TMX were made (and cached) before the colour map failed.
     assert "built 0/1 maps" in proc.stdout and "ran maze x1, tmx x1" in proc.stdout, proc.stdout
+
+
+SHEET_RECIPE = """\
+[pack]
+name = "two"
+seed = 9
+maps = 3
+{sheet}
+[stage.maze]
+use = "maze.backtracker"
+cells = [6, 5]
+
+[stage.braid]
+use = "post.braid"
+input = "maze"
+fraction = 1.0
+
+{first}
+
+{second}
+"""
+PLAIN = '[stage.plain]\nuse = "export.tmx"\ninput = "maze"\ndir = "plain"\ntileset_name = "a"'
+BRAIDED = '[stage.braided]\nuse = "export.tmx"\ninput = "braid"\ndir = "braided"\ntileset_name = "b"'
+
+
+def test_contact_sheet_names_the_exporter_whose_previews_it_shows(tmp_path: Path) -> None:
+    # Without it the sheet shows the first exporter's; a pack of two chains wants to choose.
+    def sheet(name: str, text: str) -> bytes:
+        project = tmp_path / name
+        (project / "recipes").mkdir(parents=True)
+        (project / "recipes" / "two.toml").write_text(text)
+        pcg("build", "recipes", "-q", cwd=project)
+        return (project / "exports" / "two" / CONTACT_SHEET).read_bytes()
+
+    first = sheet("first", SHEET_RECIPE.format(sheet="", first=BRAIDED, second=PLAIN))
+    named = sheet("named", SHEET_RECIPE.format(sheet='contact_sheet = "braided"', first=PLAIN, second=BRAIDED))
+    default = sheet("default", SHEET_RECIPE.format(sheet="", first=PLAIN, second=BRAIDED))
+    assert named == first and named != default
+
+
+@pytest.mark.parametrize(
+    ("sheet", "message"),
+    [
+        ('"braid"', "pack.contact_sheet: stage.braid (post.braid) is not an export stage: name the exporter whose previews the sheet shows"),
+        ('"braidd"', "pack.contact_sheet: no stage named 'braidd' (did you mean 'braided'?)"),
+        ('"plain"', "pack.contact_sheet: stage.plain writes no previews (preview = false, or a kind without them)"),
+    ],
+)
+def test_a_contact_sheet_naming_no_previews_is_refused(tmp_path: Path, sheet: str, message: str) -> None:
+    from pipeline.errors import RecipeError
+
+    (tmp_path / "two.toml").write_text(SHEET_RECIPE.format(sheet=f"contact_sheet = {sheet}", first=PLAIN + "\npreview = false", second=BRAIDED))
+    with pytest.raises(RecipeError) as refused:
+        load_recipe(tmp_path / "two.toml")
+    assert [p.split(": ", 1)[1] for p in refused.value.problems] == [message]
