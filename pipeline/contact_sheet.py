@@ -27,7 +27,7 @@ MAX_MAPS = 240  # a 10,000-map pack shows its first maps, not a 40,000-pixel ima
 PREFERRED_STATS = ("difficulty", "path_length", "diameter", "dead_end_pct", "regions", "rooms", "floor_pct", "rewrite_steps")
 TEXT = (255, 241, 232, 255)
 _KEY = "pcg-contact-sheet"
-LAYOUT_VERSION = 7  # bump when the drawing changes, so built sheets are redrawn
+LAYOUT_VERSION = 8  # bump when the drawing changes, so built sheets are redrawn
 
 
 def update_contact_sheet(
@@ -163,7 +163,7 @@ def _draw(
     height = title_h + PAD + sum(h + n * LINE + 4 + PAD for h, n in zip(heights, lines))
     sheet = Image.new("RGB", (PAD + columns * cell_w, height), BACKGROUND)
     draw = ImageDraw.Draw(sheet)
-    title = f"{pack}: {total} maps" + (f" (the first {len(entries)} shown)" if len(entries) < total else "")
+    title = f"{pack}: {total} map{'' if total == 1 else 's'}" + (f" (the first {len(entries)} shown)" if len(entries) < total else "")
     draw.text((PAD, 6), title, font=font, fill=TEXT)
     top = title_h + PAD
     for row, row_h, row_lines in zip(rows, heights, lines):

@@ -420,7 +420,7 @@ TILESET_RECIPE = maze_recipe("t", '[stage.tmx]\nuse = "export.tmx"\ninput = "maz
     "tileset, expect",
     [
         ('tile_size = 16\n[colors]\nwall = "red"\n', "tilesets/t.toml: colors.wall: must be a colour"),
-        ("tile_size = 0\n", "tilesets/t.toml: tile_size: must be 1..1024 pixels"),
+        ("tile_size = 0\n", "tilesets/t.toml: tile_size: must be 1..1024 pixels (got 0)"),
         # Every bad colour at once; and colours in a tileset with its own image, whatever they hold.
         ('[colors]\nwall = "#5b556"\nfloor = "#GGGGGG"\n', "tilesets/t.toml: colors: must each be a colour \"#rrggbb\" (got wall = '#5b556', floor = '#GGGGGG')"),
         ('image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\n[colors]\nwall = "red"\n', "tilesets/t.toml: colors: belongs to generated art"),
@@ -446,8 +446,16 @@ TILESET_RECIPE = maze_recipe("t", '[stage.tmx]\nuse = "export.tmx"\ninput = "maz
         ('[icons]\ndoor = "portal"\n', "tilesets/t.toml: icons.door: must be one of 'door', 'chest' or 'key'"),
         ('tile_size = 4\n[icons]\ndoor = "door"\n', "tile_size: icons need tiles of at least 6 x 6 pixels"),
         ("tile_size = [16\n", "tilesets/t.toml: not valid TOML"),
+        # A name in both tiles and autotile is listed once.
+        (f'{SHEET}[autotile.wall]\nset = "corner"\nfirst = 0\n[properties.torch]\nx = 1\n', "(it has: wall, floor)"),
         # Variants: own art only, of a plain tile of `tiles`, on tiles of their own, one weight each.
-        ("[variants.floor]\ntiles = [1]\n", "tilesets/t.toml: variants: belongs to a tileset with your own `image`"),
+        ("[variants.floor]\ntiles = [1]\n", "variants.floor.tiles: picks tiles of your own `image`; generated art draws its variants: give `count`"),
+        ("[variants.floor]\ncount = 2\nweights = [1]\n", "variants.floor.weights: gives 1 weights for 2 variants: one each"),
+        ('[variants.wall]\ncount = 2\n[autotile.wall]\nset = "blob"\n', "variants.wall: an autotiled name is drawn by its Wang set's pieces"),
+        ("tile_size = 3\n[variants.floor]\ncount = 2\n", "tile_size: drawn variants need tiles of at least 4 x 4 pixels (got [3, 3])"),
+        ("[variants.floor]\ncount = 9\n", "variants.floor.count: must be <= 8"),
+        ("[variants.floor]\nweights = [1]\n", "variants.floor.tiles: give `tiles` (ids of your own image) or `count` (generated art), one of them"),
+        (f"{SHEET}[variants.floor]\ncount = 2\n", "variants.floor.count: draws variants for generated art; with your own `image`, name them: tiles = [ids]"),
         (f'{SHEET}[variants.flor]\ntiles = [2]\n', "variants.flor: names no tile of `tiles` (did you mean 'floor'?)"),
         (f'{SHEET}[variants.floor]\ntiles = [0]\n', "variants.floor.tiles: tile 0 is the tile of 'wall': a variant needs a tile of its own"),
         (f'{SHEET}[variants.floor]\ntiles = [1]\n', "variants.floor.tiles: tile 1 is the tile of 'floor': a variant needs a tile of its own"),
@@ -648,6 +656,11 @@ def test_only_names_a_letter_apart_are_taken_for_misspelt() -> None:
     symbols = ("floor", "wlal", "decor", "chasm", "doorway", "chest", "hall")
     found = misnamed_symbols(spec, tuple(Symbol(chr(65 + i), name, "#808080") for i, name in enumerate(symbols)))
     assert [line.split("'")[1:6:4] for line in found] == [["wlal", "wall"], ["hall", "wall"]]
+    # A wall told to run on into a misspelt door.
+    joined = TilesetSpec.model_validate({"name": "d", "colors": {"wall": "#000000"}, "autotile": {"wall": {"joins": ["dor", "gate"]}}})
+    assert misnamed_symbols(joined, tuple(Symbol(c, n, "#808080") for c, n in (("B", "wall"), ("W", "floor"), ("D", "door")))) == [
+        "autotile.wall.joins of tileset 'd': 'dor' names no symbol of the map (did you mean 'door'?), so 'wall' does not run on into it"
+    ]
 
 
 def tile_properties(tsx: Path, symbol: str) -> dict[str, str]:

@@ -151,3 +151,13 @@ input = "maze"
     assert (sheet[top - 1, PAD : PAD + THUMB] == BACKGROUND).all()
     # Thumbnail, caption (name, diameter, dead ends), padding: nothing more.
     assert sheet.shape[0] == top + thumb_h + 3 * LINE + 4 + PAD
+
+
+def test_the_commonest_item_types_get_markers_of_their_own_colour() -> None:
+    # With four colours for every other type, a pack's keys and enemies looked alike.
+    from pipeline.tiled.markers import COLOURS, OUTLINE, colour
+
+    common = ("chest", "key", "enemy", "potion", "trap", "item", "coin", "lever")
+    inks = [colour(t) for t in common]
+    assert len(set(inks)) == len(common) and not set(inks) & {*COLOURS.values(), OUTLINE}
+    assert colour("spawn") == COLOURS["spawn"] and colour("chest") == colour("chest")

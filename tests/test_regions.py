@@ -391,3 +391,20 @@ def test_place_items_draws_its_count_per_map_from_a_range() -> None:
     fixed = items(count=5).run([level], rng_for((2,)))
     ranged = items.model_validate({"count": [5, 5]}).run([level], rng_for((2,)))
     assert [(o.x, o.y) for o in fixed.objects] == [(o.x, o.y) for o in ranged.objects]
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_items_stay_out_of_doorways_unless_symbols_say_so(seed: int) -> None:
+    # A chest in a door's tile blocks the only way into its room.
+    from pipeline.stages.dungeon.rooms_and_mazes import RoomsAndMazes
+    from pipeline.stages.dungeon.tiles import DOOR
+    from pipeline.stages.place.items import Items
+
+    dungeon = RoomsAndMazes(size=(31, 21)).run([], rng_for((seed,)))
+    assert (dungeon.tiles == DOOR).any()
+    placed = Items(type="chest", count=400, spacing=0).run([dungeon], rng_for((seed, 1)))
+    cells = [dungeon.tiles[int(o.y), int(o.x)] for o in placed.objects if o.type == "chest"]
+    assert cells and DOOR not in cells and len(cells) == int((dungeon.tiles == FLOOR).sum())  # every floor tile, no door
+    asked = Items(type="chest", count=400, spacing=0, symbols=("door",)).run([dungeon], rng_for((seed, 1)))
+    assert {dungeon.tiles[int(o.y), int(o.x)] for o in asked.objects if o.type == "chest"} == {DOOR}

@@ -268,7 +268,7 @@ def _assert_perfect_on_even_lattice(walk: np.ndarray) -> None:
     assert ndimage.label(walk)[1] == 1
 
 
-@pytest.mark.parametrize(("recipe", "transient"), [("dfs_maze", "G"), ("growth_maze", "")])
+@pytest.mark.parametrize(("recipe", "transient"), [("dfs_maze", "GR"), ("growth_maze", "")])
 @settings(max_examples=15, deadline=None)
 @given(st.integers(1, 20), st.integers(1, 20), st.integers(0, 2**32 - 1))
 def test_maze_programs_make_perfect_mazes(recipe: str, transient: str, cw: int, ch: int, seed: int) -> None:

@@ -147,3 +147,27 @@ def test_tiled_reads_the_weights_for_its_random_brush(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     theirs = {t["id"]: t.get("probability") for t in json.loads(out.read_text())["tiles"]}
     assert {t: theirs[t] for t in VARIANTS} == VARIANTS and theirs[FLOOR] is None
+
+
+def test_generated_art_draws_worn_variants_that_tile_with_the_plain_floor(tmp_path: Path) -> None:
+    from pipeline.level import Symbol
+    from pipeline.tiled.spec import TilesetSpec
+    from pipeline.tiled.tilesheet import build_tileset
+
+    alphabet = (Symbol("B", "wall", "#5b5566"), Symbol("W", "floor", "#a39584"))
+    plain = TilesetSpec(name="g", style="bevel", autotile={"wall": {}})
+    worn = TilesetSpec.model_validate({"name": "g", "style": "bevel", "autotile": {"wall": {}}, "variants": {"floor": {"count": 3, "weights": [0.1, 0.1, 0.05]}}})
+    before, after = build_tileset(plain, alphabet), build_tileset(worn, alphabet)
+    # The variants come after every other tile: those keep their ids (and pixels).
+    drawn = 1 + max(before.tileset.tile_properties)
+    ids = [tile for tile, _ in after.variants["floor"]]
+    assert ids == [drawn, drawn + 1, drawn + 2]
+    assert np.array_equal(after.atlas.rgba[: 1 + drawn], before.atlas.rgba[: 1 + drawn])
+    floor = after.tileset.tile_id("floor")
+    assert after.tileset.probability == dict(zip(ids, (0.1, 0.1, 0.05)))
+    own = after.atlas.rgba[1 + floor]
+    for tile in ids:
+        changed = (after.atlas.rgba[1 + tile] != own).any(axis=-1)
+        assert 2 <= changed.sum() <= 16 and not changed[0].any() and not changed[-1].any() and not changed[:, 0].any() and not changed[:, -1].any()
+        assert after.tileset.tile_properties[tile]["name"] == "floor"
+    assert len({after.atlas.rgba[1 + t].tobytes() for t in ids}) == 3  # three different wears

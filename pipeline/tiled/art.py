@@ -59,6 +59,31 @@ def noise_jitter(key: str, width: int, height: int) -> np.ndarray:
     return (raw % np.uint64(2 * NOISE + 1)).astype(np.int32).reshape(height, width) - NOISE
 
 
+def worn_tile(tile: np.ndarray, key: str) -> np.ndarray:
+    """`tile` with a crack and a pebble or two pressed into it: a variant that tiles with the
+    tile itself, since its border pixels are left as they are. A pure function of (tile, key),
+    drawn from raw bit-generator output for the reason `noise_jitter` gives."""
+    height, width = tile.shape[:2]
+    out = tile.copy()
+    digest = hashlib.blake2b(key.encode("utf-8"), digest_size=8, person=_NOISE_PERSON).digest()
+    raw = np.random.Generator(np.random.PCG64(np.random.SeedSequence([int.from_bytes(digest, "little"), width, height])))
+    draws = iter(raw.bit_generator.random_raw(64).tolist())
+    inner_w, inner_h = width - 2, height - 2  # the interior, inside a one-pixel border
+    marks: list[tuple[int, int]] = []
+    x, y = 1 + next(draws) % inner_w, 1 + next(draws) % inner_h
+    dx, dy = (-1, 1)[next(draws) % 2], (-1, 1)[next(draws) % 2]
+    for _ in range(max(2, min(width, height) // 3)):  # the crack: a wandering diagonal
+        marks.append((y, x))
+        if next(draws) % 3 == 0:
+            dx, dy = (dx, -dy) if next(draws) % 2 else (-dx, dy)
+        x, y = min(max(x + dx, 1), width - 2), min(max(y + dy, 1), height - 2)
+    for _ in range(1 + next(draws) % 2):  # pebbles
+        marks.append((1 + next(draws) % inner_h, 1 + next(draws) % inner_w))
+    for yy, xx in dict.fromkeys(marks):
+        out[yy, xx, :3] = blend(out[yy, xx, :3], 0, 3, 8)
+    return out
+
+
 def _check(rgb: tuple[int, int, int], width: int, height: int, style: Style) -> None:
     if width < 1 or height < 1:
         raise ValueError(f"tile size must be positive, got {width}x{height}")

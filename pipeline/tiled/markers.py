@@ -29,7 +29,13 @@ Kind = Literal["point", "rect", "path", "tile"]
 OUTLINE = (0, 0, 0, 255)
 # PICO-8 colours, as the sheet's background and text are: spawn green, exit red, rooms blue.
 COLOURS = {"spawn": (0, 228, 54, 255), "exit": (255, 0, 77, 255), "room": (41, 173, 255, 255), "path": (255, 236, 39, 255)}
-OTHERS = ((255, 163, 0, 255), (255, 119, 168, 255), (255, 204, 170, 255), (194, 195, 199, 255))
+# Other types: MarkovJunior's palette's colours that none of those, the black ring or each other
+# are easily taken for (orange, pink, peach, grey, cyan, magenta, lime, white, brown, teal,
+# slate); with four, a pack's chests, keys, enemies and traps shared colours.
+OTHERS = (
+    (255, 163, 0, 255), (255, 119, 168, 255), (255, 204, 170, 255), (194, 195, 199, 255), (0, 255, 255, 255), (255, 0, 255, 255),
+    (168, 231, 46, 255), (255, 241, 232, 255), (171, 82, 54, 255), (55, 148, 110, 255), (131, 118, 156, 255),
+)
 MIN_RADIUS = 3  # pixels: a point is at least a 7-pixel disc
 # Below this many pixels a tile object's own tile is a smudge: it gets a point marker too.
 TILE_MARKS_BELOW = 6.0
@@ -108,8 +114,10 @@ def tile_object_layers(objects: Sequence[MapObject], gids: Sequence[int], shape:
 def colour(type_: str) -> tuple[int, int, int, int]:
     if type_ in COLOURS:
         return COLOURS[type_]
-    # blake2b, not hash(): the same colour for a type in every process.
-    return OTHERS[hashlib.blake2b(type_.encode(), digest_size=2).digest()[0] % len(OTHERS)]
+    # blake2b, not hash(): the same colour for a type in every process. The key was searched for
+    # one that gives the commonest item types a colour each: chest orange, key cyan, enemy
+    # magenta, potion slate, trap white, item pink, coin lime, lever grey.
+    return OTHERS[hashlib.blake2b(type_.encode(), digest_size=2, key=b"pcg-marker-19443").digest()[0] % len(OTHERS)]
 
 
 def draws(markers: Sequence[Marker], tile: float) -> bool:

@@ -29,32 +29,39 @@ TileProperty = Union[bool, int, float, str]
 
 
 class VariantSpec(BaseModel):
-    """Other tiles of the sheet that draw a name now and then, so a floor does not repeat."""
+    """Other tiles that draw a name now and then, so a floor does not repeat: tiles of one's own
+    sheet, or for generated art, how many worn copies of the name's tile to draw."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    tiles: tuple[int, ...] = Field(min_length=1, description="Tile ids drawn in place of the name's own tile here and there.")
+    tiles: tuple[int, ...] | None = Field(None, min_length=1, description="Own art: tile ids drawn in place of the name's own tile here and there.")
+    count: int | None = Field(None, ge=1, le=8, description="Generated art: how many variants to draw (the tile with a crack and pebbles).")
     weights: tuple[float, ...] | None = Field(
-        None, description="Each tile's weight against the name's own tile's 1, as Tiled's tile probability (unset: 1 each)."
+        None, description="Each variant's weight against the name's own tile's 1, as Tiled's tile probability (unset: 1 each)."
     )
 
     @model_validator(mode="after")
     def _matching(self) -> VariantSpec:
-        if min(self.tiles) < 0:
-            raise KeyedError("tiles", f"tile ids are >= 0 (got {min(self.tiles)})")
-        if len(set(self.tiles)) < len(self.tiles):
-            raise KeyedError("tiles", "lists a tile twice: give it a larger weight instead")
+        if (self.tiles is None) == (self.count is None):
+            raise KeyedError("tiles", "give `tiles` (ids of your own image) or `count` (generated art), one of them")
+        if self.tiles is not None:
+            if min(self.tiles) < 0:
+                raise KeyedError("tiles", f"tile ids are >= 0 (got {min(self.tiles)})")
+            if len(set(self.tiles)) < len(self.tiles):
+                raise KeyedError("tiles", "lists a tile twice: give it a larger weight instead")
         if self.weights is not None:
-            if len(self.weights) != len(self.tiles):
-                raise KeyedError("weights", f"gives {len(self.weights)} weights for {len(self.tiles)} tiles: one each")
+            many, what = (len(self.tiles), "tiles") if self.tiles is not None else (self.count or 0, "variants")
+            if len(self.weights) != many:
+                raise KeyedError("weights", f"gives {len(self.weights)} weights for {many} {what}: one each")
             bad = [w for w in self.weights if not (0 < w <= 1000)]
             if bad:
                 raise KeyedError("weights", f"each is a number > 0 and <= 1000 (got {toml_text(bad[0])})")
         return self
 
-    def weighted(self) -> tuple[tuple[int, float], ...]:
-        """(tile id, weight) of each variant."""
-        return tuple(zip(self.tiles, self.weights or (1.0,) * len(self.tiles)))
+    def weighted(self, first: int = 0) -> tuple[tuple[int, float], ...]:
+        """(tile id, weight) of each variant; generated ones numbered from `first`."""
+        ids = self.tiles if self.tiles is not None else tuple(range(first, first + (self.count or 0)))
+        return tuple(zip(ids, self.weights or (1.0,) * len(ids)))
 
 
 class AutotileSpec(BaseModel):
@@ -110,12 +117,16 @@ class TilesetSpec(BaseModel):
     icons: dict[str, Icon] = Field(default_factory=dict, description="Generated art: names drawn as a picture (door, chest or key) in their colour.")
     properties: dict[str, dict[str, TileProperty]] = Field(default_factory=dict, description="Per-name tile properties; solid = true also gives the tile a full-tile collision box.")
     autotile: dict[str, AutotileSpec] = Field(default_factory=dict, description="Symbols drawn with a Wang set.")
-    variants: dict[str, VariantSpec] = Field(default_factory=dict, description="Own art: other tiles that draw a name of `tiles` here and there (a floor's cracks and moss).")
+    variants: dict[str, VariantSpec] = Field(
+        default_factory=dict, description="Other tiles that draw a name here and there (a floor's cracks and moss): `tiles` of your image, or `count` drawn."
+    )
 
     @field_validator("tile_size", mode="before")
     @classmethod
     def _square(cls, value: object) -> object:
         if isinstance(value, int) and not isinstance(value, bool):
+            if not 1 <= value <= 1024:  # said as written, not as the pair it stands for
+                raise ValueError(f"must be 1..1024 pixels (got {value})")
             return (value, value)
         if not isinstance(value, (list, tuple)):
             raise ValueError(f"must be a whole number of pixels or [width, height] (got {toml_text(value)})")
@@ -166,9 +177,9 @@ class TilesetSpec(BaseModel):
         if self.icons and min(self.tile_size) < 6:
             raise KeyedError("tile_size", f"icons need tiles of at least 6 x 6 pixels (got {list(self.tile_size)})")
         if self.image is None:
-            for key in ("tiles", "variants"):
-                if key in self.model_fields_set:
-                    raise KeyedError(key, "belongs to a tileset with your own `image`")
+            if "tiles" in self.model_fields_set:
+                raise KeyedError("tiles", "belongs to a tileset with your own `image`")
+            self._check_drawn_variants()
             for name, auto in self.autotile.items():
                 if auto.tile_ids() is not None:
                     raise KeyedError(f"autotile.{name}", "`first`/`tiles` pick tiles of your own `image`; generated art draws them")
@@ -182,12 +193,22 @@ class TilesetSpec(BaseModel):
                 if auto.tile_ids() is None:
                     raise KeyedError(f"autotile.{name}", "needs `first` or `tiles` (its tiles in your image)")
             self._check_variants()
-            drawn = [*self.tiles, *self.autotile]
+            drawn = list(dict.fromkeys([*self.tiles, *self.autotile]))
             for name in self.properties:
                 if name not in drawn:
                     hint = did_you_mean(name, drawn) or f" (it has: {', '.join(drawn)})"
                     raise KeyedError(f"properties.{name}", f"names no tile of this tileset: none in `tiles` or `autotile`{hint}")
         return self
+
+    def _check_drawn_variants(self) -> None:
+        for name, variant in self.variants.items():
+            if variant.tiles is not None:
+                raise KeyedError(f"variants.{name}.tiles", "picks tiles of your own `image`; generated art draws its variants: give `count`")
+            if name in self.autotile or name in self.icons:
+                kind = "an autotiled name is drawn by its Wang set's pieces" if name in self.autotile else "an icon is a picture"
+                raise KeyedError(f"variants.{name}", f"{kind}: variants are for plain tiles")
+            if min(self.tile_size) < 4:
+                raise KeyedError("tile_size", f"drawn variants need tiles of at least 4 x 4 pixels (got {list(self.tile_size)})")
 
     def _check_variants(self) -> None:
         # A variant tile carries its name's properties: one that draws another name, or is its
@@ -196,6 +217,8 @@ class TilesetSpec(BaseModel):
         for name, auto in self.autotile.items():
             owner.update({tile: f"a piece of autotile.{name}" for tile in auto.tile_ids() or ()})
         for name, variant in self.variants.items():
+            if variant.tiles is None:
+                raise KeyedError(f"variants.{name}.count", "draws variants for generated art; with your own `image`, name them: tiles = [ids]")
             if name in self.autotile:
                 raise KeyedError(f"variants.{name}", "an autotiled name is drawn by its Wang set's pieces: variants are for plain tiles")
             if name not in self.tiles:
@@ -261,7 +284,7 @@ def check_tile_ids(spec: TilesetSpec, width: int, height: int, image: str) -> st
     count = columns * rows
     named = [(f"tiles.{n}", (i,)) for n, i in spec.tiles.items()]
     sets = [(f"autotile.{n}", a.tile_ids() or ()) for n, a in spec.autotile.items()]
-    sets += [(f"variants.{n}.tiles", v.tiles) for n, v in spec.variants.items()]
+    sets += [(f"variants.{n}.tiles", v.tiles) for n, v in spec.variants.items() if v.tiles is not None]
     for key, ids in named + sets:
         bad = sorted({i for i in ids if i >= count})
         if bad:

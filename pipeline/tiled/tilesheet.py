@@ -6,14 +6,14 @@ from __future__ import annotations
 import functools
 import io
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 from PIL import Image
 
 from pipeline.errors import PipelineError, image_error_text
 from pipeline.level import PropertyValue, Symbol, typed_property
-from pipeline.tiled.art import cut_tiles, ground_tile, lay_out, symbol_tile
+from pipeline.tiled.art import cut_tiles, ground_tile, lay_out, symbol_tile, worn_tile
 from pipeline.tiled.icons import icon_tile
 from pipeline.tiled.autotile import WangKind, choose, set_masks, wang_id
 from pipeline.tiled.palette_png import bits_for, pack
@@ -123,7 +123,7 @@ def misnamed_symbols(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> list[st
     symbol's own colour, without the wall art or the properties (`solid`) the file gives the
     name. And an `autotile` or `properties` table (of any tileset) for a name the map lacks, one
     letter from a symbol the tileset draws otherwise: a misspelt table (`[autotile.walls]`),
-    whose art and `solid` the walls then lack. Not errors: a tileset shared by packs names
+    whose art and `solid` the walls then lack; and a `joins` name one letter from a symbol. Not errors: a tileset shared by packs names
     symbols some maps lack (and object tiles), so names further apart (`decor` and `door`) are
     taken as meant. (A tilesheet's `tiles` must name every symbol: a missing one fails the map.)"""
     named = set(spec.colors) | set(spec.tiles) | set(spec.autotile) | set(spec.properties) | set(spec.icons)
@@ -139,6 +139,11 @@ def misnamed_symbols(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> list[st
             meant = [s.name for s in alphabet if s.name in named and s.name not in names and _one_edit_apart(s.name, name)]
             if meant:
                 lines.append(f"{table}.{name} of tileset {spec.name!r} names no symbol of the map (did you mean {meant[0]!r}?), so {meant[0]!r} is drawn without it")
+    for name, auto in spec.autotile.items():
+        for other in ([] if name not in present else [j for j in auto.joins if j not in present]):
+            meant = [s.name for s in alphabet if s.name != name and _one_edit_apart(s.name, other)]
+            if meant:
+                lines.append(f"autotile.{name}.joins of tileset {spec.name!r}: {other!r} names no symbol of the map (did you mean {meant[0]!r}?), so {name!r} does not run on into it")
     return lines
 
 
@@ -238,11 +243,20 @@ def _generated(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> BuiltTileset:
             tile_properties[tile_id] = _properties(spec, name, by_name[name])
         partner = partners[name].name
         wangsets.append(_wangset(by_name[name], partners[name], names.index(partner) if partner in names else None, auto, spec.colors))
+    # Last, so that a tileset's other tiles keep their ids when it gains variants.
+    variants: dict[str, tuple[tuple[int, float], ...]] = {}
+    for name, variant in spec.variants.items():
+        if name not in names:
+            continue  # a shared tileset's variants of a name this pack's maps lack
+        variants[name] = variant.weighted(len(art))
+        for k, (tile_id, _) in enumerate(variants[name]):
+            art.append(worn_tile(art[names.index(name)], f"{name}#{k + 1}"))
+            tile_properties[tile_id] = _properties(spec, name, by_name.get(name))
     columns = min(len(art), MAX_COLUMNS)
     rows = math.ceil(len(art) / columns)
     pixels = lay_out(art, columns, spec.margin, spacing=spec.spacing, extrude=spec.extrude)
-    tileset = _tileset(spec, columns, rows, pixels, {n: i for i, n in enumerate(names)}, tile_properties, wangsets)
-    return BuiltTileset(tileset, _png(pixels), pixels, autotiles, tuple(misnamed_symbols(spec, alphabet)))
+    tileset = _tileset(spec, columns, rows, pixels, {n: i for i, n in enumerate(names)}, tile_properties, wangsets, variants)
+    return BuiltTileset(tileset, _png(pixels), pixels, autotiles, tuple(misnamed_symbols(spec, alphabet)), variants)
 
 
 def _own_art(spec: TilesetSpec, alphabet: tuple[Symbol, ...], data: bytes) -> BuiltTileset:
@@ -279,7 +293,6 @@ def _own_art(spec: TilesetSpec, alphabet: tuple[Symbol, ...], data: bytes) -> Bu
     for name, tile_id in names.items():
         tile_properties.setdefault(tile_id, _properties(spec, name, by_name.get(name)))
     variants = {name: v.weighted() for name, v in spec.variants.items()}
-    probability = {tile: weight for weighted in variants.values() for tile, weight in weighted}
     for name, weighted in variants.items():
         for tile_id, _ in weighted:  # a game reads a cracked floor as floor
             tile_properties[tile_id] = _properties(spec, name, by_name.get(name))
@@ -289,7 +302,7 @@ def _own_art(spec: TilesetSpec, alphabet: tuple[Symbol, ...], data: bytes) -> Bu
         png = _png(pixels)
     else:
         png = data if is_png else _png(pixels)
-    tileset = replace(_tileset(spec, columns, rows, pixels, names, tile_properties, wangsets), probability=dict(sorted(probability.items())))
+    tileset = _tileset(spec, columns, rows, pixels, names, tile_properties, wangsets, variants)
     return BuiltTileset(tileset, png, pixels, autotiles, tuple(misnamed_symbols(spec, alphabet)), variants)
 
 
@@ -301,6 +314,7 @@ def _tileset(
     names: dict[str, int],
     tile_properties: dict[int, dict[str, PropertyValue]],
     wangsets: list[WangSet],
+    variants: dict[str, tuple[tuple[int, float], ...]],
 ) -> Tileset:
     # Extrusion widens the gutters: the tiles themselves stay where Tiled expects them.
     full: tuple[Rect, ...] = ((0, 0, *spec.tile_size),)
@@ -321,6 +335,7 @@ def _tileset(
         tile_properties=dict(sorted(tile_properties.items())),
         wangsets=tuple(wangsets),
         collision=collision,
+        probability=dict(sorted((tile, weight) for weighted in variants.values() for tile, weight in weighted)),
     )
 
 

@@ -20,7 +20,7 @@ const PALETTE = ["#e6194b", "#3cb44b", "#ffe119", "#4363d8", "#f58231", "#911eb4
 const HEAT = ["#440154", "#481a6c", "#472f7d", "#414487", "#39568c", "#31688e", "#2a788e", "#23888e",
   "#1f988b", "#22a884", "#35b779", "#54c568", "#7ad151", "#a5db36", "#d2e21b", "#fde725"];
 const MARK = { spawn: "#00e436", exit: "#ff004d", room: "#29adff", path: "#ffec27" };
-const OTHERS = ["#ffa300", "#ff77a8", "#ffccaa", "#c2c3c7"];
+const OTHERS = ["#ffa300", "#ff77a8", "#ffccaa", "#c2c3c7", "#00ffff", "#ff00ff", "#a8e72e", "#fff1e8", "#ab5236", "#37946e", "#83769c"];
 
 // What the page keeps across redraws: the pack page's sort and filter, the map page's overlays and view.
 const ui = { sort: "index", order: "asc", filterStat: "", min: "", max: "", overlays: null, view: null };

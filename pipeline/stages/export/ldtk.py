@@ -19,7 +19,7 @@ from pipeline.stages.export.drawn_map import DrawnMapExporter
 from pipeline.tiled.values import encode_values, int32_values
 
 
-@stage("export.ldtk", version=8)
+@stage("export.ldtk", version=9)
 class ExportLdtk(DrawnMapExporter):
     """Write the pack as an LDtk project (format 1.5), one level per map.
 

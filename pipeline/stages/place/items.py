@@ -17,10 +17,11 @@ from pipeline.stages.regions.walkable import WalkableStage
 ItemCount = count_type(1_000_000)
 
 
-@stage("place.items", version=1)
+@stage("place.items", version=2)
 class Items(WalkableStage):
     """Scatter `count` objects of `type` on walkable tiles, spaced apart. They go on walkable
-    tiles (or on `symbols`), each at least `spacing` tiles (straight-line) from every other item
+    tiles but doors, where an item would block the doorway (or on `symbols`, doors too if they
+    name them), each at least `spacing` tiles (straight-line) from every other item
     and from the map's existing point objects (spawn, exit); `count = [min, max]` draws how many
     per map. Tiles are tried in a random order from the map's seed, so the same seed places the
     same items. Fewer than `count` are placed when the map runs out of room; `items_<type>` says
@@ -35,7 +36,7 @@ class Items(WalkableStage):
         5, description="How many to place, or [min, max]: a number drawn per map from the map's seed."
     )
     spacing: float = Field(3.0, ge=0, le=1000, description="Least distance between items, in tiles.")
-    symbols: tuple[str, ...] = Field((), description="Place only on these symbols; empty = every walkable tile.")
+    symbols: tuple[str, ...] = Field((), description="Place only on these symbols; empty = every walkable tile but doors.")
     tile: str = Field("", description="Export each item as a tile object drawn with this tile of the tileset (e.g. \"chest\"); empty: a point.")
     properties: dict[str, Union[bool, int, float, str]] = Field(
         default_factory=dict, description='Typed properties for every item, e.g. {gold = 10, locked = true, glow = "#ffa300"} ("#rrggbb" is a colour).'
@@ -59,6 +60,8 @@ class Items(WalkableStage):
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         level = inputs[0]
         allowed = self.mask(level, self.symbols, "symbols") if self.symbols else self.walkable(level)
+        if not self.symbols and any(s.name == "door" for s in level.alphabet):
+            allowed &= ~self.mask(level, ("door",), "symbols")
         h, w = allowed.shape
         taken = [(int(o.y), int(o.x)) for o in level.objects if o.w == 0 and o.h == 0 and 0 <= o.y < h and 0 <= o.x < w]
         existing = np.array([y * w + x for y, x in taken], dtype=np.int64)
