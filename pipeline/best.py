@@ -67,6 +67,9 @@ def number(value: float) -> str:
 
 # One attempt a stage turned down: (attempt, the values of the properties its test names).
 Tried = tuple[int, dict[str, PropertyValue]]
+# The value an attempt's record holds for a stat its map lacks (one a stage leaves out when it
+# cannot settle it, as flood_it's moves_optimal beyond its search_budget).
+NOT_MEASURED = "not measured"
 
 
 def failure_report(test: str, tried: list[Tried], aims: dict[str, Aim], total: int) -> str:
@@ -75,8 +78,16 @@ def failure_report(test: str, tried: list[Tried], aims: dict[str, Aim], total: i
     is better) and the spread of the values over the attempts."""
     names = sorted({name for _, values in tried for name in values})
     parts = []
+    unmeasured = False
     for name in names:
         seen = [(attempt, values[name]) for attempt, values in tried if name in values]
+        missing = sum(v == NOT_MEASURED for _, v in seen)
+        if missing:
+            unmeasured = True
+            parts.append(f"{name} not measured in {missing} of {len(seen)} attempts")
+            seen = [(a, v) for a, v in seen if v != NOT_MEASURED]
+            if not seen:
+                continue
         numeric = [(a, float(v)) for a, v in seen if isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)]
         if len(numeric) < len(seen):
             shown = sorted({str(v) for _, v in seen})
@@ -92,4 +103,5 @@ def failure_report(test: str, tried: list[Tried], aims: dict[str, Aim], total: i
             text = f"{name} {text}"
         parts.append(text)
     head = f"no attempt of {total} passed `{test}`"
-    return head + (": " + "; ".join(parts) if parts else "") + " (raise attempts, or loosen where)"
+    hint = "raise attempts, loosen where, or let the stage measure what it left out" if unmeasured else "raise attempts, or loosen where"
+    return head + (": " + "; ".join(parts) if parts else "") + f" ({hint})"

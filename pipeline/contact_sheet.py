@@ -64,8 +64,8 @@ def _entries(recipe: Recipe, manifest: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def sheet_entry(recipe: Recipe, m: dict[str, Any]) -> dict[str, Any] | None:
-    """What the sheet shows of one manifest map: index, stem, the preview of the first exporter
-    that drew one (file and sha256), and the stats of the stage that exporter drew, with the
+    """What the sheet shows of one manifest map: index, stem, the preview `previews` picks (the
+    first exporter's that drew one, or `contact_sheet`'s stage's; file and sha256), and the stats of the stage that exporter drew, with the
     `order_by` stat as the pack was sorted by it and any `stage.stat` the captions name; None
     when no exporter drew a preview.
 

@@ -39,6 +39,7 @@ class PackExplanation:
     obsolete: tuple[int, ...]  # built maps the pack no longer has: their files go
     edited: tuple[str, ...]  # the pack's own files (tilesets, contact sheet...) edited since the build, in its folder
     owner: str | None  # another recipe that built the pack folder: `pcg build` refuses without --force
+    seeds: tuple[tuple[int, int, int, bool], ...] = ()  # [pack.seeds]: (map, seed, rerolls, map in the pack)
 
     @property
     def up_to_date(self) -> bool:
@@ -51,6 +52,7 @@ def explain(recipe: Recipe, maps: list[int] | None, out: Path, cache: Path) -> P
     from pipeline.builder import Builder
     from pipeline.cache import LevelCache
     from pipeline.pack_files import edited_pack_files
+    from pipeline.pins import overrides
 
     levels = LevelCache(cache)
     plan = Builder(exports_root=out, cache=levels, only=sorted(set(maps)) if maps else None).plan(recipe)
@@ -60,8 +62,10 @@ def explain(recipe: Recipe, maps: list[int] | None, out: Path, cache: Path) -> P
         stale = [s for s in states if s.stale]
         reasons = Counter(r for s in stale for r in s.reasons)
         cached = None if spec.is_exporter else sum(levels.has(s.key) for s in states)  # the plan checks only maps with work
-        status: Status = "unused" if spec.name in recipe.unused else "stale" if stale else "fresh"
-        stages.append(StageExplanation(spec.name, spec.kind, status, len(stale), tuple(reasons.most_common()), cached))
+        if spec.name in recipe.unused:  # it never runs: nothing about it is stale
+            stages.append(StageExplanation(spec.name, spec.kind, "unused", 0, (), cached))
+            continue
+        stages.append(StageExplanation(spec.name, spec.kind, "stale" if stale else "fresh", len(stale), tuple(reasons.most_common()), cached))
     return PackExplanation(
         pack=recipe.pack.name,
         recipe=str(recipe.path),
@@ -72,12 +76,13 @@ def explain(recipe: Recipe, maps: list[int] | None, out: Path, cache: Path) -> P
         obsolete=tuple(plan.obsolete),
         edited=tuple(str(rel) for rel in edited_pack_files(plan.pack_dir, recipe, (plan.previous or {}).get("pack_files", {}))),
         owner=plan.owner,
+        seeds=tuple((o.map, o.seed, o.rerolls, o.in_pack) for o in overrides(recipe) if not maps or o.map in maps),
     )
 
 
 def explanations_json(packs: list[PackExplanation]) -> str:
     """One JSON document: `{"format": 1, "packs": [{"pack", "recipe", "folder", "up_to_date", "maps",
-    "rebuild", "obsolete", "edited", "owner", "stages": [{"stage", "kind", "status",
+    "rebuild", "obsolete", "edited", "owner", "seeds": [{"map", "seed", "rerolls", "in_pack"}], "stages": [{"stage", "kind", "status",
     "stale_maps", "cached_maps", "reasons": [{"reason", "maps"}]}]}]}`; packs, stages and
     reasons in the order the table shows them, and every reason (the table shows three)."""
     doc = {
@@ -93,6 +98,7 @@ def explanations_json(packs: list[PackExplanation]) -> str:
                 "obsolete": list(p.obsolete),
                 "edited": list(p.edited),
                 "owner": p.owner,
+                "seeds": [{"map": m, "seed": seed, "rerolls": rerolls, "in_pack": in_pack} for m, seed, rerolls, in_pack in p.seeds],
                 "stages": [
                     {
                         "stage": s.stage,

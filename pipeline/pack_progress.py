@@ -81,8 +81,9 @@ class PackProgress:
             with self._lock:
                 if self._timer is not timer:  # finished meanwhile
                     return
-                self._console.print(f"{name}: {done}/{total} maps done ...")
+                line = f"{name}: {done}/{total} maps done ..."
                 again()
+            self._console.print(line)  # outside the lock: a slow log must not hold up the build
 
         def again() -> None:
             nonlocal timer

@@ -204,6 +204,11 @@ def test_a_stat_a_map_leaves_out_fails_the_attempt_not_the_map() -> None:
     assert _judged(keep, moves_optimal=6) is None
     assert _judged(keep, moves_greedy=9) == "where 'moves_optimal >= 5' failed (moves_optimal not measured)"
     assert _judged(Filter(where="moves_optimal < 5 or moves_greedy > 8", attempts=10), moves_greedy=9) is None
+    # Unknown, not false: `not` does not make an unmeasured stat pass.
+    for where in ("not moves_optimal < 5", "not (moves_optimal >= 5 and moves_greedy > 3)", "moves_greedy > 9 or not moves_optimal > 3"):
+        assert _judged(Filter(where=where, attempts=10), moves_greedy=9) is not None, where
+    # Decided without it: the `and` is false whatever moves_optimal would be.
+    assert _judged(Filter(where="not (moves_optimal >= 5 and moves_greedy < 3)", attempts=10), moves_greedy=9) is None
     best = Filter(best={"stat": "moves_optimal", "of": 2}, attempts=10)
     assert _judged(best, moves_greedy=9) == "best: moves_optimal not measured"
 
@@ -212,10 +217,13 @@ def test_text_compared_with_a_number_is_one_clear_error() -> None:
     from pipeline.errors import PipelineError
 
     for where, props, message in (
-        ("region_sizes > 3", {"region_sizes": "15,9,7"}, "where: 'region_sizes' is text ('15,9,7') compared with the number 3 in 'region_sizes > 3'"),
-        ("entrance == 3", {"entrance": "0,0"}, "where: 'entrance' is text ('0,0') compared with the number 3 in 'entrance == 3'"),
-        ("3 != entrance", {"entrance": "0,0"}, "where: 'entrance' is text ('0,0') compared with the number 3 in '3 != entrance'"),
+        ("region_sizes > 3", {"region_sizes": "15,9,7"}, "where: 'region_sizes' is text ('15,9,7'), compared with the number 3: {why} in 'region_sizes > 3'"),
+        ("entrance == 3", {"entrance": "0,0"}, "where: 'entrance' is text ('0,0'), compared with the number 3: {why} in 'entrance == 3'"),
+        ("3 != entrance", {"entrance": "0,0"}, "where: 'entrance' is text ('0,0'), compared with the number 3: {why} in '3 != entrance'"),
+        ("theme == true", {"theme": "ice"}, "where: 'theme' is text ('ice'), compared with true: {why} in 'theme == true'"),
+        ("entrance < doors", {"entrance": "0,0", "doors": 3}, "where: 'entrance' is text ('0,0'), compared with 'doors', a number (3): {why} in 'entrance < doors'"),
     ):
+        message = message.format(why="text is equal only to text, and ordered only against text")
         with pytest.raises(PipelineError) as caught:
             _judged(Filter(where=where, attempts=3), **props)
         assert caught.value.problems == [message]
@@ -252,5 +260,22 @@ def test_only_the_first_attempts_and_the_kept_one_fill_the_cache(tmp_path: Path,
         return cache.has(maker.keys(0, attempt)["board"][0])
 
     assert [cached(a) for a in range(3)] == [True] * 3  # made before any filter could judge them
-    assert not any(cached(a) for a in range(3, 40) if a != kept)
-    assert cached(kept) and cache.has(maker.keys(0, kept)["keep"][0])
+    # Past those, only attempts that passed: the kept one, and with best the others it was compared with.
+    passing = [a for a in range(3, 40) if tries[a] >= hard]
+    expected = passing[:2] if "best" in keep else [kept]
+    assert [a for a in range(3, 40) if cached(a)] == expected and kept in expected
+    assert cache.has(maker.keys(0, kept)["keep"][0])
+
+
+def test_a_report_says_which_stat_was_never_measured() -> None:
+    keep = Filter(where="moves_optimal >= 5", attempts=2)
+    tried = [(0, {"moves_optimal": "not measured"}), (1, {"moves_optimal": 3})]
+    assert keep.rejection_report(tried, 2) == (
+        "no attempt of 2 passed `moves_optimal >= 5`: moves_optimal not measured in 1 of 2 attempts; best moves_optimal 3"
+        " (attempt 1); spread 3-3, median 3 (raise attempts, loosen where, or let the stage measure what it left out)"
+    )
+    only_best = Filter(best={"stat": "moves_optimal", "of": 2}, attempts=2)
+    assert only_best.rejection_report([(0, {"moves_optimal": "not measured"})], 1) == (
+        "no attempt of 1 passed `best: moves_optimal measured`: moves_optimal not measured in 1 of 1 attempts"
+        " (raise attempts, loosen where, or let the stage measure what it left out)"
+    )

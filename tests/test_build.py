@@ -86,7 +86,7 @@ def test_explain_check_fails_a_stale_pack_and_json_says_why(project: Path) -> No
     assert doc["format"] == 1 and [p["pack"] for p in doc["packs"]] == ["other", "small"]
     other, small = doc["packs"]
     assert other["up_to_date"] and not small["up_to_date"] and small["rebuild"] == [0, 1, 2, 3, 4, 5]
-    assert small["recipe"] == "recipes/small.toml" and small["folder"] == "exports/small" and small["maps"] == 6
+    assert small["recipe"] == "recipes/small.toml" and small["folder"] == "exports/small" and small["maps"] == 6 and small["seeds"] == []
     maze = small["stages"][0]
     assert maze["status"] == "stale" and maze["stale_maps"] == 6 and maze["cached_maps"] == 0
     assert maze["reasons"] == [{"reason": "params changed (cells: [9,7] -> [10,7])", "maps": 6}]
@@ -96,6 +96,9 @@ def test_explain_check_fails_a_stale_pack_and_json_says_why(project: Path) -> No
     edit(project, "maps = 6", "maps = 4")  # nothing to run, but two maps' files to remove: not up to date
     small = json.loads(pcg("explain", "small", "--format", "json", "--check", cwd=project, check=False).stdout)["packs"][0]
     assert small["rebuild"] == [] and small["obsolete"] == [4, 5] and not small["up_to_date"]
+    pcg("pin", "small", "2", "--seed", "42", cwd=project)
+    pinned = json.loads(pcg("explain", "small", "--format", "json", cwd=project).stdout)["packs"][0]
+    assert pinned["seeds"] == [{"map": 2, "seed": 42, "rerolls": 0, "in_pack": True}]
     bad = pcg("explain", "--format", "yaml", cwd=project, check=False)
     assert bad.returncode == 1 and bad.stderr == "error: --format: table or json (got 'yaml')\n"
 
@@ -193,6 +196,8 @@ def test_a_stage_no_exporter_reads_is_a_warning_and_explain_says_unused(project:
     assert build.stderr.strip() == "warning: recipes/small.toml: stage.loose: no export stage reads it, directly or through other stages, so it never runs"
     explain = pcg("explain", "recipes/small.toml", cwd=project)
     assert re.search(r"^loose +filter +unused +no export stage reads it: it never runs$", explain.stdout, re.M), explain.stdout
+    loose = json.loads(pcg("explain", "recipes/small.toml", "--format", "json", cwd=project).stdout)["packs"][0]["stages"][-1]
+    assert (loose["stage"], loose["status"], loose["stale_maps"], loose["reasons"]) == ("loose", "unused", 0, [])
 
 
 def test_manifest_records_seeds_versions_and_hashes(project: Path) -> None:

@@ -339,7 +339,8 @@ def test_off_a_terminal_a_long_build_says_how_far_it_got_now_and_then(monkeypatc
     bars.started(_plan("slow", 2))
     time.sleep(0.5)
     bars.stop()
-    assert log.getvalue() == "big: 3/10 maps done ...\n" + "slow: 0/2 maps done ...\n" * 2
+    later = log.getvalue().removeprefix("big: 3/10 maps done ...\n")
+    assert later and set(later.splitlines()) == {"slow: 0/2 maps done ..."}, log.getvalue()  # once or twice, as the machine allows
     silent = io.StringIO()
     quiet = pack_progress.PackProgress(Console(file=silent, force_terminal=False), quiet=True)
     assert quiet.started(_plan("big", 10)) is None and quiet.started(_plan("few", 2)) is None

@@ -656,6 +656,11 @@ def test_only_names_a_letter_apart_are_taken_for_misspelt() -> None:
     symbols = ("floor", "wlal", "decor", "chasm", "doorway", "chest", "hall")
     found = misnamed_symbols(spec, tuple(Symbol(chr(65 + i), name, "#808080") for i, name in enumerate(symbols)))
     assert [line.split("'")[1:6:4] for line in found] == [["wlal", "wall"], ["hall", "wall"]]
+    # Worn floors for a misspelt floor.
+    worn = TilesetSpec.model_validate({"name": "d", "colors": {"wall": "#000000"}, "variants": {"flor": {"count": 2}}})
+    assert misnamed_symbols(worn, (Symbol("B", "wall", "#808080"), Symbol("W", "floor", "#808080"))) == [
+        "variants.flor of tileset 'd' names no symbol of the map (did you mean 'floor'?), so 'floor' is drawn without it"
+    ]
     # A wall told to run on into a misspelt door.
     joined = TilesetSpec.model_validate({"name": "d", "colors": {"wall": "#000000"}, "autotile": {"wall": {"joins": ["dor", "gate"]}}})
     assert misnamed_symbols(joined, tuple(Symbol(c, n, "#808080") for c, n in (("B", "wall"), ("W", "floor"), ("D", "door")))) == [

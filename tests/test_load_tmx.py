@@ -295,3 +295,18 @@ def test_a_map_we_exported_loads_back_as_the_map_it_was(tmp_path: Path, profile:
     tiles = source_gids(made / "map_000.tmx")
     assert (tiles == 3).any() and (names_of(level) == np.array(["", "wall", "floor", "dark_grey"])[tiles]).all()
     pcg("build", "recipes/again.toml", "-q", cwd=tmp_path)  # a stage that needs `floor` runs on it
+
+
+def test_a_hand_drawn_tileset_with_a_one_letter_symbol_and_a_name_keeps_its_symbol(maps: Path) -> None:
+    # Only a tileset whose every tile is named as ours are (name, and a one-letter symbol) is
+    # read as ours: here one tile is, by chance, and the others are not.
+    tsx = maps / "room.tsx"
+    tsx.write_text(tsx.read_text().replace('<property name="symbol" value="water"/>', '<property name="name" value="lake"/>\n   <property name="symbol" value="~"/>'))
+    level = load(maps, "start.tmx")
+    assert [s.name for s in level.alphabet] == ["wall", "floor", "door", "~"]
+    # Every tile so: ours.
+    text = tsx.read_text()
+    for old, name, char in (("wall", "wall", "B"), ("floor", "floor", "W"), ("door", "door", "D")):
+        text = text.replace(f'<property name="symbol" value="{old}"/>', f'<property name="name" value="{name}"/>\n   <property name="symbol" value="{char}"/>')
+    tsx.write_text(text)
+    assert [(s.char, s.name) for s in load(maps, "start.tmx").alphabet] == [("B", "wall"), ("W", "floor"), ("D", "door"), ("~", "lake")]

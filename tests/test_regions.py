@@ -403,8 +403,8 @@ def test_items_stay_out_of_doorways_unless_symbols_say_so(seed: int) -> None:
 
     dungeon = RoomsAndMazes(size=(31, 21)).run([], rng_for((seed,)))
     assert (dungeon.tiles == DOOR).any()
-    placed = Items(type="chest", count=400, spacing=0).run([dungeon], rng_for((seed, 1)))
+    placed = Items(type="chest", count=10_000, spacing=0).run([dungeon], rng_for((seed, 1)))
     cells = [dungeon.tiles[int(o.y), int(o.x)] for o in placed.objects if o.type == "chest"]
     assert cells and DOOR not in cells and len(cells) == int((dungeon.tiles == FLOOR).sum())  # every floor tile, no door
-    asked = Items(type="chest", count=400, spacing=0, symbols=("door",)).run([dungeon], rng_for((seed, 1)))
+    asked = Items(type="chest", count=10_000, spacing=0, symbols=("door",)).run([dungeon], rng_for((seed, 1)))
     assert {dungeon.tiles[int(o.y), int(o.x)] for o in asked.objects if o.type == "chest"} == {DOOR}

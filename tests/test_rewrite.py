@@ -443,3 +443,15 @@ def test_origin_marks_the_centre_of_an_input_too() -> None:
     expected[3, 3] = 1
     assert "".join(s.char for s in marked.alphabet) == "BRW"
     assert np.array_equal(marked.tiles, expected)
+
+
+def test_a_legend_name_that_is_another_values_default_is_refused() -> None:
+    # C is `cyan` by default (MarkovJunior's palette): W named cyan too would name two symbols alike.
+    from pydantic import ValidationError
+
+    from pipeline.stages.rewrite import Rewrite
+
+    with pytest.raises(ValidationError, match=r"legend\.W: 'cyan' is also the name value 'C' has by default: give C a legend name too"):
+        Rewrite.model_validate({"size": [5, 5], "values": "BCW", "legend": {"W": "cyan"}, "program": {"one": "B=W"}})
+    named = Rewrite.model_validate({"size": [5, 5], "values": "BCW", "legend": {"W": "cyan", "C": "water"}, "program": {"one": "B=W"}})
+    assert [s.name for s in named.run([], np.random.default_rng(0)).alphabet] == ["black", "water", "cyan"]

@@ -73,6 +73,7 @@ def test_map_json_has_overlays_and_provenance(served: tuple[TestClient, Path, li
     values = np.array(distance["values"]).reshape(h, w)
     assert distance["heat"] and distance["max"] == values.max() > 0
     assert {k[1] for k in m["info"]["markers"]} >= {"spawn", "exit"}
+    assert m["info"]["inks"]["spawn"] == "#00e436" and set(m["info"]["inks"]) == {k[1] for k in m["info"]["markers"]}  # as previews draw them
     # The map drawn from its tileset, at the preview's size, with no marker baked in.
     picture = client.get(m["picture"])
     assert picture.status_code == 200

@@ -61,7 +61,7 @@ class _Reading:
     alphabet: Alphabet
     folder: str | None  # the grid's `folder` (the root's, a map's or a wfc's): rules/<folder>/<name>.png
     read: ResourceReader | None
-    flat_lines: list[int] = field(default_factory=list)  # lines of 3D rules, which never match a 2D grid
+    lines_3d: list[int] = field(default_factory=list)  # lines of 3D rules, which never match a 2D grid
 
 
 @dataclass
@@ -125,7 +125,7 @@ def load_model(text: str, read_resource: ResourceReader | None = None) -> Progra
     group = _symmetry(root, symmetry.DEFAULT)
     reading = _Reading(alphabet, root.attrs.get("folder"), read_resource)
     node = _node(root, reading, group, is_root=True)
-    lines = sorted(set(reading.flat_lines))
+    lines = sorted(set(reading.lines_3d))
     warnings = ()
     if lines:
         at = f"line {lines[0]}" if len(lines) == 1 else f"lines {lines[0]}, {lines[1]}{', ...' if len(lines) > 2 else ''}"
@@ -258,7 +258,7 @@ def _wfc(el: Element, reading: _Reading, group: str) -> WfcNode:
             rel = rule_elements[exc.rule]
             raise ProgramError(f"line {rel.line}", f"<rule in={rel.attrs.get('in', '')!r} out={rel.attrs.get('out', '')!r}>: {exc.message}") from None
         raise ProgramError(where, f"<wfc {exc.key}=...>: {exc.message}") from None
-    inner = _Reading(alphabet, el.attrs.get("folder"), reading.read, reading.flat_lines)
+    inner = _Reading(alphabet, el.attrs.get("folder"), reading.read, reading.lines_3d)
     kids = tuple(_node(c, inner, group) for c in el.children if c.tag not in ("rule", "union"))
     return WfcNode(alphabet, model, start, n, periodic, bool_attr(el, "shannon"), tries, kids, overlap)
 
@@ -282,9 +282,9 @@ def _rule(el: Element, reading: _Reading, group: str) -> list[Rule]:
         raise ProgramError(where, f"p={attrs['p']!r} is not a number") from None
     try:
         if "in" in attrs and "out" in attrs:
-            rules = _written_rule(attrs["in"], attrs["out"], reading.alphabet, p, group)
-            if " " in attrs["in"].strip():
-                reading.flat_lines.append(el.line)
+            rules, deep = _written_rule(attrs["in"], attrs["out"], reading.alphabet, p, group)
+            if deep:
+                reading.lines_3d.append(el.line)
             return rules
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"p must be between 0 and 1 (got {p})")
@@ -296,11 +296,11 @@ def _rule(el: Element, reading: _Reading, group: str) -> list[Rule]:
         raise ProgramError(where, str(exc)) from None
 
 
-def _written_rule(inp: str, out: str, alphabet: Alphabet, p: float, group: str) -> list[Rule]:
-    """A rule from in/out text, which may be 3D: layers separated by spaces."""
+def _written_rule(inp: str, out: str, alphabet: Alphabet, p: float, group: str) -> tuple[list[Rule], bool]:
+    """A rule from in/out text, which may be 3D (layers separated by spaces); and whether it is."""
     layers_in, layers_out = inp.strip().split(" "), out.strip().split(" ")
     if len(layers_in) == 1 and len(layers_out) == 1:
-        return parse_rule(inp, out, alphabet, p).variants(group)
+        return parse_rule(inp, out, alphabet, p).variants(group), False
     if len(layers_in) != len(layers_out):
         raise ValueError(f"input {inp!r} has {len(layers_in)} layers but output {out!r} has {len(layers_out)}")
     # Each layer is checked as a 2D rule would be (symbols, rectangles, sizes), as the reference
@@ -314,7 +314,7 @@ def _written_rule(inp: str, out: str, alphabet: Alphabet, p: float, group: str) 
     # (rule, cell) pairs by value lists none of its cells, so it is never listed as a match.
     # Its orientations would be more rules that never match, so it is kept once.
     shape = layers[0].inp.shape
-    return [Rule(np.zeros(shape, dtype=np.int64), np.full(shape, KEEP, dtype=np.uint8), p)]
+    return [Rule(np.zeros(shape, dtype=np.int64), np.full(shape, KEEP, dtype=np.uint8), p)], True
 
 
 def _image_patterns(el: Element, reading: _Reading) -> tuple[np.ndarray, np.ndarray]:
@@ -413,7 +413,7 @@ def _map(el: Element, reading: _Reading, group: str) -> MapNode:
             raise ProgramError(f"line {rel.line}", str(exc)) from None
     # A map makes a grid of its own, whose rule images come from its own `folder` (none: rules/),
     # not the root's, as in the reference.
-    inner = _Reading(alphabet, el.attrs.get("folder"), reading.read, reading.flat_lines)
+    inner = _Reading(alphabet, el.attrs.get("folder"), reading.read, reading.lines_3d)
     kids = [c for c in el.children if c.tag not in ("rule", "union")]
     children = tuple(_node(c, inner, group) for c in kids)
     return MapNode(alphabet, (factors[0], factors[1]), tuple(rules), children)

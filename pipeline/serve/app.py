@@ -37,7 +37,7 @@ from pipeline.errors import PipelineError
 from pipeline.manifest import MANIFEST, read_manifest
 from pipeline.serve.hub import Hub
 from pipeline.serve.mapfile import MapFileError, inside, picture, read_map
-from pipeline.tiled.markers import PreviewInfo
+from pipeline.tiled.markers import PreviewInfo, colour
 
 STATIC = Path(__file__).parent / "static"
 # Seconds between keep-alive comments on the event stream: a closed page is noticed by then.
@@ -339,7 +339,9 @@ def _preview_info(folder: Path, preview: str) -> dict[str, Any] | None:
         return None
     if info is None:
         return None
-    return {"tiles": info.tiles, "tile": info.tile, "step": info.step, "markers": [m.to_json() for m in info.markers]}
+    # Each type's colour as the preview draws it: the page's overlay then agrees with the picture.
+    inks = {m.type: "#{:02x}{:02x}{:02x}".format(*colour(m.type)[:3]) for m in info.markers}
+    return {"tiles": info.tiles, "tile": info.tile, "step": info.step, "markers": [m.to_json() for m in info.markers], "inks": inks}
 
 
 def _url(pack: str, relative: str, site: Site, m: dict[str, Any] | None = None) -> str:

@@ -11,8 +11,8 @@ from typing import Any, Callable, ClassVar, Literal, Union
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
 
-from pipeline.best import Aim, BestOf, Tried, failure_report
-from pipeline.errors import PipelineError, Rejected
+from pipeline.best import NOT_MEASURED, Aim, BestOf, Tried, failure_report
+from pipeline.errors import PipelineError, Rejected, toml_text
 from pipeline.level import Level, PropertyValue
 from pipeline.registry import StageParams, stage
 
@@ -92,12 +92,13 @@ class Filter(StageParams):
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         level = inputs[0]
-        if self.where.strip() and not _compile(self.where)(level.properties):
-            names = [name for name in _names(self.where) if name in level.properties]
-            shown = ", ".join(f"{name} = {level.properties[name]}" if name in level.properties else f"{name} not measured" for name in _names(self.where))
-            raise Rejected(f"where {self.where!r} failed ({shown})", self.attempts, {name: level.properties[name] for name in names})
-        if self.best is not None and self.best.stat not in level.properties:  # as in where: not passed
-            raise Rejected(f"best: {self.best.stat} not measured", self.attempts, {})
+        props = level.properties
+        if self.where.strip() and not _compile(self.where)(props):
+            names = _names(self.where)
+            shown = ", ".join(f"{name} = {props[name]}" if name in props else f"{name} {NOT_MEASURED}" for name in names)
+            raise Rejected(f"where {self.where!r} failed ({shown})", self.attempts, {name: props.get(name, NOT_MEASURED) for name in names})
+        if self.best is not None and self.best.stat not in props:  # as in where: not passed
+            raise Rejected(f"best: {self.best.stat} {NOT_MEASURED}", self.attempts, {self.best.stat: NOT_MEASURED})
         return level
 
     def read_stats(self) -> dict[str, str]:
@@ -115,12 +116,11 @@ class Filter(StageParams):
         aims = _aims(self.where)
         if self.best is not None:
             aims[self.best.stat] = self.best.aim
-        return failure_report(self.where, tried, aims, total)
+        return failure_report(self.where or f"best: {self.best.stat if self.best else '?'} measured", tried, aims, total)
 
 
 class _Missing:
-    def __repr__(self) -> str:
-        return "not measured"
+    """A stat a map lacks, in a test: not a value any comparison can pass."""
 
 
 MISSING = _Missing()
@@ -241,18 +241,35 @@ def _compile(text: str) -> Callable[[dict[str, PropertyValue]], bool]:
             return lambda props: negative
         raise ValueError(f"{ast.unparse(node)!r} is not a property name or a constant")
 
-    def test(node: ast.expr) -> Callable[[dict[str, PropertyValue]], bool]:
+    # Three-valued, as SQL's NULL: None is "not measured". A comparison reading a stat the map
+    # lacks is None, `not` keeps it None, `and`/`or` decide without it when the other side can:
+    # so no test passes on a stat nobody measured, and `x < 5 or y > 8` passes on y alone.
+    def test(node: ast.expr) -> Callable[[dict[str, PropertyValue]], bool | None]:
         if isinstance(node, ast.BoolOp):
             parts = [test(v) for v in node.values]
-            if isinstance(node.op, ast.And):
-                return lambda props: all(p(props) for p in parts)
-            return lambda props: any(p(props) for p in parts)
+            decisive = isinstance(node.op, ast.Or)  # the value that settles it: True for or, False for and
+
+            def join(props: dict[str, PropertyValue]) -> bool | None:
+                unknown = False
+                for part in parts:
+                    result = part(props)
+                    if result is decisive:
+                        return decisive
+                    unknown = unknown or result is None
+                return None if unknown else not decisive
+
+            return join
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             inner = test(node.operand)
-            return lambda props: not inner(props)
+
+            def negate(props: dict[str, PropertyValue]) -> bool | None:
+                result = inner(props)
+                return None if result is None else not result
+
+            return negate
         if isinstance(node, ast.Compare):
             terms = [value(node.left)] + [value(c) for c in node.comparators]
-            named = [n.id if isinstance(n, ast.Name) else None for n in (node.left, *node.comparators)]
+            named = [n.id if isinstance(n, ast.Name) and n.id not in ("true", "false") else None for n in (node.left, *node.comparators)]
             ops = []
             for op, left, right in zip(node.ops, [node.left, *node.comparators], node.comparators):
                 if type(op) not in _COMPARE:
@@ -264,18 +281,30 @@ def _compile(text: str) -> Callable[[dict[str, PropertyValue]], bool]:
                     raise ValueError(f"orders by the text {quoted!r}, a number in quotes: write numbers without quotes")
                 ops.append(_COMPARE[type(op)])
 
-            def compare(props: dict[str, PropertyValue]) -> bool:
+            def compare(props: dict[str, PropertyValue]) -> bool | None:
                 values = [t(props) for t in terms]
                 if any(v is MISSING for v in values):
-                    return False  # not measured: not passed, so the next attempt is tried
-                for a, b, name_a, name_b in zip(values, values[1:], named, named[1:]):
-                    if isinstance(a, str) != isinstance(b, str):  # would never be equal, nor ordered
-                        name, stat, other = (name_a, a, b) if isinstance(a, str) else (name_b, b, a)
-                        what = f"{name!r} is text ({stat!r})" if name else f"the text {stat!r} is"
-                        raise PipelineError([f"where: {what} compared with the number {other!r} in {text!r}"])
+                    return None
+                for pair in zip(values, values[1:], named, named[1:]):
+                    if isinstance(pair[0], str) != isinstance(pair[1], str):  # never equal, nor ordered
+                        raise PipelineError([f"where: {_mismatch(*pair)} in {text!r}"])
                 return all(op(a, b) for op, a, b in zip(ops, values, values[1:]))
 
             return compare
         raise ValueError(f"{text!r}: write comparisons joined by and / or, e.g. \"difficulty >= 8\"")
 
-    return test(tree)
+    whole = test(tree)
+    return lambda props: whole(props) is True
+
+
+def _mismatch(a: Any, b: Any, name_a: str | None, name_b: str | None) -> str:
+    """Text compared with a number (or true/false), a stat the test reads named first."""
+    (v1, n1), (v2, n2) = ((a, name_a), (b, name_b)) if name_a or not name_b else ((b, name_b), (a, name_a))
+
+    def kind(v: Any) -> str:
+        return "text" if isinstance(v, str) else "true/false" if isinstance(v, bool) else "a number"
+
+    first = f"{n1!r} is {kind(v1)} ({toml_text(v1)})" if n1 else f"{kind(v1)} {toml_text(v1)}"
+    article = "" if kind(v2) == "true/false" else "the " + kind(v2).removeprefix("a ") + " "
+    second = f"{n2!r}, {kind(v2)} ({toml_text(v2)})" if n2 else f"{article}{toml_text(v2)}"
+    return f"{first}, compared with {second}: text is equal only to text, and ordered only against text"

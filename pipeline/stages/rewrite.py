@@ -143,6 +143,13 @@ class Rewrite(StageParams):
         for ch, name in self.legend.items():
             if not name or names.count(name) > 1:
                 raise KeyedError(f"legend.{ch}", f"names must be unique and non-empty (got {name!r})")
+        # A value without a legend name takes its default one (C is cyan): a legend giving that
+        # name to another value would make every map's alphabet name two symbols alike.
+        defaults = {palette.default_symbol(ch)[0]: ch for ch in values if ch not in self.legend}
+        for ch, name in self.legend.items():
+            if name in defaults and defaults[name] != ch:
+                other = defaults[name]
+                raise KeyedError(f"legend.{ch}", f"{name!r} is also the name value {other!r} has by default: give {other} a legend name too")
         return self
 
     def _load_model_file(self, recipe_dir: Path) -> Program:

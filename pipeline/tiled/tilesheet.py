@@ -122,7 +122,8 @@ def misnamed_symbols(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> list[st
     one letter from theirs: a misspelt legend (`wal` for `wall`), drawn as a plain tile in the
     symbol's own colour, without the wall art or the properties (`solid`) the file gives the
     name. And an `autotile` or `properties` table (of any tileset) for a name the map lacks, one
-    letter from a symbol the tileset draws otherwise: a misspelt table (`[autotile.walls]`),
+    letter from a symbol the tileset draws otherwise: a misspelt table (`[autotile.walls]`, or
+    `[variants.flor]` for any symbol),
     whose art and `solid` the walls then lack; and a `joins` name one letter from a symbol. Not errors: a tileset shared by packs names
     symbols some maps lack (and object tiles), so names further apart (`decor` and `door`) are
     taken as meant. (A tilesheet's `tiles` must name every symbol: a missing one fails the map.)"""
@@ -134,9 +135,12 @@ def misnamed_symbols(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> list[st
         close = [name for name in unused if _one_edit_apart(symbol.name, name)] if symbol.name not in named else []
         if close and spec.image is None:
             lines.append(f"symbol {symbol.name!r} is not named in tileset {spec.name!r} (did you mean {close[0]!r}?), so it is drawn as a plain tile in its own colour")
-    for table, names in (("autotile", spec.autotile), ("properties", spec.properties)):
+    for table, names in (("autotile", spec.autotile), ("properties", spec.properties), ("variants", spec.variants)):
         for name in sorted(set(names) - present):
-            meant = [s.name for s in alphabet if s.name in named and s.name not in names and _one_edit_apart(s.name, name)]
+            # Variants are drawn for any symbol, named in the file or not (a floor in its own colour).
+            meant = [
+                s.name for s in alphabet if (s.name in named or table == "variants") and s.name not in names and _one_edit_apart(s.name, name)
+            ]
             if meant:
                 lines.append(f"{table}.{name} of tileset {spec.name!r} names no symbol of the map (did you mean {meant[0]!r}?), so {meant[0]!r} is drawn without it")
     for name, auto in spec.autotile.items():

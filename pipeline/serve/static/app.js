@@ -241,7 +241,8 @@ async function renderMap(packName, index) {
     const r = Math.max(3, (Math.min(...info.tile) * k) / 3);
     let others = 0;
     const colour = {};
-    const ink = (t) => MARK[t] || (colour[t] ||= OTHERS[others++ % OTHERS.length]);
+    // The preview's own colour for a type (info.inks), so the overlay matches the picture.
+    const ink = (t) => MARK[t] || (info.inks || {})[t] || (colour[t] ||= OTHERS[others++ % OTHERS.length]);
     if (ui.overlays.paths) drawn.push("paths");
     if (ui.overlays.objects) drawn.push("objects");
     for (const [kind, type, x, y, w, h, points] of info.markers) {

@@ -68,8 +68,8 @@ class LoadTmx(StageParams):
 
     Each tile's symbol is its `symbol` property (a string, set on the tile in Tiled's tileset
     editor); a tile that decides a cell and has none is an error naming the tile and a cell.
-    Maps our exporters wrote load back as they are: their tiles name the symbol in `name` and
-    its char in `symbol`, and are read so.
+    Maps our exporters wrote load back with their symbols: a tileset whose every tile names its
+    symbol in `name` and its char in a one-letter `symbol` (and has no `char`) is read so.
     Empty cells get the symbol `empty`. Without `layer`, every tile layer counts (inside groups
     too, hidden or not) and the uppermost non-empty tile of each cell wins; `layer` reads one.
 
@@ -524,12 +524,16 @@ def _to_level(parsed: _Map, layer: str | None, empty: str) -> tuple[Level, np.nd
     used = np.unique(gids[gids != 0])
     symbol_of: dict[int, str] = {}
     first_props: dict[str, dict[str, Any]] = {}
+    ours: dict[int, str | None] = {}  # by firstgid: the prefix of a tileset our exporters wrote
     for gid in used.tolist():
         ts = next((t for t in reversed(tilesets) if t.firstgid <= gid), None)
         local = gid - ts.firstgid if ts else -1
         if ts is None or (ts.tilecount is not None and local >= ts.tilecount):
             raise MapFileError(f"{_where(gid, gids, source, chosen)}: tile gid {gid} is in none of the map's tilesets")
-        props = _exported(ts.tiles.get(local, {}))
+        props = ts.tiles.get(local, {})
+        prefix = ours.setdefault(ts.firstgid, _exported(ts))
+        if prefix is not None:
+            props = {**props, "symbol": props[f"{prefix}name"], "char": props[f"{prefix}symbol"]}
         symbol = props.get("symbol")
         if not isinstance(symbol, str) or not symbol or isinstance(symbol, Color):
             raise MapFileError(
@@ -561,16 +565,21 @@ def _to_level(parsed: _Map, layer: str | None, empty: str) -> tuple[Level, np.nd
     return Level(tiles=tiles, alphabet=alphabet, objects=list(parsed.objects), properties=properties), gids != 0
 
 
-def _exported(props: dict[str, Any]) -> dict[str, Any]:
-    """A tile's properties as this stage reads them. The tilesets our exporters write name a
-    tile's symbol `name` and give its char as `symbol` (`data_name`, `data_symbol` with the godot
-    profile): read so, an exported map loads back as the map it was, touched up in Tiled or not.
-    A tile drawn by hand with a `char` of its own is never taken for one of ours."""
+def _exported(ts: _Tileset) -> str | None:
+    """The property prefix of a tileset our exporters wrote ("", or "data_" from the godot
+    profile), else None. Ours name each tile's symbol in `name` and give its char as `symbol`:
+    read so, an exported map loads back with the symbols it had, touched up in Tiled or not. Only
+    when every tile of the tileset is so, without a `char`: a tileset drawn by hand that gives
+    some tile a one-letter `symbol` and a `name` keeps its `symbol` as the symbol."""
+    tiles = [props for props in ts.tiles.values() if props]
     for prefix in ("", "data_"):
-        name, char = props.get(f"{prefix}name"), props.get(f"{prefix}symbol")
-        if isinstance(name, str) and name and isinstance(char, str) and len(char) == 1 and "char" not in props:
-            return {**props, "symbol": name, "char": char}
-    return props
+        if tiles and all(
+            isinstance(p.get(f"{prefix}name"), str) and p[f"{prefix}name"] and isinstance(p.get(f"{prefix}symbol"), str)
+            and len(p[f"{prefix}symbol"]) == 1 and "char" not in p
+            for p in tiles
+        ):
+            return prefix
+    return None
 
 
 def _where(gid: int, gids: np.ndarray, source: np.ndarray, layers: list[_Layer]) -> str:

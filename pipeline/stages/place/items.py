@@ -20,8 +20,8 @@ ItemCount = count_type(1_000_000)
 @stage("place.items", version=2)
 class Items(WalkableStage):
     """Scatter `count` objects of `type` on walkable tiles, spaced apart. They go on walkable
-    tiles but doors, where an item would block the doorway (or on `symbols`, doors too if they
-    name them), each at least `spacing` tiles (straight-line) from every other item
+    tiles but those of the symbol `door`, where an item would block the doorway (or on
+    `symbols`, `door` too if they name it), each at least `spacing` tiles (straight-line) from every other item
     and from the map's existing point objects (spawn, exit); `count = [min, max]` draws how many
     per map. Tiles are tried in a random order from the map's seed, so the same seed places the
     same items. Fewer than `count` are placed when the map runs out of room; `items_<type>` says
@@ -36,7 +36,7 @@ class Items(WalkableStage):
         5, description="How many to place, or [min, max]: a number drawn per map from the map's seed."
     )
     spacing: float = Field(3.0, ge=0, le=1000, description="Least distance between items, in tiles.")
-    symbols: tuple[str, ...] = Field((), description="Place only on these symbols; empty = every walkable tile but doors.")
+    symbols: tuple[str, ...] = Field((), description="Place only on these symbols; empty = every walkable tile but `door`.")
     tile: str = Field("", description="Export each item as a tile object drawn with this tile of the tileset (e.g. \"chest\"); empty: a point.")
     properties: dict[str, Union[bool, int, float, str]] = Field(
         default_factory=dict, description='Typed properties for every item, e.g. {gold = 10, locked = true, glow = "#ffa300"} ("#rrggbb" is a colour).'
