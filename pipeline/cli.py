@@ -173,6 +173,9 @@ def build(
     cache_max: Optional[str] = typer.Option(
         None, "--cache-max", help="Bound the cache of intermediate Levels: bytes, or K, M, G, T (500M, 2G; 0 keeps none); least recently used go first (default 2G)."
     ),
+    strict: bool = typer.Option(
+        False, "--strict", help="Warnings are errors (for CI): a recipe with one is not built, and one found while building makes the exit status 1."
+    ),
     out: Path = EXPORTS,
     cache: Path = CACHE,
     quiet: bool = QUIET,
@@ -208,20 +211,27 @@ def build(
         from pipeline.dask_executor import NO_WORKERS_TIMEOUT, DaskOptions
 
         dask = DaskOptions(scheduler, dask_local or 0, dask_results, wait_for_workers or NO_WORKERS_TIMEOUT)  # type: ignore[arg-type]
-    _build(recipes, problems, jobs, force, maps, out, cache, quiet, _console(), dask, limit)
+    _build(recipes, problems, jobs, force, maps, out, cache, quiet, _console(), dask, limit, strict)
+
+
+STRICT = " (a warning: --strict refuses it)"
 
 
 def _build(
     recipes: list["Recipe"], problems: list[str], jobs: int | None, force: bool, maps: list[int] | None,
     out: Path, cache: Path, quiet: bool, console: "Console", dask: "DaskOptions | None" = None,
-    cache_max: int | None = None,
+    cache_max: int | None = None, strict: bool = False,
 ) -> None:
     from pipeline.jit import compile_notice
     from pipeline.pack_progress import PackProgress
     from pipeline.workspace import Workspace
 
+    if strict:  # a recipe with a warning is refused as one with a problem is: not built
+        problems = problems + [line + STRICT for r in recipes for line in r.warnings()]
+        recipes = [r for r in recipes if not r.warnings()]
     _warn([line for r in recipes for line in r.warnings()])
     bars = PackProgress(console, quiet)
+    built_warnings: list[str] = []
 
     def compiling(first_run: bool) -> None:
         # Otherwise a first build sits silent while numba compiles, and looks hung.
@@ -231,6 +241,7 @@ def _build(
     def finished(plan: "PackPlan", report: "PackReport") -> None:
         bars.finished()
         _warn(report.warnings)  # as the recipe's, even with -q
+        built_warnings.extend(report.warnings)
         if not quiet:
             _print_report(console, plan, report)
 
@@ -243,6 +254,8 @@ def _build(
     finally:
         bars.stop()
     problems = problems + outcome.problems
+    if strict and built_warnings:
+        problems.append(f"--strict: the {_count(len(built_warnings), 'warning')} above, found while building, count as errors")
     if outcome.trimmed and outcome.trimmed.removed and not quiet:
         from pipeline.cache import format_size
 

@@ -200,6 +200,26 @@ def test_a_stage_no_exporter_reads_is_a_warning_and_explain_says_unused(project:
     assert (loose["stage"], loose["status"], loose["stale_maps"], loose["reasons"]) == ("loose", "unused", 0, [])
 
 
+def test_strict_makes_warnings_errors(project: Path) -> None:
+    # CI: a recipe with a warning is not built; a warning found while building fails the run.
+    recipe = project / "recipes" / "small.toml"
+    good = recipe.read_text()
+    recipe.write_text(good + '\n[stage.loose]\nuse = "filter"\ninput = "maze"\nwhere = "dead_ends > 1"\n')
+    strict = pcg("build", "recipes", "--strict", cwd=project, check=False)
+    assert strict.returncode == 1 and not (project / PACK).exists()
+    assert strict.stderr.strip() == (
+        "error: recipes/small.toml: stage.loose: no export stage reads it, directly or through other stages, so it never runs"
+        " (a warning: --strict refuses it)"
+    ), strict.stderr
+    (project / "tilesets").mkdir()
+    (project / "tilesets" / "m.toml").write_text('tile_size = 8\n[colors]\nwal = "#000000"\n')
+    recipe.write_text(good.replace('tile_size = 8\n', 'tileset = "../tilesets/m.toml"\n', 1))
+    built_anyway = pcg("build", "recipes", "--strict", "-q", cwd=project, check=False)
+    assert built_anyway.returncode == 1 and (project / PACK / "map_000.tmx").is_file()
+    assert built_anyway.stderr.splitlines()[-1] == "error: --strict: the 1 warning above, found while building, count as errors", built_anyway.stderr
+    assert pcg("build", "recipes", "-q", cwd=project).returncode == 0  # without it, a warning is a warning
+
+
 def test_manifest_records_seeds_versions_and_hashes(project: Path) -> None:
     files = built(project)
     manifest = json.loads((project / PACK / "manifest.json").read_text())
