@@ -216,8 +216,8 @@ class Builder:
             if result.failure is None and digests and not result.files:
                 result.failure = self._unseen(plan, digests)
         if result.failure is not None:
-            stage, message = result.failure
-            report.failures.append(Failure(plan.recipe.path, result.index, stage, message))
+            for stage, message in [result.failure, *result.more_failures]:
+                report.failures.append(Failure(plan.recipe.path, result.index, stage, message))
             report.stage_runs.update(result.ran)
             return
         if journal.record.planned:  # begun: the build planned these files

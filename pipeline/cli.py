@@ -276,7 +276,7 @@ def _build(
         from pipeline.output import table as new_table
 
         err = _console(stderr=True)
-        table = new_table(err, f"{_count(len(failures), 'map')} failed")
+        table = new_table(err, f"{_count(len({(f.recipe, f.map) for f in failures}), 'map')} failed")
         for col in ("recipe", "map", "stage", "message"):
             table.add_column(col)
         # A mistake that every map meets (a symbol the tiles lack) is one row, not one per map.

@@ -61,6 +61,9 @@ class MapResult:
     stats: dict[str, dict[str, PropertyValue]] = field(default_factory=dict)  # stage -> its Level's properties
     ran: list[str] = field(default_factory=list)
     failure: tuple[str, str] | None = None  # (stage, message)
+    # Other exporters of the map that failed too: each is its own mistake (a tile one tileset
+    # lacks), better told in one build than one per build.
+    more_failures: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # "stage.NAME.key: message" lines of its exporters
     # (preview file, its contact-sheet thumbnail): a PIL image, sent as its raw pixels (75 KB at
     # most; encoding and decoding a PNG would cost the sheet's maps more than the pipe does)
@@ -269,26 +272,38 @@ def _run_attempt(recipe: Recipe, cache: LevelCache, task: MapTask, levels: _Leve
         for name in task.exports:
             level_of(recipe.by_name[name].inputs[0])  # every filter before the exports judges first
         level_of.passed()
+        failed: list[StageFailed] = []
         for name in task.exports:
-            spec = recipe.by_name[name]
-            exporter = cast(Exporter, spec.params)  # task.exports names export stages only
-            level = level_of(spec.inputs[0])
-            ctx = ExportContext(stem=task.stem, provenance=export_provenance(recipe, task.index, name, task.attempt))
-            files = _call(name, lambda: exporter.export(level, ctx))
-            if sorted(files) != sorted(exporter.outputs(task.stem)):
-                raise StageFailed(name, f"wrote {sorted(files)} but declares {sorted(exporter.outputs(task.stem))}")
-            result.ran.append(name)
-            result.outputs[name] = sorted(files)
-            result.warnings += [f"stage.{name}.{line}" for line in ctx.warnings]
-            for path, data in files.items():
-                if path in result.files and result.files[path] != data:
-                    other = next(s for s, written in result.outputs.items() if s != name and path in written)
-                    raise StageFailed(name, clash(path, f"stage.{other}"))
-                result.files[path] = data
+            try:
+                _export(recipe, task, name, level_of, result)
+            except StageFailed as exc:
+                failed.append(exc)
+        if failed:
+            first, *more = failed
+            return MapResult(task.index, failure=(first.stage, first.message), more_failures=[(f.stage, f.message) for f in more], ran=result.ran)
         result.thumbnail = _thumbnail(recipe, task, level_of)
-    except StageFailed as failed:  # what ran before it did run (and is cached): the report says so
-        return MapResult(task.index, failure=(failed.stage, failed.message), ran=result.ran)
+    except StageFailed as failed_stage:  # what ran before it did run (and is cached): the report says so
+        return MapResult(task.index, failure=(failed_stage.stage, failed_stage.message), ran=result.ran)
     return result
+
+
+def _export(recipe: Recipe, task: MapTask, name: str, level_of: _Levels, result: MapResult) -> None:
+    """Run export stage `name` on its input, adding its files to `result`."""
+    spec = recipe.by_name[name]
+    exporter = cast(Exporter, spec.params)  # task.exports names export stages only
+    level = level_of(spec.inputs[0])
+    ctx = ExportContext(stem=task.stem, provenance=export_provenance(recipe, task.index, name, task.attempt))
+    files = _call(name, lambda: exporter.export(level, ctx))
+    if sorted(files) != sorted(exporter.outputs(task.stem)):
+        raise StageFailed(name, f"wrote {sorted(files)} but declares {sorted(exporter.outputs(task.stem))}")
+    result.ran.append(name)
+    result.outputs[name] = sorted(files)
+    result.warnings += [f"stage.{name}.{line}" for line in ctx.warnings]
+    for path, data in files.items():
+        if path in result.files and result.files[path] != data:
+            other = next(s for s, written in result.outputs.items() if s != name and path in written)
+            raise StageFailed(name, clash(path, f"stage.{other}"))
+        result.files[path] = data
 
 
 def _thumbnail(recipe: Recipe, task: MapTask, level_of: Callable[[str], Level]) -> tuple[str, Image.Image] | None:

@@ -220,6 +220,19 @@ def test_strict_makes_warnings_errors(project: Path) -> None:
     assert pcg("build", "recipes", "-q", cwd=project).returncode == 0  # without it, a warning is a warning
 
 
+def test_every_failing_exporter_of_a_map_is_told_in_one_build(project: Path) -> None:
+    # A chest tile that two tilesets lack: both exporters are named at once, not one per run.
+    shutil.copytree(TILESETS, project / "tilesets")
+    write_recipe(project, "small", SMALL_RECIPE.replace('tile_size = 8\n', 'tileset = "../tilesets/maze.toml"\ndir = "a"\n').replace(
+        '[stage.tmx]\nuse = "export.tmx"\ninput = "maze"',
+        '[stage.items]\nuse = "place.items"\ninput = "maze"\ntype = "gem"\ntile = "gem"\ncount = 1\n\n[stage.tmx]\nuse = "export.tmx"\ninput = "items"',
+    ) + '\n[stage.tmx2]\nuse = "export.tmx"\ninput = "items"\ntileset = "../tilesets/caves.toml"\ndir = "b"\n')
+    proc = pcg("build", "recipes", cwd=project, check=False)
+    assert proc.returncode == 1 and "6 maps failed" in proc.stderr, proc.stderr
+    rows = [line.split()[2] for line in proc.stderr.splitlines() if line.startswith("recipes/small.toml")]
+    assert rows == ["tmx", "tmx2"], proc.stderr
+
+
 def test_manifest_records_seeds_versions_and_hashes(project: Path) -> None:
     files = built(project)
     manifest = json.loads((project / PACK / "manifest.json").read_text())
