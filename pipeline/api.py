@@ -57,7 +57,8 @@ class PackResult:
 
     @property
     def up_to_date(self) -> bool:
-        return self.built == 0 and not self.failures
+        # Files written with no map built: a pack file made again (the contact sheet, an LDtk project).
+        return self.built == 0 and not self.failures and not self.files_written
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,8 @@ class PackReport:
 
     @property
     def up_to_date(self) -> bool:
-        return self.built == 0 and not self.failures
+        # Files written with no map built: a pack file made again (the contact sheet, an LDtk project).
+        return self.built == 0 and not self.failures and not self.files_written
 
 
 Progress = Callable[[int], None]
@@ -164,7 +165,9 @@ class Builder:
                     why = unordered(manifest["maps"], recipe.pack.order_by)
                     if why is not None:
                         report.warnings.append(f"{recipe.path}: {why}")
-                    update_contact_sheet(plan.pack_dir, recipe, manifest, temp, thumbnails)
+                    sheet = update_contact_sheet(plan.pack_dir, recipe, manifest, temp, thumbnails)
+                    report.files_written += sheet == "written"  # a build that changes it is not "up to date"
+                    report.files_removed += sheet == "removed"
             # The manifest on disk is now this one: what it does not claim of what this build
             # (or an unfinished one before it) wrote is nobody's.
             report.files_removed += _sweep(plan, manifest, journal.record if planned else record)

@@ -446,9 +446,12 @@ def explain(
             _print_pins(_console(), loaded, maps)
     if format_ == "json":
         sys.stdout.write(explanations_json(packs))
-    stale = [p.pack for p in packs if not p.up_to_date]
+    stale = [p.pack for p in packs if not p.up_to_date and p.owner is None]
     if check and stale:
         problems.append(f"{', '.join(stale)}: not up to date ({len(stale)} of {_count(len(packs), 'pack')}); `pcg build` makes {'it' if len(stale) == 1 else 'them'}")
+    for p in packs if check else []:
+        if p.owner is not None:
+            problems.append(f"{p.pack}: its folder {p.pack_dir} was built from {p.owner}; `pcg build --force` gives it to {p.recipe}")
     if problems:
         _fail(problems)
         raise typer.Exit(1)
@@ -484,13 +487,16 @@ def _print_explanation(pack: "PackExplanation") -> None:
         console.print(f"{pack.pack_dir} was built from {pack.owner}: `pcg build` refuses to replace it without --force.")
     if pack.obsolete:
         shown_maps = f"map {pack.obsolete[0]}" if len(pack.obsolete) == 1 else f"maps {spans(list(pack.obsolete))}"
-        console.print(f"The pack no longer has {shown_maps}: `pcg build` removes their files.")
+        console.print(f"The pack no longer has {shown_maps}: `pcg build` removes {'its' if len(pack.obsolete) == 1 else 'their'} files.")
     for rel in pack.edited:
         console.print(f"{pack.pack_dir / rel} was edited since the last build: `pcg build` makes it again.")
+    if pack.sheet is not None:
+        console.print(f"{pack.pack_dir / 'contact_sheet.png'}: `pcg build` {'draws it again (the recipe changed what it shows)' if pack.sheet == 'written' else 'removes it'}.")
     if pack.rebuild:
         console.print(f"`pcg build` would rebuild {len(pack.rebuild)} of {_count(pack.maps, 'map')}.")
-    else:
-        only = " and ".join(w for w, files in (("remove", pack.obsolete), ("remake", pack.edited)) if files)
+    elif pack.owner is None:  # else the line above says what a build would do: refuse
+        removed, remade = [*pack.obsolete, *[pack.sheet] * (pack.sheet == "removed")], [*pack.edited, *[pack.sheet] * (pack.sheet == "written")]
+        only = " and ".join(w for w, files in (("remove", removed), ("remake", remade)) if files)
         console.print(f"No stage to run: `pcg build` would only {only} those files." if only else "Up to date: `pcg build` would run no stage.")
 
 

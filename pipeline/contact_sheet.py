@@ -32,22 +32,42 @@ LAYOUT_VERSION = 8  # bump when the drawing changes, so built sheets are redrawn
 
 def update_contact_sheet(
     pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], temp_dir: Path | None = None, thumbnails: dict[str, Image.Image] | None = None
-) -> None:
+) -> str | None:
     """Write the pack's contact sheet if its maps or their previews changed; remove it when the
     recipe turns it off or no map has a preview. `thumbnails` (by the sha256 of the preview they
-    show) are those the workers drew small; the others are made from the previews."""
+    show) are those the workers drew small; the others are made from the previews. Returns
+    "written" or "removed" when it did either."""
     path = pack_dir / CONTACT_SHEET
+    entries, stats, key = _planned(recipe, manifest)
+    if key is None:
+        if not path.exists():
+            return None
+        path.unlink(missing_ok=True)
+        return "removed"
+    if _stored_key(path) == key:
+        return None  # a no-change rebuild reads one PNG header, not every preview
+    atomic_write(path, _draw(pack_dir, recipe.pack.name, len(manifest["maps"]), entries, stats, key, thumbnails or {}), temp_dir)
+    return "written"
+
+
+def sheet_change(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any]) -> str | None:
+    """What a build with this manifest would do to the sheet ("written" or "removed"), if anything."""
+    path = pack_dir / CONTACT_SHEET
+    key = _planned(recipe, manifest)[2]
+    if key is None:
+        return "removed" if path.exists() else None
+    return None if _stored_key(path) == key else "written"
+
+
+def _planned(recipe: Recipe, manifest: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], str | None]:
+    """The sheet's entries, the stats its captions show and its key (None: no sheet)."""
     entries = _entries(recipe, manifest) if recipe.pack.contact_sheet else []
     if not entries:
-        path.unlink(missing_ok=True)
-        return
+        return [], [], None
     stats = _stats_shown(recipe, entries)
-    total = len(manifest["maps"])
     # The entries hold all a thumbnail is drawn from (preview digest, the stats its caption reads).
-    key = hashlib.sha256(json.dumps([LAYOUT_VERSION, recipe.pack.name, total, stats, entries], sort_keys=True).encode()).hexdigest()
-    if _stored_key(path) == key:
-        return  # a no-change rebuild reads one PNG header, not every preview
-    atomic_write(path, _draw(pack_dir, recipe.pack.name, total, entries, stats, key, thumbnails or {}), temp_dir)
+    key = hashlib.sha256(json.dumps([LAYOUT_VERSION, recipe.pack.name, len(manifest["maps"]), stats, entries], sort_keys=True).encode()).hexdigest()
+    return entries, stats, key
 
 
 def _entries(recipe: Recipe, manifest: dict[str, Any]) -> list[dict[str, Any]]:

@@ -37,20 +37,22 @@ class PackExplanation:
     stages: tuple[StageExplanation, ...]
     rebuild: tuple[int, ...]  # maps `pcg build` would build again
     obsolete: tuple[int, ...]  # built maps the pack no longer has: their files go
-    edited: tuple[str, ...]  # the pack's own files (tilesets, contact sheet...) edited since the build, in its folder
+    edited: tuple[str, ...]  # the pack's own files (an LDtk project...) edited since the build, in its folder
     owner: str | None  # another recipe that built the pack folder: `pcg build` refuses without --force
+    sheet: str | None = None  # what a build would do to contact_sheet.png: "written" (its recipe changed it) or "removed"
     seeds: tuple[tuple[int, int, int, bool], ...] = ()  # [pack.seeds]: (map, seed, rerolls, map in the pack)
 
     @property
     def up_to_date(self) -> bool:
         """`pcg build` would change nothing (and would not refuse)."""
-        return not (self.rebuild or self.obsolete or self.edited or self.owner is not None)
+        return not (self.rebuild or self.obsolete or self.edited or self.sheet or self.owner is not None)
 
 
 def explain(recipe: Recipe, maps: list[int] | None, out: Path, cache: Path) -> PackExplanation:
     """What `pcg build` of `recipe` (of only `maps`, if given) would do, and why."""
     from pipeline.builder import Builder
     from pipeline.cache import LevelCache
+    from pipeline.contact_sheet import sheet_change
     from pipeline.pack_files import edited_pack_files
     from pipeline.pins import overrides
 
@@ -77,12 +79,14 @@ def explain(recipe: Recipe, maps: list[int] | None, out: Path, cache: Path) -> P
         edited=tuple(str(rel) for rel in edited_pack_files(plan.pack_dir, recipe, (plan.previous or {}).get("pack_files", {}))),
         owner=plan.owner,
         seeds=tuple((o.map, o.seed, o.rerolls, o.in_pack) for o in overrides(recipe) if not maps or o.map in maps),
+        # With maps to build the sheet follows them anyway; with none, the recipe may still change it.
+        sheet=sheet_change(plan.pack_dir, recipe, plan.previous) if plan.previous and not plan.stale_maps and not maps else None,
     )
 
 
 def explanations_json(packs: list[PackExplanation]) -> str:
     """One JSON document: `{"format": 1, "packs": [{"pack", "recipe", "folder", "up_to_date", "maps",
-    "rebuild", "obsolete", "edited", "owner", "seeds": [{"map", "seed", "rerolls", "in_pack"}], "stages": [{"stage", "kind", "status",
+    "rebuild", "obsolete", "edited", "owner", "contact_sheet", "seeds": [{"map", "seed", "rerolls", "in_pack"}], "stages": [{"stage", "kind", "status",
     "stale_maps", "cached_maps", "reasons": [{"reason", "maps"}]}]}]}`; packs, stages and
     reasons in the order the table shows them, and every reason (the table shows three)."""
     doc = {
@@ -98,6 +102,7 @@ def explanations_json(packs: list[PackExplanation]) -> str:
                 "obsolete": list(p.obsolete),
                 "edited": list(p.edited),
                 "owner": p.owner,
+                "contact_sheet": p.sheet,
                 "seeds": [{"map": m, "seed": seed, "rerolls": rerolls, "in_pack": in_pack} for m, seed, rerolls, in_pack in p.seeds],
                 "stages": [
                     {

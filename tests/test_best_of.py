@@ -222,12 +222,14 @@ def test_text_compared_with_a_number_is_one_clear_error() -> None:
         ("3 != entrance", {"entrance": "0,0"}, "where: 'entrance' is text ('0,0'), compared with the number 3: {why} in '3 != entrance'"),
         ("theme == true", {"theme": "ice"}, "where: 'theme' is text ('ice'), compared with true: {why} in 'theme == true'"),
         ("entrance < doors", {"entrance": "0,0", "doors": 3}, "where: 'entrance' is text ('0,0'), compared with 'doors', a number (3): {why} in 'entrance < doors'"),
+        ("loops == false", {"loops": 0}, "where: 'loops' is a number (0), compared with false: {why} in 'loops == false'"),
     ):
-        message = message.format(why="text is equal only to text, and ordered only against text")
+        message = message.format(why="a stat compares only with a value of its own kind")
         with pytest.raises(PipelineError) as caught:
             _judged(Filter(where=where, attempts=3), **props)
         assert caught.value.problems == [message]
     assert _judged(Filter(where='theme == "ice"', attempts=3), theme="ice") is None
+    assert _judged(Filter(where="solid == true and area > 2.5", attempts=3), solid=True, area=3) is None  # int and float are one kind
 
 
 @pytest.mark.parametrize("keep", ['where = "difficulty >= {d}"\nattempts = 400', 'where = "difficulty >= {d}"\nattempts = 400\nbest = {{ stat = "difficulty", of = 2 }}'])

@@ -99,6 +99,12 @@ def test_explain_check_fails_a_stale_pack_and_json_says_why(project: Path) -> No
     pcg("pin", "small", "2", "--seed", "42", cwd=project)
     pinned = json.loads(pcg("explain", "small", "--format", "json", cwd=project).stdout)["packs"][0]
     assert pinned["seeds"] == [{"map": 2, "seed": 42, "rerolls": 0, "in_pack": True}]
+    (project / "recipes" / "small.toml").rename(project / "recipes" / "renamed.toml")  # another recipe's folder now
+    taken = pcg("explain", "recipes/renamed.toml", "--check", cwd=project, check=False)
+    assert taken.returncode == 1 and "Up to date" not in taken.stdout and "refuses to replace it without --force" in taken.stdout, taken.stdout
+    assert taken.stderr == (
+        "error: small: its folder exports/small was built from recipes/small.toml; `pcg build --force` gives it to recipes/renamed.toml\n"
+    ), taken.stderr
     bad = pcg("explain", "--format", "yaml", cwd=project, check=False)
     assert bad.returncode == 1 and bad.stderr == "error: --format: table or json (got 'yaml')\n"
 

@@ -450,7 +450,7 @@ TILESET_RECIPE = maze_recipe("t", '[stage.tmx]\nuse = "export.tmx"\ninput = "maz
         (f'{SHEET}[autotile.wall]\nset = "corner"\nfirst = 0\n[properties.torch]\nx = 1\n', "(it has: wall, floor)"),
         # Variants: own art only, of a plain tile of `tiles`, on tiles of their own, one weight each.
         ("[variants.floor]\ntiles = [1]\n", "variants.floor.tiles: picks tiles of your own `image`; generated art draws its variants: give `count`"),
-        ("[variants.floor]\ncount = 2\nweights = [1]\n", "variants.floor.weights: gives 1 weights for 2 variants: one each"),
+        ("[variants.floor]\ncount = 2\nweights = [1]\n", "variants.floor.weights: gives 1 weight for 2 variants: one each"),
         ('[variants.wall]\ncount = 2\n[autotile.wall]\nset = "blob"\n', "variants.wall: an autotiled name is drawn by its Wang set's pieces"),
         ("tile_size = 3\n[variants.floor]\ncount = 2\n", "tile_size: drawn variants need tiles of at least 4 x 4 pixels (got [3, 3])"),
         ("[variants.floor]\ncount = 9\n", "variants.floor.count: must be <= 8"),
@@ -460,7 +460,7 @@ TILESET_RECIPE = maze_recipe("t", '[stage.tmx]\nuse = "export.tmx"\ninput = "maz
         (f'{SHEET}[variants.floor]\ntiles = [0]\n', "variants.floor.tiles: tile 0 is the tile of 'wall': a variant needs a tile of its own"),
         (f'{SHEET}[variants.floor]\ntiles = [1]\n', "variants.floor.tiles: tile 1 is the tile of 'floor': a variant needs a tile of its own"),
         (f'{SHEET}[variants.floor]\ntiles = [2, 2]\n', "variants.floor.tiles: lists a tile twice: give it a larger weight instead"),
-        (f'{SHEET}[variants.floor]\ntiles = [2, 3]\nweights = [0.5]\n', "variants.floor.weights: gives 1 weights for 2 tiles: one each"),
+        (f'{SHEET}[variants.floor]\ntiles = [2, 3]\nweights = [0.5]\n', "variants.floor.weights: gives 1 weight for 2 tiles: one each"),
         (f'{SHEET}[variants.floor]\ntiles = [2]\nweights = [0]\n', "variants.floor.weights: each is a number > 0 and <= 1000 (got 0.0)"),
         (f'{SHEET}[variants.floor]\ntiles = [2]\nweights = [inf]\n', "variants.floor.weights: each is a number > 0 and <= 1000 (got inf)"),
         (f'{SHEET}[variants.floor]\ntiles = [8]\n', "variants.floor.tiles: tile 8 is past the end of tilesets/sheet.png, which holds 8 tiles (4 x 2)"),

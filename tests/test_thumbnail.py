@@ -218,3 +218,23 @@ def test_a_contact_sheet_naming_no_previews_is_refused(tmp_path: Path, sheet: st
     with pytest.raises(RecipeError) as refused:
         load_recipe(tmp_path / "two.toml")
     assert [p.split(": ", 1)[1] for p in refused.value.problems] == [message]
+
+
+def test_a_recipe_that_changes_what_the_sheet_shows_is_not_up_to_date(tmp_path: Path) -> None:
+    # No map is stale, yet the sheet must be drawn again: explain --check and build say so.
+    project = tmp_path / "p"
+    (project / "recipes").mkdir(parents=True)
+    recipe = project / "recipes" / "two.toml"
+    recipe.write_text(SHEET_RECIPE.format(sheet="", first=PLAIN, second=BRAIDED))
+    pcg("build", "recipes", "-q", cwd=project)
+    recipe.write_text(SHEET_RECIPE.format(sheet='contact_sheet = "braided"', first=PLAIN, second=BRAIDED))
+    explained = pcg("explain", "--check", cwd=project, check=False)
+    assert explained.returncode == 1 and "contact_sheet.png: `pcg build` draws it again" in " ".join(explained.stdout.split()), explained.stdout
+    build = pcg("build", "recipes", cwd=project).stdout
+    assert "Nothing to do" not in build and "1 file written" in build, build
+    assert "Nothing to do" in pcg("build", "recipes", cwd=project).stdout
+    assert pcg("explain", "--check", cwd=project).returncode == 0
+    recipe.write_text(SHEET_RECIPE.format(sheet="contact_sheet = false", first=PLAIN, second=BRAIDED))
+    gone = pcg("explain", "--format", "json", cwd=project).stdout
+    assert '"contact_sheet": "removed"' in gone
+    assert "removed 1 file" in pcg("build", "recipes", cwd=project).stdout and not (project / "exports" / "two" / CONTACT_SHEET).exists()

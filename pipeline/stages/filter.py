@@ -218,6 +218,7 @@ def _compile(text: str) -> Callable[[dict[str, PropertyValue]], bool]:
     except SyntaxError as exc:
         # Quoted once: the error adds the value it was given.
         hint = " (to compare, write ==)" if re.search(r"(?<![=<>!])=(?!=)", text) else ""
+        hint = hint or (" (write and, or, not)" if re.search(r"&&|\|\||!(?!=)", text) else "")
         raise ValueError(f"cannot read it: {exc.msg}{hint}") from None
 
     def value(node: ast.expr) -> Callable[[dict[str, PropertyValue]], Any]:
@@ -286,7 +287,7 @@ def _compile(text: str) -> Callable[[dict[str, PropertyValue]], bool]:
                 if any(v is MISSING for v in values):
                     return None
                 for pair in zip(values, values[1:], named, named[1:]):
-                    if isinstance(pair[0], str) != isinstance(pair[1], str):  # never equal, nor ordered
+                    if _kind(pair[0]) != _kind(pair[1]):  # never equal (Python's 0 == false aside), nor ordered
                         raise PipelineError([f"where: {_mismatch(*pair)} in {text!r}"])
                 return all(op(a, b) for op, a, b in zip(ops, values, values[1:]))
 
@@ -297,14 +298,14 @@ def _compile(text: str) -> Callable[[dict[str, PropertyValue]], bool]:
     return lambda props: whole(props) is True
 
 
+def _kind(value: Any) -> str:
+    return "text" if isinstance(value, str) else "true/false" if isinstance(value, bool) else "a number"
+
+
 def _mismatch(a: Any, b: Any, name_a: str | None, name_b: str | None) -> str:
-    """Text compared with a number (or true/false), a stat the test reads named first."""
+    """Values of two kinds compared (text, a number, true/false), a stat the test reads named first."""
     (v1, n1), (v2, n2) = ((a, name_a), (b, name_b)) if name_a or not name_b else ((b, name_b), (a, name_a))
-
-    def kind(v: Any) -> str:
-        return "text" if isinstance(v, str) else "true/false" if isinstance(v, bool) else "a number"
-
-    first = f"{n1!r} is {kind(v1)} ({toml_text(v1)})" if n1 else f"{kind(v1)} {toml_text(v1)}"
-    article = "" if kind(v2) == "true/false" else "the " + kind(v2).removeprefix("a ") + " "
-    second = f"{n2!r}, {kind(v2)} ({toml_text(v2)})" if n2 else f"{article}{toml_text(v2)}"
-    return f"{first}, compared with {second}: text is equal only to text, and ordered only against text"
+    first = f"{n1!r} is {_kind(v1)} ({toml_text(v1)})" if n1 else f"{_kind(v1)} {toml_text(v1)}"
+    article = "" if _kind(v2) == "true/false" else "the " + _kind(v2).removeprefix("a ") + " "
+    second = f"{n2!r}, {_kind(v2)} ({toml_text(v2)})" if n2 else f"{article}{toml_text(v2)}"
+    return f"{first}, compared with {second}: a stat compares only with a value of its own kind"

@@ -91,12 +91,12 @@ def _tileset(tileset: Tileset, firstgid: int) -> Table:
         ("wangsets", [(None, _wangset(w)) for w in tileset.wangsets]),
         ("tilecount", tileset.tilecount),
         # Tiled lists only the tiles that have something to say: properties, collision shapes.
-        ("tiles", [(None, _tile(tileset, tile_id)) for tile_id in sorted(tileset.tile_properties.keys() | tileset.collision.keys()) if _has_data(tileset, tile_id)]),
+        ("tiles", [(None, _tile(tileset, tile_id)) for tile_id in tileset.described() if _has_data(tileset, tile_id)]),
     ]
 
 
 def _has_data(tileset: Tileset, tile_id: int) -> bool:
-    return bool(tileset.tile_properties.get(tile_id)) or bool(tileset.collision.get(tile_id))
+    return bool(tileset.tile_properties.get(tile_id)) or bool(tileset.collision.get(tile_id)) or tile_id in tileset.animation
 
 
 def _tile(tileset: Tileset, tile_id: int) -> Table:
@@ -105,6 +105,8 @@ def _tile(tileset: Tileset, tile_id: int) -> Table:
         tile.append(("properties", _properties(tileset.tile_properties[tile_id])))
     if tileset.collision.get(tile_id):
         tile.append(("objectGroup", _collision(tileset.collision[tile_id])))
+    if tile_id in tileset.animation:
+        tile.append(("animation", [(None, [("tileid", frame), ("duration", ms)]) for frame, ms in tileset.animation[tile_id]]))
     if tile_id in tileset.probability:  # last, where Tiled's own Lua export puts it
         tile.append(("probability", tileset.probability[tile_id]))
     return tile

@@ -28,6 +28,10 @@ from pipeline.tiled.tileset import sheet_grid
 TileProperty = Union[bool, int, float, str]
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 class VariantSpec(BaseModel):
     """Other tiles that draw a name now and then, so a floor does not repeat: tiles of one's own
     sheet, or for generated art, how many worn copies of the name's tile to draw."""
@@ -52,7 +56,7 @@ class VariantSpec(BaseModel):
         if self.weights is not None:
             many, what = (len(self.tiles), "tiles") if self.tiles is not None else (self.count or 0, "variants")
             if len(self.weights) != many:
-                raise KeyedError("weights", f"gives {len(self.weights)} weights for {many} {what}: one each")
+                raise KeyedError("weights", f"gives {_count(len(self.weights), 'weight')} for {many} {what}: one each")
             bad = [w for w in self.weights if not (0 < w <= 1000)]
             if bad:
                 raise KeyedError("weights", f"each is a number > 0 and <= 1000 (got {toml_text(bad[0])})")
@@ -62,6 +66,31 @@ class VariantSpec(BaseModel):
         """(tile id, weight) of each variant; generated ones numbered from `first`."""
         ids = self.tiles if self.tiles is not None else tuple(range(first, first + (self.count or 0)))
         return tuple(zip(ids, self.weights or (1.0,) * len(ids)))
+
+
+class AnimationSpec(BaseModel):
+    """Frames a name's tile cycles through where the engine animates tiles (Tiled, Godot, Bevy)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    frames: tuple[int, ...] = Field(min_length=2, description="Tile ids shown in turn, usually from the name's own tile.")
+    duration: Union[int, tuple[int, ...]] = Field(200, description="Milliseconds each frame shows: one for all, or one per frame.")
+
+    @model_validator(mode="after")
+    def _timed(self) -> AnimationSpec:
+        if min(self.frames) < 0:
+            raise KeyedError("frames", f"tile ids are >= 0 (got {min(self.frames)})")
+        durations = (self.duration,) if isinstance(self.duration, int) else self.duration
+        if not isinstance(self.duration, int) and len(durations) != len(self.frames):
+            raise KeyedError("duration", f"gives {_count(len(durations), 'duration')} for {len(self.frames)} frames: one, or one each")
+        if not all(1 <= d <= 60_000 for d in durations):
+            raise KeyedError("duration", f"is in milliseconds, 1..60000 (got {toml_text(self.duration)})")
+        return self
+
+    def timed(self) -> tuple[tuple[int, int], ...]:
+        """(tile id, milliseconds) of each frame."""
+        durations = (self.duration,) * len(self.frames) if isinstance(self.duration, int) else self.duration
+        return tuple(zip(self.frames, durations))
 
 
 class AutotileSpec(BaseModel):
@@ -117,6 +146,9 @@ class TilesetSpec(BaseModel):
     icons: dict[str, Icon] = Field(default_factory=dict, description="Generated art: names drawn as a picture (door, chest or key) in their colour.")
     properties: dict[str, dict[str, TileProperty]] = Field(default_factory=dict, description="Per-name tile properties; solid = true also gives the tile a full-tile collision box.")
     autotile: dict[str, AutotileSpec] = Field(default_factory=dict, description="Symbols drawn with a Wang set.")
+    animations: dict[str, AnimationSpec] = Field(
+        default_factory=dict, description="Own art: a name's tile animated through frames of your image (water, torches), where the engine animates tiles."
+    )
     variants: dict[str, VariantSpec] = Field(
         default_factory=dict, description="Other tiles that draw a name here and there (a floor's cracks and moss): `tiles` of your image, or `count` drawn."
     )
@@ -177,8 +209,9 @@ class TilesetSpec(BaseModel):
         if self.icons and min(self.tile_size) < 6:
             raise KeyedError("tile_size", f"icons need tiles of at least 6 x 6 pixels (got {list(self.tile_size)})")
         if self.image is None:
-            if "tiles" in self.model_fields_set:
-                raise KeyedError("tiles", "belongs to a tileset with your own `image`")
+            for key in ("tiles", "animations"):
+                if key in self.model_fields_set:
+                    raise KeyedError(key, "belongs to a tileset with your own `image`")
             self._check_drawn_variants()
             for name, auto in self.autotile.items():
                 if auto.tile_ids() is not None:
@@ -193,6 +226,10 @@ class TilesetSpec(BaseModel):
                 if auto.tile_ids() is None:
                     raise KeyedError(f"autotile.{name}", "needs `first` or `tiles` (its tiles in your image)")
             self._check_variants()
+            for name in self.animations:
+                if name not in self.tiles:
+                    hint = did_you_mean(name, list(self.tiles)) or f" (it has: {', '.join(self.tiles)})"
+                    raise KeyedError(f"animations.{name}", f"names no tile of `tiles`{hint}")
             drawn = list(dict.fromkeys([*self.tiles, *self.autotile]))
             for name in self.properties:
                 if name not in drawn:
@@ -285,6 +322,7 @@ def check_tile_ids(spec: TilesetSpec, width: int, height: int, image: str) -> st
     named = [(f"tiles.{n}", (i,)) for n, i in spec.tiles.items()]
     sets = [(f"autotile.{n}", a.tile_ids() or ()) for n, a in spec.autotile.items()]
     sets += [(f"variants.{n}.tiles", v.tiles) for n, v in spec.variants.items() if v.tiles is not None]
+    sets += [(f"animations.{n}.frames", a.frames) for n, a in spec.animations.items()]
     for key, ids in named + sets:
         bad = sorted({i for i in ids if i >= count})
         if bad:

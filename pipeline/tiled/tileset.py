@@ -86,6 +86,12 @@ class Tileset:
     # Variant tiles' weights against their name's own tile (Tiled's probability, 1 when unset):
     # what Tiled's random brush uses, as the build does.
     probability: dict[int, float] = field(default_factory=dict)
+    # Animated tiles: tile id -> its frames, (tile id, milliseconds), as Tiled's animation editor writes them.
+    animation: dict[int, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+
+    def described(self) -> list[int]:
+        """The tiles a tileset file lists: those with properties, a collision shape or frames."""
+        return sorted(self.tile_properties.keys() | self.collision.keys() | self.animation.keys())
 
     @property
     def tilecount(self) -> int:
@@ -120,13 +126,17 @@ class Tileset:
         attrs.update({"tilecount": str(self.tilecount), "columns": str(self.columns)})
         node = ET.Element("tileset", attrs)
         ET.SubElement(node, "image", {"source": self.image, "width": str(self.image_width), "height": str(self.image_height)})
-        for tile_id in sorted(self.tile_properties.keys() | self.collision.keys()):
+        for tile_id in self.described():
             tile = ET.SubElement(node, "tile", {"id": str(tile_id)})
             if tile_id in self.probability:
                 tile.set("probability", f"{self.probability[tile_id]:g}")
             add_properties(tile, self.tile_properties.get(tile_id, {}))
             if tile_id in self.collision:
                 _collision_element(tile, self.collision[tile_id])
+            if tile_id in self.animation:
+                frames = ET.SubElement(tile, "animation")
+                for frame, ms in self.animation[tile_id]:
+                    ET.SubElement(frames, "frame", {"tileid": str(frame), "duration": str(ms)})
         if self.wangsets:
             group = ET.SubElement(node, "wangsets")
             for wangset in self.wangsets:
@@ -134,7 +144,10 @@ class Tileset:
         return node
 
     def _tile_json(self, tile_id: int) -> dict[str, Any]:
-        tile: dict[str, Any] = {"id": tile_id}
+        tile: dict[str, Any] = {}
+        if tile_id in self.animation:  # Tiled writes a tile's keys in alphabetical order
+            tile["animation"] = [{"duration": ms, "tileid": frame} for frame, ms in self.animation[tile_id]]
+        tile["id"] = tile_id
         if tile_id in self.collision:
             tile["objectgroup"] = _collision_json(self.collision[tile_id])
         if tile_id in self.probability:
@@ -162,8 +175,8 @@ class Tileset:
                 "tileheight": self.tile_height,
             }
         )
-        if self.tile_properties or self.collision:
-            out["tiles"] = [self._tile_json(tile_id) for tile_id in sorted(self.tile_properties.keys() | self.collision.keys())]
+        if self.described():
+            out["tiles"] = [self._tile_json(tile_id) for tile_id in self.described()]
         out["tilewidth"] = self.tile_width
         if firstgid is None:
             out.update({"tiledversion": TILED_VERSION, "type": "tileset", "version": FORMAT_VERSION})

@@ -340,6 +340,7 @@ def _tileset(
         wangsets=tuple(wangsets),
         collision=collision,
         probability=dict(sorted((tile, weight) for weighted in variants.values() for tile, weight in weighted)),
+        animation={names[name]: spec.animations[name].timed() for name in sorted(spec.animations, key=names.__getitem__)},
     )
 
 

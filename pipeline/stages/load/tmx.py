@@ -532,8 +532,9 @@ def _to_level(parsed: _Map, layer: str | None, empty: str) -> tuple[Level, np.nd
             raise MapFileError(f"{_where(gid, gids, source, chosen)}: tile gid {gid} is in none of the map's tilesets")
         props = ts.tiles.get(local, {})
         prefix = ours.setdefault(ts.firstgid, _exported(ts))
-        if prefix is not None:
-            props = {**props, "symbol": props[f"{prefix}name"], "char": props[f"{prefix}symbol"]}
+        if prefix is not None and props:
+            char = props.get(f"{prefix}symbol")  # none on an object tile painted into the map
+            props = {**props, "symbol": props[f"{prefix}name"], **({"char": char} if char else {})}
         symbol = props.get("symbol")
         if not isinstance(symbol, str) or not symbol or isinstance(symbol, Color):
             raise MapFileError(
@@ -567,15 +568,16 @@ def _to_level(parsed: _Map, layer: str | None, empty: str) -> tuple[Level, np.nd
 
 def _exported(ts: _Tileset) -> str | None:
     """The property prefix of a tileset our exporters wrote ("", or "data_" from the godot
-    profile), else None. Ours name each tile's symbol in `name` and give its char as `symbol`:
-    read so, an exported map loads back with the symbols it had, touched up in Tiled or not. Only
-    when every tile of the tileset is so, without a `char`: a tileset drawn by hand that gives
-    some tile a one-letter `symbol` and a `name` keeps its `symbol` as the symbol."""
+    profile), else None. Ours name every tile in `name`, and give a symbol's char as a one-letter
+    `symbol` (object tiles, such as a chest, have none): read so, an exported map loads back with
+    the symbols it had, touched up in Tiled or not. Only when every tile is so, and none has a
+    `char`: a tileset drawn by hand that gives some tile a one-letter `symbol` and a `name`
+    keeps its `symbol` as the symbol."""
     tiles = [props for props in ts.tiles.values() if props]
     for prefix in ("", "data_"):
-        if tiles and all(
-            isinstance(p.get(f"{prefix}name"), str) and p[f"{prefix}name"] and isinstance(p.get(f"{prefix}symbol"), str)
-            and len(p[f"{prefix}symbol"]) == 1 and "char" not in p
+        if any(f"{prefix}symbol" in p for p in tiles) and all(
+            isinstance(p.get(f"{prefix}name"), str) and p[f"{prefix}name"] and "char" not in p
+            and (f"{prefix}symbol" not in p or (isinstance(p[f"{prefix}symbol"], str) and len(p[f"{prefix}symbol"]) == 1))
             for p in tiles
         ):
             return prefix
