@@ -333,7 +333,7 @@ class Builder:
         removed = 0
         for rel, digest in (plan.previous or {}).get("pack_files", {}).items():
             if rel not in keep and self._stamps(plan).digest(plan.pack_dir / rel, rel) == digest:
-                (plan.pack_dir / rel).unlink()
+                _unlink(plan.pack_dir, rel)
                 removed += 1
         for entry in (plan.previous or {}).get("maps", []):
             if entry["index"] not in current and entry["index"] < plan.recipe.pack.maps:
@@ -343,7 +343,7 @@ class Builder:
                     continue
                 target = plan.pack_dir / rel
                 if self._stamps(plan).digest(target, rel) == digest:
-                    target.unlink()
+                    _unlink(plan.pack_dir, rel)
                     removed += 1
                     keep.add(rel)  # shared files appear in many entries: remove once
         return removed
@@ -401,6 +401,20 @@ def _sweep(plan: PackPlan, manifest: dict[str, Any], record: Record) -> int:
         if not target.is_file() or target.is_symlink():
             continue
         if rel not in before or sha256_file(target) in record.wrote.get(rel, ()):
-            target.unlink()
+            _unlink(plan.pack_dir, rel)
             removed += 1
     return removed
+
+
+def _unlink(pack_dir: Path, rel: str) -> None:
+    """Delete a pack file and the folders it leaves empty (previews/ after `preview = false`);
+    a folder that holds anything else, a file of the user's say, stays."""
+    target = pack_dir / rel
+    target.unlink()
+    for folder in target.parents:
+        if folder == pack_dir or pack_dir not in folder.parents:
+            break
+        try:
+            folder.rmdir()
+        except OSError:  # not empty
+            break

@@ -325,6 +325,12 @@ def test_map_builds_then_a_shrink_leave_no_orphans(project: Path) -> None:
     out = pcg("build", "recipes", cwd=project).stdout
     assert "removed 4 files that no map writes any more" in out
     assert not any(name.startswith("colour_maps/") for name in tree_digests(project / PACK))
+    assert not (project / PACK / "colour_maps").exists()  # nor the folder it leaves empty
+    # A folder that holds a file of the user's stays, with the file.
+    (project / PACK / "previews" / "notes.txt").write_text("mine")
+    edit(project, 'tile_size = 8\n', 'tile_size = 8\npreview = false\n')
+    assert "removed 5 files" in pcg("build", "recipes", cwd=project).stdout  # 4 previews, and the sheet of them
+    assert [p.name for p in (project / PACK / "previews").iterdir()] == ["notes.txt"]
 
 
 def test_a_map_build_after_editing_the_recipe_keeps_a_verifiable_pack(project: Path) -> None:
