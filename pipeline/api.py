@@ -57,7 +57,7 @@ class PackResult:
 
     @property
     def up_to_date(self) -> bool:
-        # Files written with no map built: a pack file made again (the contact sheet, an LDtk project).
+        # Files written with no map built: the contact sheet drawn again, an edited LDtk project made again.
         return self.built == 0 and not self.failures and not self.files_written
 
 

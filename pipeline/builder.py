@@ -57,7 +57,7 @@ class PackReport:
 
     @property
     def up_to_date(self) -> bool:
-        # Files written with no map built: a pack file made again (the contact sheet, an LDtk project).
+        # Files written with no map built: the contact sheet drawn again, an edited LDtk project made again.
         return self.built == 0 and not self.failures and not self.files_written
 
 
@@ -151,6 +151,7 @@ class Builder:
             recorded = (plan.previous or {}).get("pack_files", {})
             pack_files, restored = update_pack_files(plan.pack_dir, recipe, manifest, recorded, self.force, temp) if error is None else (recorded, [])
             report.warnings += [f"{recipe.path}: {plan.pack_dir / rel}: edited since the last build; made again (a build owns its files)" for rel in restored]
+            report.files_written += len(restored)
             if pack_files:
                 manifest["pack_files"] = pack_files
             if error is None:
@@ -411,8 +412,11 @@ def _unlink(pack_dir: Path, rel: str) -> None:
     a folder that holds anything else, a file of the user's say, stays."""
     target = pack_dir / rel
     target.unlink()
+    inside = pack_dir.resolve()
     for folder in target.parents:
-        if folder == pack_dir or pack_dir not in folder.parents:
+        # Only real folders inside the pack: not the pack itself, not through a symlink (a
+        # `dir` linked into a game's assets), not above it by `..`.
+        if folder == pack_dir or folder.is_symlink() or not folder.resolve().is_relative_to(inside) or folder.resolve() == inside:
             break
         try:
             folder.rmdir()

@@ -143,7 +143,7 @@ def _print_report(console: "Console", plan: "PackPlan", report: "PackReport") ->
     runs = report.stage_runs
     ran = ", ".join(f"{s.name} x{runs[s.name]}" for s in plan.recipe.stages if runs[s.name])
     # Runs count stages that finished: a map that failed in its first stage still ran that stage.
-    did = f"ran {ran}" if ran else "no stage finished" if report.built < report.maps else "ran nothing"
+    did = f"ran {ran}" if ran else "no stage finished" if report.failures else "ran nothing"
     # With --map the maps planned are a few of the pack's: say so, or "1/1" reads as the whole pack.
     total = plan.recipe.pack.maps
     asked = f" asked for (the pack has {total})" if report.maps < total else ""
@@ -214,7 +214,7 @@ def build(
     _build(recipes, problems, jobs, force, maps, out, cache, quiet, _console(), dask, limit, strict)
 
 
-STRICT = " (a warning: --strict refuses it)"
+STRICT = " (a warning: not built, as --strict makes warnings errors)"
 
 
 def _build(
@@ -255,7 +255,8 @@ def _build(
         bars.stop()
     problems = problems + outcome.problems
     if strict and built_warnings:
-        problems.append(f"--strict: the {_count(len(built_warnings), 'warning')} above, found while building, count as errors")
+        n = len(built_warnings)
+        problems.append(f"--strict: the {_count(n, 'warning')} above, found while building, {'counts as an error' if n == 1 else 'count as errors'}")
     if outcome.trimmed and outcome.trimmed.removed and not quiet:
         from pipeline.cache import format_size
 
@@ -451,7 +452,7 @@ def explain(
         problems.append(f"{', '.join(stale)}: not up to date ({len(stale)} of {_count(len(packs), 'pack')}); `pcg build` makes {'it' if len(stale) == 1 else 'them'}")
     for p in packs if check else []:
         if p.owner is not None:
-            problems.append(f"{p.pack}: its folder {p.pack_dir} was built from {p.owner}; `pcg build --force` gives it to {p.recipe}")
+            problems.append(f"{p.pack}: its folder {p.pack_dir} was built from {p.owner}; `pcg build {p.recipe} --force` gives it to that recipe")
     if problems:
         _fail(problems)
         raise typer.Exit(1)
@@ -490,12 +491,13 @@ def _print_explanation(pack: "PackExplanation") -> None:
         console.print(f"The pack no longer has {shown_maps}: `pcg build` removes {'its' if len(pack.obsolete) == 1 else 'their'} files.")
     for rel in pack.edited:
         console.print(f"{pack.pack_dir / rel} was edited since the last build: `pcg build` makes it again.")
+    what = {"written": "draws it again (the recipe changed what it shows)", "missing": "draws it again (it is missing)", "removed": "removes it"}
     if pack.sheet is not None:
-        console.print(f"{pack.pack_dir / 'contact_sheet.png'}: `pcg build` {'draws it again (the recipe changed what it shows)' if pack.sheet == 'written' else 'removes it'}.")
+        console.print(f"{pack.pack_dir / 'contact_sheet.png'}: `pcg build` {what[pack.sheet]}.")
     if pack.rebuild:
         console.print(f"`pcg build` would rebuild {len(pack.rebuild)} of {_count(pack.maps, 'map')}.")
     elif pack.owner is None:  # else the line above says what a build would do: refuse
-        removed, remade = [*pack.obsolete, *[pack.sheet] * (pack.sheet == "removed")], [*pack.edited, *[pack.sheet] * (pack.sheet == "written")]
+        removed, remade = [*pack.obsolete, *[pack.sheet] * (pack.sheet == "removed")], [*pack.edited, *[pack.sheet] * (pack.sheet in ("written", "missing"))]
         only = " and ".join(w for w, files in (("remove", removed), ("remake", remade)) if files)
         console.print(f"No stage to run: `pcg build` would only {only} those files." if only else "Up to date: `pcg build` would run no stage.")
 

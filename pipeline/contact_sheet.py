@@ -51,11 +51,14 @@ def update_contact_sheet(
 
 
 def sheet_change(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any]) -> str | None:
-    """What a build with this manifest would do to the sheet ("written" or "removed"), if anything."""
+    """What a build with this manifest would do to the sheet: "written" (it shows something else
+    now), "missing" (drawn again), "removed", or None."""
     path = pack_dir / CONTACT_SHEET
     key = _planned(recipe, manifest)[2]
     if key is None:
         return "removed" if path.exists() else None
+    if not path.exists():
+        return "missing"
     return None if _stored_key(path) == key else "written"
 
 

@@ -7,7 +7,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from pipeline.recipe import Recipe
@@ -39,7 +39,7 @@ class PackExplanation:
     obsolete: tuple[int, ...]  # built maps the pack no longer has: their files go
     edited: tuple[str, ...]  # the pack's own files (an LDtk project...) edited since the build, in its folder
     owner: str | None  # another recipe that built the pack folder: `pcg build` refuses without --force
-    sheet: str | None = None  # what a build would do to contact_sheet.png: "written" (its recipe changed it) or "removed"
+    sheet: str | None = None  # what a build would do to contact_sheet.png: "written", "missing" or "removed" (contact_sheet.sheet_change)
     seeds: tuple[tuple[int, int, int, bool], ...] = ()  # [pack.seeds]: (map, seed, rerolls, map in the pack)
 
     @property
@@ -80,8 +80,14 @@ def explain(recipe: Recipe, maps: list[int] | None, out: Path, cache: Path) -> P
         owner=plan.owner,
         seeds=tuple((o.map, o.seed, o.rerolls, o.in_pack) for o in overrides(recipe) if not maps or o.map in maps),
         # With maps to build the sheet follows them anyway; with none, the recipe may still change it.
-        sheet=sheet_change(plan.pack_dir, recipe, plan.previous) if plan.previous and not plan.stale_maps and not maps else None,
+        sheet=sheet_change(plan.pack_dir, recipe, _kept(plan.previous, plan.obsolete)) if plan.previous and not plan.stale_maps and not maps else None,
     )
+
+
+def _kept(manifest: dict[str, Any], obsolete: list[int]) -> dict[str, Any]:
+    """The manifest as a build would leave it when it builds no map: without the maps dropped."""
+    dropped = set(obsolete)
+    return {**manifest, "maps": [m for m in manifest["maps"] if m["index"] not in dropped]}
 
 
 def explanations_json(packs: list[PackExplanation]) -> str:

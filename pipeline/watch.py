@@ -183,8 +183,9 @@ class Watcher:
         for plan, report in outcome.reports:
             if report.built:
                 self.echo(f"{recipe.pack.name}: rebuilt {report.built} of {len(plan.maps)} maps in {took:.2f} s ({report.files_written} files written)")
-            elif report.files_removed:
-                self.echo(f"{recipe.pack.name}: removed {report.files_removed} files in {took:.2f} s")
+            elif report.files_removed or report.files_written:
+                done = [f"{n} files {what}" for n, what in ((report.files_written, "written"), (report.files_removed, "removed")) if n]
+                self.echo(f"{recipe.pack.name}: {' and '.join(done)} in {took:.2f} s")
             elif not report.failures:
                 self.echo(f"{recipe.pack.name}: up to date ({took:.2f} s)")
             for failure in report.failures:

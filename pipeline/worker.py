@@ -280,7 +280,9 @@ def _run_attempt(recipe: Recipe, cache: LevelCache, task: MapTask, levels: _Leve
                 failed.append(exc)
         if failed:
             first, *more = failed
-            return MapResult(task.index, failure=(first.stage, first.message), more_failures=[(f.stage, f.message) for f in more], ran=result.ran)
+            return MapResult(
+                task.index, failure=(first.stage, first.message), more_failures=[(f.stage, f.message) for f in more], ran=result.ran, warnings=result.warnings
+            )
         result.thumbnail = _thumbnail(recipe, task, level_of)
     except StageFailed as failed_stage:  # what ran before it did run (and is cached): the report says so
         return MapResult(task.index, failure=(failed_stage.stage, failed_stage.message), ran=result.ran)

@@ -230,6 +230,9 @@ def test_text_compared_with_a_number_is_one_clear_error() -> None:
         assert caught.value.problems == [message]
     assert _judged(Filter(where='theme == "ice"', attempts=3), theme="ice") is None
     assert _judged(Filter(where="solid == true and area > 2.5", attempts=3), solid=True, area=3) is None  # int and float are one kind
+    import numpy as np
+
+    assert _judged(Filter(where="solved == true", attempts=3), solved=np.bool_(True)) is None  # a plugin's numpy bool is true/false
 
 
 @pytest.mark.parametrize("keep", ['where = "difficulty >= {d}"\nattempts = 400', 'where = "difficulty >= {d}"\nattempts = 400\nbest = {{ stat = "difficulty", of = 2 }}'])

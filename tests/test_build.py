@@ -103,7 +103,7 @@ def test_explain_check_fails_a_stale_pack_and_json_says_why(project: Path) -> No
     taken = pcg("explain", "recipes/renamed.toml", "--check", cwd=project, check=False)
     assert taken.returncode == 1 and "Up to date" not in taken.stdout and "refuses to replace it without --force" in taken.stdout, taken.stdout
     assert taken.stderr == (
-        "error: small: its folder exports/small was built from recipes/small.toml; `pcg build --force` gives it to recipes/renamed.toml\n"
+        "error: small: its folder exports/small was built from recipes/small.toml; `pcg build recipes/renamed.toml --force` gives it to that recipe\n"
     ), taken.stderr
     bad = pcg("explain", "--format", "yaml", cwd=project, check=False)
     assert bad.returncode == 1 and bad.stderr == "error: --format: table or json (got 'yaml')\n"
@@ -215,15 +215,16 @@ def test_strict_makes_warnings_errors(project: Path) -> None:
     assert strict.returncode == 1 and not (project / PACK).exists()
     assert strict.stderr.strip() == (
         "error: recipes/small.toml: stage.loose: no export stage reads it, directly or through other stages, so it never runs"
-        " (a warning: --strict refuses it)"
+        " (a warning: not built, as --strict makes warnings errors)"
     ), strict.stderr
     (project / "tilesets").mkdir()
     (project / "tilesets" / "m.toml").write_text('tile_size = 8\n[colors]\nwal = "#000000"\n')
     recipe.write_text(good.replace('tile_size = 8\n', 'tileset = "../tilesets/m.toml"\n', 1))
     built_anyway = pcg("build", "recipes", "--strict", "-q", cwd=project, check=False)
     assert built_anyway.returncode == 1 and (project / PACK / "map_000.tmx").is_file()
-    assert built_anyway.stderr.splitlines()[-1] == "error: --strict: the 1 warning above, found while building, count as errors", built_anyway.stderr
-    assert pcg("build", "recipes", "-q", cwd=project).returncode == 0  # without it, a warning is a warning
+    assert built_anyway.stderr.splitlines()[-1] == "error: --strict: the 1 warning above, found while building, counts as an error", built_anyway.stderr
+    lenient = pcg("build", "recipes", "-q", "--force", cwd=project)  # without it, a warning is a warning
+    assert lenient.returncode == 0 and "did you mean 'wal'?" in lenient.stderr, lenient.stderr
 
 
 def test_every_failing_exporter_of_a_map_is_told_in_one_build(project: Path) -> None:
@@ -237,6 +238,27 @@ def test_every_failing_exporter_of_a_map_is_told_in_one_build(project: Path) -> 
     assert proc.returncode == 1 and "6 maps failed" in proc.stderr, proc.stderr
     rows = [line.split()[2] for line in proc.stderr.splitlines() if line.startswith("recipes/small.toml")]
     assert rows == ["tmx", "tmx2"], proc.stderr
+
+
+def test_emptied_folders_go_but_never_outside_the_pack(tmp_path: Path) -> None:
+    from pipeline.builder import _unlink
+
+    pack, outside = tmp_path / "exports" / "p", tmp_path / "assets"
+    (pack / "previews").mkdir(parents=True)
+    (pack / "previews" / "m.png").write_bytes(b"x")
+    _unlink(pack, "previews/m.png")
+    assert pack.is_dir() and not (pack / "previews").exists()
+    # A `dir` linked into a game's assets: the folder behind the link stays.
+    (outside / "maps").mkdir(parents=True)
+    (outside / "maps" / "m.tmx").write_bytes(b"x")
+    (pack / "linked").symlink_to(outside)
+    _unlink(pack, "linked/maps/m.tmx")
+    assert (outside / "maps").is_dir()
+    # A path that climbs out (a hand-edited manifest): nothing above the pack goes.
+    (tmp_path / "exports" / "other").mkdir()
+    (tmp_path / "exports" / "other" / "x.png").write_bytes(b"x")
+    _unlink(pack, "../other/x.png")
+    assert (tmp_path / "exports" / "other").is_dir()
 
 
 def test_manifest_records_seeds_versions_and_hashes(project: Path) -> None:

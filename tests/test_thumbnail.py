@@ -234,7 +234,15 @@ def test_a_recipe_that_changes_what_the_sheet_shows_is_not_up_to_date(tmp_path: 
     assert "Nothing to do" not in build and "1 file written" in build, build
     assert "Nothing to do" in pcg("build", "recipes", cwd=project).stdout
     assert pcg("explain", "--check", cwd=project).returncode == 0
-    recipe.write_text(SHEET_RECIPE.format(sheet="contact_sheet = false", first=PLAIN, second=BRAIDED))
+    sheet = project / "exports" / "two" / CONTACT_SHEET
+    sheet.unlink()
+    assert "contact_sheet.png: `pcg build` draws it again (it is missing)" in " ".join(pcg("explain", cwd=project).stdout.split())
+    pcg("build", "recipes", "-q", cwd=project)
+    # A pack shrunk: no map to build, yet the sheet shows one map fewer.
+    recipe.write_text(SHEET_RECIPE.format(sheet='contact_sheet = "braided"', first=PLAIN, second=BRAIDED).replace("maps = 3", "maps = 2"))
+    assert '"contact_sheet": "written"' in pcg("explain", "--format", "json", cwd=project).stdout
+    pcg("build", "recipes", "-q", cwd=project)
+    recipe.write_text(SHEET_RECIPE.format(sheet="contact_sheet = false", first=PLAIN, second=BRAIDED).replace("maps = 3", "maps = 2"))
     gone = pcg("explain", "--format", "json", cwd=project).stdout
     assert '"contact_sheet": "removed"' in gone
     assert "removed 1 file" in pcg("build", "recipes", cwd=project).stdout and not (project / "exports" / "two" / CONTACT_SHEET).exists()

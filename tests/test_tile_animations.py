@@ -17,7 +17,8 @@ from pipeline.errors import RecipeError
 from pipeline.recipe import load_recipe
 
 SHEET = 'image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\nfloor = 1\nwater = 4\n'
-ANIMATED = SHEET + "[animations.water]\nframes = [4, 5, 6, 7]\nduration = [300, 100, 100, 100]\n"
+# A solid wall with a variant too: Tiled's own Lua puts a tile's probability before its collision.
+ANIMATED = SHEET + "[animations.water]\nframes = [4, 5, 6, 7]\nduration = [300, 100, 100, 100]\n[variants.wall]\ntiles = [2]\nweights = [0.2]\n[properties.wall]\nsolid = true\n"
 
 RECIPE = """\
 [pack]
@@ -113,6 +114,11 @@ def test_tiled_reads_the_frames_and_its_own_lua_export_writes_them_as_we_do(tmp_
         (SHEET + "[animations.water]\nframes = [4, 5]\nduration = [100]\n", "animations.water.duration: gives 1 duration for 2 frames: one, or one each"),
         (SHEET + "[animations.water]\nframes = [4, 5]\nduration = 0\n", "animations.water.duration: is in milliseconds, 1..60000 (got 0)"),
         (SHEET + "[animations.water]\nframes = [-1, 5]\n", "animations.water.frames: tile ids are >= 0 (got -1)"),
+        (SHEET + "[animations.water]\nframes = [4, 5]\nduration = [100, 0]\n", "animations.water.duration: is in milliseconds, 1..60000 (got 0)"),
+        (
+            SHEET.replace("water = 4\n", "water = 4\nlake = 4\n") + "[animations.water]\nframes = [4, 5]\n[animations.lake]\nframes = [4, 6]\n",
+            "animations.lake: 'lake' shares tile 4 with 'water', which is animated too: give one a tile of its own",
+        ),
     ],
 )
 def test_a_bad_animation_is_one_clear_error(tmp_path: Path, tileset: str, message: str, monkeypatch: pytest.MonkeyPatch) -> None:

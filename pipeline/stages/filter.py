@@ -40,7 +40,7 @@ class Best(BaseModel):
         return value
 
 
-@stage("filter", version=1)
+@stage("filter", version=2)
 class Filter(StageParams):
     """Pass a map on only if its properties satisfy `where`, or keep the best of several attempts.
     `where` compares property names with numbers, strings or true/false, joined by `and`, `or`,
@@ -299,7 +299,8 @@ def _compile(text: str) -> Callable[[dict[str, PropertyValue]], bool]:
 
 
 def _kind(value: Any) -> str:
-    return "text" if isinstance(value, str) else "true/false" if isinstance(value, bool) else "a number"
+    # numpy's bool is not Python's: a plugin's stat may be either.
+    return "text" if isinstance(value, str) else "true/false" if isinstance(value, (bool, np.bool_)) else "a number"
 
 
 def _mismatch(a: Any, b: Any, name_a: str | None, name_b: str | None) -> str:

@@ -100,15 +100,16 @@ def _has_data(tileset: Tileset, tile_id: int) -> bool:
 
 
 def _tile(tileset: Tileset, tile_id: int) -> Table:
+    # In the order Tiled's own Lua export writes a tile's keys.
     tile: Table = [("id", tile_id)]
     if tileset.tile_properties.get(tile_id):
         tile.append(("properties", _properties(tileset.tile_properties[tile_id])))
+    if tile_id in tileset.probability:
+        tile.append(("probability", tileset.probability[tile_id]))
     if tileset.collision.get(tile_id):
         tile.append(("objectGroup", _collision(tileset.collision[tile_id])))
     if tile_id in tileset.animation:
         tile.append(("animation", [(None, [("tileid", frame), ("duration", ms)]) for frame, ms in tileset.animation[tile_id]]))
-    if tile_id in tileset.probability:  # last, where Tiled's own Lua export puts it
-        tile.append(("probability", tileset.probability[tile_id]))
     return tile
 
 

@@ -83,8 +83,9 @@ class AnimationSpec(BaseModel):
         durations = (self.duration,) if isinstance(self.duration, int) else self.duration
         if not isinstance(self.duration, int) and len(durations) != len(self.frames):
             raise KeyedError("duration", f"gives {_count(len(durations), 'duration')} for {len(self.frames)} frames: one, or one each")
-        if not all(1 <= d <= 60_000 for d in durations):
-            raise KeyedError("duration", f"is in milliseconds, 1..60000 (got {toml_text(self.duration)})")
+        bad = [d for d in durations if not 1 <= d <= 60_000]
+        if bad:
+            raise KeyedError("duration", f"is in milliseconds, 1..60000 (got {bad[0]})")
         return self
 
     def timed(self) -> tuple[tuple[int, int], ...]:
@@ -226,10 +227,15 @@ class TilesetSpec(BaseModel):
                 if auto.tile_ids() is None:
                     raise KeyedError(f"autotile.{name}", "needs `first` or `tiles` (its tiles in your image)")
             self._check_variants()
+            animated: dict[int, str] = {}
             for name in self.animations:
                 if name not in self.tiles:
                     hint = did_you_mean(name, list(self.tiles)) or f" (it has: {', '.join(self.tiles)})"
                     raise KeyedError(f"animations.{name}", f"names no tile of `tiles`{hint}")
+                tile = self.tiles[name]
+                if tile in animated:  # a tile has one animation: one of the two would be lost
+                    raise KeyedError(f"animations.{name}", f"{name!r} shares tile {tile} with {animated[tile]!r}, which is animated too: give one a tile of its own")
+                animated[tile] = name
             drawn = list(dict.fromkeys([*self.tiles, *self.autotile]))
             for name in self.properties:
                 if name not in drawn:
