@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Callable, List, Optional, TypeVar
 import typer
 
 from pipeline.api import open_executor as _executor
+from pipeline.output import counted
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from pipeline.builder import PackReport
     from pipeline.dask_executor import DaskOptions
     from pipeline.explanation import PackExplanation
-    from pipeline.pins import SeedChange
+    from pipeline.pins import Override, SeedChange
     from pipeline.plan import PackPlan
     from pipeline.recipe import Recipe
     from pipeline.registry import StageParams
@@ -130,12 +131,10 @@ def _check_maps(recipes: list["Recipe"], maps: list[int] | None, key: str = "--m
         raise PipelineError(bad)
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _print_report(console: "Console", plan: "PackPlan", report: "PackReport") -> None:
-    removed = f"removed {_count(report.files_removed, 'file')} that no map writes any more" if report.files_removed else ""
+    removed = f"removed {counted(report.files_removed, 'file')} that no map writes any more" if report.files_removed else ""
     if report.up_to_date:
         if removed:
             console.print(f"[bold]{report.name}[/bold]: {removed}", soft_wrap=True)
@@ -149,7 +148,7 @@ def _print_report(console: "Console", plan: "PackPlan", report: "PackReport") ->
     asked = f" asked for (the pack has {total})" if report.maps < total else ""
     console.print(
         f"[bold]{report.name}[/bold]: built {report.built}/{report.maps} maps{asked} in {report.seconds:.2f} s"
-        f" ({_count(report.files_written, 'file')} written; {did}{'; ' + removed if removed else ''})",
+        f" ({counted(report.files_written, 'file')} written; {did}{'; ' + removed if removed else ''})",
         soft_wrap=True,
     )
 
@@ -226,10 +225,12 @@ def _build(
     from pipeline.pack_progress import PackProgress
     from pipeline.workspace import Workspace
 
+    warned = [(r, r.warnings()) for r in recipes]
     if strict:  # a recipe with a warning is refused as one with a problem is: not built
-        problems = problems + [line + STRICT for r in recipes for line in r.warnings()]
-        recipes = [r for r in recipes if not r.warnings()]
-    _warn([line for r in recipes for line in r.warnings()])
+        problems = problems + [line + STRICT for _, lines in warned for line in lines]
+        recipes = [r for r, lines in warned if not lines]
+    else:
+        _warn([line for _, lines in warned for line in lines])
     bars = PackProgress(console, quiet)
     built_warnings: list[str] = []
 
@@ -256,17 +257,17 @@ def _build(
     problems = problems + outcome.problems
     if strict and built_warnings:
         n = len(built_warnings)
-        problems.append(f"--strict: the {_count(n, 'warning')} above, found while building, {'counts as an error' if n == 1 else 'count as errors'}")
+        problems.append(f"--strict: the {counted(n, 'warning')} above, found while building, {'counts as an error' if n == 1 else 'count as errors'}")
     if outcome.trimmed and outcome.trimmed.removed and not quiet:
         from pipeline.cache import format_size
 
         trimmed = outcome.trimmed
-        console.print(f"cache: removed {_count(trimmed.removed, 'least recently used Level')} ({format_size(trimmed.freed)})")
+        console.print(f"cache: removed {counted(trimmed.removed, 'least recently used Level')} ({format_size(trimmed.freed)})")
     reports = [report for _, report in outcome.reports]
     if not quiet:
         fresh = [r.name for r in reports if r.up_to_date and not r.files_removed]
         if len(fresh) == len(reports) and not problems:
-            console.print(f"Nothing to do: {_count(len(reports), 'pack')} up to date ({_count(sum(r.maps for r in reports), 'map')}).")
+            console.print(f"Nothing to do: {counted(len(reports), 'pack')} up to date ({counted(sum(r.maps for r in reports), 'map')}).")
         elif fresh:
             console.print(f"Up to date: {', '.join(fresh)}.")
     failures = [f for r in reports for f in r.failures]
@@ -277,7 +278,7 @@ def _build(
         from pipeline.output import table as new_table
 
         err = _console(stderr=True)
-        table = new_table(err, f"{_count(len({(f.recipe, f.map) for f in failures}), 'map')} failed")
+        table = new_table(err, f"{counted(len({(f.recipe, f.map) for f in failures}), 'map')} failed")
         for col in ("recipe", "map", "stage", "message"):
             table.add_column(col)
         # A mistake that every map meets (a symbol the tiles lack) is one row, not one per map.
@@ -444,12 +445,12 @@ def explain(
             if k:
                 _console().print()
             _print_explanation(packs[-1])
-            _print_pins(_console(), loaded, maps)
+            _print_pins(_console(), loaded, packs[-1].seeds)
     if format_ == "json":
         sys.stdout.write(explanations_json(packs))
     stale = [p.pack for p in packs if not p.up_to_date and p.owner is None]
     if check and stale:
-        problems.append(f"{', '.join(stale)}: not up to date ({len(stale)} of {_count(len(packs), 'pack')}); `pcg build` makes {'it' if len(stale) == 1 else 'them'}")
+        problems.append(f"{', '.join(stale)}: not up to date ({len(stale)} of {counted(len(packs), 'pack')}); `pcg build` makes {'it' if len(stale) == 1 else 'them'}")
     for p in packs if check else []:
         if p.owner is not None:
             problems.append(f"{p.pack}: its folder {p.pack_dir} was built from {p.owner}; `pcg build {p.recipe} --force` gives it to that recipe")
@@ -469,14 +470,14 @@ def _print_explanation(pack: "PackExplanation") -> None:
     from pipeline.output import table as new_table
 
     console = _console()
-    table = new_table(console, f"{pack.pack} ({pack.recipe}): {_count(pack.maps, 'map')}")
+    table = new_table(console, f"{pack.pack} ({pack.recipe}): {counted(pack.maps, 'map')}")
     for col in ("stage", "kind", "status", "why"):
         table.add_column(col)
     for stage in pack.stages:
         shown = stage.reasons[:SHOWN_REASONS]
-        why = "; ".join(r if pack.maps == 1 else f"{r} ({_count(n, 'map')})" for r, n in shown)
+        why = "; ".join(r if pack.maps == 1 else f"{r} ({counted(n, 'map')})" for r, n in shown)
         if len(stage.reasons) > SHOWN_REASONS:  # a file per map edited, say: the count tells how far it goes
-            why += f"; and {_count(len(stage.reasons) - SHOWN_REASONS, 'other reason')}"
+            why += f"; and {counted(len(stage.reasons) - SHOWN_REASONS, 'other reason')}"
         if stage.cached_maps is not None:
             why = "; ".join(x for x in (why, f"cached for {stage.cached_maps}/{pack.maps} maps") if x)
         status = {"fresh": "[green]fresh[/green]", "stale": f"[yellow]stale[/yellow] {stage.stale_maps}/{pack.maps}"}.get(stage.status, "")
@@ -491,29 +492,28 @@ def _print_explanation(pack: "PackExplanation") -> None:
         console.print(f"The pack no longer has {shown_maps}: `pcg build` removes {'its' if len(pack.obsolete) == 1 else 'their'} files.")
     for rel in pack.edited:
         console.print(f"{pack.pack_dir / rel} was edited since the last build: `pcg build` makes it again.")
-    what = {"written": "draws it again (the recipe changed what it shows)", "missing": "draws it again (it is missing)", "removed": "removes it"}
     if pack.sheet is not None:
+        what = {"written": "draws it again (the recipe changed what it shows)", "missing": "draws it again (it is missing)", "removed": "removes it"}
         console.print(f"{pack.pack_dir / 'contact_sheet.png'}: `pcg build` {what[pack.sheet]}.")
     if pack.rebuild:
-        console.print(f"`pcg build` would rebuild {len(pack.rebuild)} of {_count(pack.maps, 'map')}.")
+        console.print(f"`pcg build` would rebuild {len(pack.rebuild)} of {counted(pack.maps, 'map')}.")
     elif pack.owner is None:  # else the line above says what a build would do: refuse
-        removed, remade = [*pack.obsolete, *[pack.sheet] * (pack.sheet == "removed")], [*pack.edited, *[pack.sheet] * (pack.sheet in ("written", "missing"))]
-        only = " and ".join(w for w, files in (("remove", removed), ("remake", remade)) if files)
+        removes = bool(pack.obsolete) or pack.sheet == "removed"
+        remakes = bool(pack.edited) or pack.sheet in ("written", "missing")
+        only = " and ".join(w for w, does in (("remove", removes), ("remake", remakes)) if does)
         console.print(f"No stage to run: `pcg build` would only {only} those files." if only else "Up to date: `pcg build` would run no stage.")
 
 
-def _print_pins(console: "Console", recipe: "Recipe", maps: list[int] | None) -> None:
+def _print_pins(console: "Console", recipe: "Recipe", shown: "tuple[Override, ...]") -> None:
     from pipeline.output import print_table
     from pipeline.output import table as new_table
-    from pipeline.pins import overrides
 
-    shown = [o for o in overrides(recipe) if not maps or o.map in maps]
     if not shown:
         return
     from rich.markup import escape
 
     # A line, not a table title: a title wraps to the width of this narrow table.
-    console.print(escape(f"{_count(len(shown), 'map')} with a seed of its own in [pack.seeds] (the pack seed is {recipe.pack.seed}):"), soft_wrap=True)
+    console.print(escape(f"{counted(len(shown), 'map')} with a seed of its own in [pack.seeds] (the pack seed is {recipe.pack.seed}):"), soft_wrap=True)
     table = new_table(console)
     for col in ("map", "seed", "how"):
         table.add_column(col)

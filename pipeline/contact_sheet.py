@@ -13,6 +13,7 @@ from PIL import Image, PngImagePlugin
 
 from pipeline.fsio import atomic_write
 from pipeline.levels_index import play_order, stat_value
+from pipeline.output import counted
 from pipeline.recipe import Recipe, StageSpec
 from pipeline.registry import Exporter
 from pipeline.stat_checks import split_stat
@@ -39,27 +40,27 @@ def update_contact_sheet(
     "written" or "removed" when it did either."""
     path = pack_dir / CONTACT_SHEET
     entries, stats, key = _planned(recipe, manifest)
-    if key is None:
-        if not path.exists():
-            return None
+    change = _change(path, key)
+    if change == "removed":
         path.unlink(missing_ok=True)
-        return "removed"
-    if _stored_key(path) == key:
-        return None  # a no-change rebuild reads one PNG header, not every preview
-    atomic_write(path, _draw(pack_dir, recipe.pack.name, len(manifest["maps"]), entries, stats, key, thumbnails or {}), temp_dir)
-    return "written"
+    elif change is not None and key is not None:  # "written" or "missing": drawn either way
+        atomic_write(path, _draw(pack_dir, recipe.pack.name, len(manifest["maps"]), entries, stats, key, thumbnails or {}), temp_dir)
+        return "written"
+    return change
 
 
 def sheet_change(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any]) -> str | None:
     """What a build with this manifest would do to the sheet: "written" (it shows something else
     now), "missing" (drawn again), "removed", or None."""
-    path = pack_dir / CONTACT_SHEET
-    key = _planned(recipe, manifest)[2]
+    return _change(pack_dir / CONTACT_SHEET, _planned(recipe, manifest)[2])
+
+
+def _change(path: Path, key: str | None) -> str | None:
     if key is None:
         return "removed" if path.exists() else None
     if not path.exists():
         return "missing"
-    return None if _stored_key(path) == key else "written"
+    return None if _stored_key(path) == key else "written"  # a no-change rebuild reads one PNG header, not every preview
 
 
 def _planned(recipe: Recipe, manifest: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], str | None]:
@@ -88,9 +89,9 @@ def _entries(recipe: Recipe, manifest: dict[str, Any]) -> list[dict[str, Any]]:
 
 def sheet_entry(recipe: Recipe, m: dict[str, Any]) -> dict[str, Any] | None:
     """What the sheet shows of one manifest map: index, stem, the preview `previews` picks (the
-    first exporter's that drew one, or `contact_sheet`'s stage's; file and sha256), and the stats of the stage that exporter drew, with the
-    `order_by` stat as the pack was sorted by it and any `stage.stat` the captions name; None
-    when no exporter drew a preview.
+    first exporter's that drew one, or `contact_sheet`'s stage's; file and sha256), and the stats
+    of the stage that exporter drew, with the `order_by` stat as the pack was sorted by it and
+    any `stage.stat` the captions name; None when no exporter drew a preview.
 
     Not the map's own `stats`: those merge every exporter's input, the last one winning, so a
     recipe with two chains would caption one chain's picture with the other chain's numbers."""
@@ -186,7 +187,7 @@ def _draw(
     height = title_h + PAD + sum(h + n * LINE + 4 + PAD for h, n in zip(heights, lines))
     sheet = Image.new("RGB", (PAD + columns * cell_w, height), BACKGROUND)
     draw = ImageDraw.Draw(sheet)
-    title = f"{pack}: {total} map{'' if total == 1 else 's'}" + (f" (the first {len(entries)} shown)" if len(entries) < total else "")
+    title = f"{pack}: {counted(total, 'map')}" + (f" (the first {len(entries)} shown)" if len(entries) < total else "")
     draw.text((PAD, 6), title, font=font, fill=TEXT)
     top = title_h + PAD
     for row, row_h, row_lines in zip(rows, heights, lines):

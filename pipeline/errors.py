@@ -10,6 +10,8 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ValidationError
 
+from pipeline.output import counted
+
 
 class PipelineError(Exception):
     """An error the user can fix; the CLI prints its lines without a traceback."""
@@ -124,8 +126,7 @@ def _phrase(err: dict[str, Any], field_names: Iterable[str], also: tuple[str, ..
         hint = did_you_mean(given, re.findall(r"'([^']*)'", expected)) if isinstance(given, str) else ""
         return f"must be one of {expected}{hint}"
     if kind in ("too_short", "too_long"):
-        n = ctx.get("min_length", ctx.get("max_length"))
-        return f"must have {'at least' if kind == 'too_short' else 'at most'} {n} item{'' if n == 1 else 's'}"
+        return f"must have {'at least' if kind == 'too_short' else 'at most'} {counted(ctx.get('min_length', ctx.get('max_length')), 'item')}"
     if kind == "string_pattern_mismatch":
         return f"must match {ctx.get('pattern')}"
     if kind == "value_error":

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from pipeline.pins import Override
     from pipeline.recipe import Recipe
 
 # Raised with `--format json` only if its shape changes, so a script can tell which it reads.
@@ -40,7 +41,7 @@ class PackExplanation:
     edited: tuple[str, ...]  # the pack's own files (an LDtk project...) edited since the build, in its folder
     owner: str | None  # another recipe that built the pack folder: `pcg build` refuses without --force
     sheet: str | None = None  # what a build would do to contact_sheet.png: "written", "missing" or "removed" (contact_sheet.sheet_change)
-    seeds: tuple[tuple[int, int, int, bool], ...] = ()  # [pack.seeds]: (map, seed, rerolls, map in the pack)
+    seeds: tuple[Override, ...] = ()  # the maps with a seed of their own in [pack.seeds] (of `maps`, if given)
 
     @property
     def up_to_date(self) -> bool:
@@ -78,7 +79,7 @@ def explain(recipe: Recipe, maps: list[int] | None, out: Path, cache: Path) -> P
         obsolete=tuple(plan.obsolete),
         edited=tuple(str(rel) for rel in edited_pack_files(plan.pack_dir, recipe, (plan.previous or {}).get("pack_files", {}))),
         owner=plan.owner,
-        seeds=tuple((o.map, o.seed, o.rerolls, o.in_pack) for o in overrides(recipe) if not maps or o.map in maps),
+        seeds=tuple(o for o in overrides(recipe) if not maps or o.map in maps),
         # With maps to build the sheet follows them anyway; with none, the recipe may still change it.
         sheet=sheet_change(plan.pack_dir, recipe, _kept(plan.previous, plan.obsolete)) if plan.previous and not plan.stale_maps and not maps else None,
     )
@@ -109,7 +110,7 @@ def explanations_json(packs: list[PackExplanation]) -> str:
                 "edited": list(p.edited),
                 "owner": p.owner,
                 "contact_sheet": p.sheet,
-                "seeds": [{"map": m, "seed": seed, "rerolls": rerolls, "in_pack": in_pack} for m, seed, rerolls, in_pack in p.seeds],
+                "seeds": [{"map": o.map, "seed": o.seed, "rerolls": o.rerolls, "in_pack": o.in_pack} for o in p.seeds],
                 "stages": [
                     {
                         "stage": s.stage,

@@ -48,6 +48,11 @@ def print_table(con: "Console", tab: "Table") -> None:
     con.file.flush()
 
 
+def counted(n: int, noun: str) -> str:
+    """`1 map`, `3 maps`: a count with its noun, plural by English's plain rule."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def spans(indices: "list[int]") -> str:
     """Map indices as a person reads them: `0-5, 8, 10-11`."""
     runs: list[list[int]] = []

@@ -86,7 +86,8 @@ def make_observe(alphabet: Alphabet, value: str, start: str | None, goal: str) -
         raise ValueError(f"from={start!r} must be one value")
     if not goal:
         raise ValueError("an observation needs to= (the values its cells may end in)")
-    return Observe(_one_value(alphabet, "value", value), _one_value(alphabet, "from", start) if start is not None else _one_value(alphabet, "value", value), alphabet.waves(goal))
+    observed = _one_value(alphabet, "value", value)
+    return Observe(observed, observed if start is None else _one_value(alphabet, "from", start), alphabet.waves(goal))
 
 
 @dataclass(frozen=True)

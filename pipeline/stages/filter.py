@@ -126,8 +126,9 @@ class _Missing:
 MISSING = _Missing()
 
 
-def _names(text: str) -> list[str]:
-    return sorted({n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)} - {"true", "false"})
+@functools.lru_cache(maxsize=64)  # as _compile: every turned-down attempt reports them
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(sorted({n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)} - {"true", "false"}))
 
 
 _LOWER = (ast.Gt, ast.GtE)

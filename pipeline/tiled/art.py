@@ -51,12 +51,15 @@ def noise_jitter(key: str, width: int, height: int) -> np.ndarray:
     bit generator's raw output is used: numpy keeps bit generator streams fixed, but not the
     algorithms of `Generator` methods such as `integers` (NEP 19), which could change the art
     between numpy releases."""
-    digest = hashlib.blake2b(key.encode("utf-8"), digest_size=8, person=_NOISE_PERSON).digest()
-    seed = np.random.SeedSequence([int.from_bytes(digest, "little"), width, height])
-    rng = np.random.Generator(np.random.PCG64(seed))
-    raw = rng.bit_generator.random_raw(width * height)
+    raw = _raw_bits(key, width, height, width * height)
     # The modulo bias of 2**64 % 41 is far below anything visible.
     return (raw % np.uint64(2 * NOISE + 1)).astype(np.int32).reshape(height, width) - NOISE
+
+
+def _raw_bits(key: str, width: int, height: int, n: int) -> np.ndarray:
+    """`n` raw 64-bit draws, a pure function of (key, size)."""
+    digest = hashlib.blake2b(key.encode("utf-8"), digest_size=8, person=_NOISE_PERSON).digest()
+    return np.random.PCG64(np.random.SeedSequence([int.from_bytes(digest, "little"), width, height])).random_raw(n)
 
 
 def worn_tile(tile: np.ndarray, key: str) -> np.ndarray:
@@ -65,9 +68,7 @@ def worn_tile(tile: np.ndarray, key: str) -> np.ndarray:
     drawn from raw bit-generator output for the reason `noise_jitter` gives."""
     height, width = tile.shape[:2]
     out = tile.copy()
-    digest = hashlib.blake2b(key.encode("utf-8"), digest_size=8, person=_NOISE_PERSON).digest()
-    raw = np.random.Generator(np.random.PCG64(np.random.SeedSequence([int.from_bytes(digest, "little"), width, height])))
-    draws = iter(raw.bit_generator.random_raw(64).tolist())
+    draws = iter(_raw_bits(key, width, height, 64).tolist())
     inner_w, inner_h = width - 2, height - 2  # the interior, inside a one-pixel border
     marks: list[tuple[int, int]] = []
     x, y = 1 + next(draws) % inner_w, 1 + next(draws) % inner_h

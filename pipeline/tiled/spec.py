@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from pipeline.errors import KeyedError, did_you_mean, image_error_text, toml_text, validation_problems
 from pipeline.level import check_colors, check_properties, near_colors
-from pipeline.output import spans
+from pipeline.output import counted, spans
 from pipeline.paths import check_plain_name
 from pipeline.fsio import read_regular
 from pipeline.tiled.art import Style
@@ -26,10 +26,6 @@ from pipeline.tiled.tileset import sheet_grid
 
 
 TileProperty = Union[bool, int, float, str]
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 class VariantSpec(BaseModel):
@@ -56,7 +52,7 @@ class VariantSpec(BaseModel):
         if self.weights is not None:
             many, what = (len(self.tiles), "tiles") if self.tiles is not None else (self.count or 0, "variants")
             if len(self.weights) != many:
-                raise KeyedError("weights", f"gives {_count(len(self.weights), 'weight')} for {many} {what}: one each")
+                raise KeyedError("weights", f"gives {counted(len(self.weights), 'weight')} for {many} {what}: one each")
             bad = [w for w in self.weights if not (0 < w <= 1000)]
             if bad:
                 raise KeyedError("weights", f"each is a number > 0 and <= 1000 (got {toml_text(bad[0])})")
@@ -82,7 +78,7 @@ class AnimationSpec(BaseModel):
             raise KeyedError("frames", f"tile ids are >= 0 (got {min(self.frames)})")
         durations = (self.duration,) if isinstance(self.duration, int) else self.duration
         if not isinstance(self.duration, int) and len(durations) != len(self.frames):
-            raise KeyedError("duration", f"gives {_count(len(durations), 'duration')} for {len(self.frames)} frames: one, or one each")
+            raise KeyedError("duration", f"gives {counted(len(durations), 'duration')} for {len(self.frames)} frames: one, or one each")
         bad = [d for d in durations if not 1 <= d <= 60_000]
         if bad:
             raise KeyedError("duration", f"is in milliseconds, 1..60000 (got {bad[0]})")
@@ -229,10 +225,7 @@ class TilesetSpec(BaseModel):
             self._check_variants()
             animated: dict[int, str] = {}
             for name in self.animations:
-                if name not in self.tiles:
-                    hint = did_you_mean(name, list(self.tiles)) or f" (it has: {', '.join(self.tiles)})"
-                    raise KeyedError(f"animations.{name}", f"names no tile of `tiles`{hint}")
-                tile = self.tiles[name]
+                tile = self._plain_tile("animations", name)
                 if tile in animated:  # a tile has one animation: one of the two would be lost
                     raise KeyedError(f"animations.{name}", f"{name!r} shares tile {tile} with {animated[tile]!r}, which is animated too: give one a tile of its own")
                 animated[tile] = name
@@ -242,6 +235,13 @@ class TilesetSpec(BaseModel):
                     hint = did_you_mean(name, drawn) or f" (it has: {', '.join(drawn)})"
                     raise KeyedError(f"properties.{name}", f"names no tile of this tileset: none in `tiles` or `autotile`{hint}")
         return self
+
+    def _plain_tile(self, table: str, name: str) -> int:
+        """The tile of `name` in `tiles`, which `[table.name]` must name."""
+        if name not in self.tiles:
+            hint = did_you_mean(name, list(self.tiles)) or f" (it has: {', '.join(self.tiles)})"
+            raise KeyedError(f"{table}.{name}", f"names no tile of `tiles`{hint}")
+        return self.tiles[name]
 
     def _check_drawn_variants(self) -> None:
         for name, variant in self.variants.items():
@@ -264,9 +264,7 @@ class TilesetSpec(BaseModel):
                 raise KeyedError(f"variants.{name}.count", "draws variants for generated art; with your own `image`, name them: tiles = [ids]")
             if name in self.autotile:
                 raise KeyedError(f"variants.{name}", "an autotiled name is drawn by its Wang set's pieces: variants are for plain tiles")
-            if name not in self.tiles:
-                hint = did_you_mean(name, list(self.tiles)) or f" (it has: {', '.join(self.tiles)})"
-                raise KeyedError(f"variants.{name}", f"names no tile of `tiles`{hint}")
+            self._plain_tile("variants", name)
             for tile in variant.tiles:
                 if tile in owner:
                     raise KeyedError(f"variants.{name}.tiles", f"tile {tile} is {owner[tile]}: a variant needs a tile of its own")

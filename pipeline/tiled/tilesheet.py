@@ -123,10 +123,10 @@ def misnamed_symbols(spec: TilesetSpec, alphabet: tuple[Symbol, ...]) -> list[st
     symbol's own colour, without the wall art or the properties (`solid`) the file gives the
     name. And an `autotile` or `properties` table (of any tileset) for a name the map lacks, one
     letter from a symbol the tileset draws otherwise: a misspelt table (`[autotile.walls]`, or
-    `[variants.flor]` for any symbol),
-    whose art and `solid` the walls then lack; and a `joins` name one letter from a symbol. Not errors: a tileset shared by packs names
-    symbols some maps lack (and object tiles), so names further apart (`decor` and `door`) are
-    taken as meant. (A tilesheet's `tiles` must name every symbol: a missing one fails the map.)"""
+    `[variants.flor]` for any symbol), whose art and `solid` the walls then lack; and a `joins`
+    name one letter from a symbol. Not errors: a tileset shared by packs names symbols some
+    maps lack (and object tiles), so names further apart (`decor` and `door`) are taken as
+    meant. (A tilesheet's `tiles` must name every symbol: a missing one fails the map.)"""
     named = set(spec.colors) | set(spec.tiles) | set(spec.autotile) | set(spec.properties) | set(spec.icons)
     present = {s.name for s in alphabet}
     unused = sorted(named - present)
