@@ -131,7 +131,7 @@ def breakdown(project: Path, scratch: Path) -> tuple[dict[str, list[float]], lis
     built project's recipe, run here with the functions a worker runs; and the contact sheet's
     seconds for the whole pack, once per pass."""
     from pipeline.cache import LevelCache
-    from pipeline.contact_sheet import CONTACT_SHEET, update_contact_sheet
+    from pipeline.contact_sheet import CONTACT_SHEET, apply_contact_sheet, plan_contact_sheet
     from pipeline.manifest import read_manifest
     from pipeline.plan import KeyMaker, export_provenance
     from pipeline.recipe import load_recipe
@@ -188,7 +188,8 @@ def breakdown(project: Path, scratch: Path) -> tuple[dict[str, list[float]], lis
     for _ in range(REPEATS):
         (built / CONTACT_SHEET).unlink()
         start = clock()
-        update_contact_sheet(built, recipe, manifest, LevelCache(project / ".pcg-cache").temp_dir, thumbnails)
+        update = plan_contact_sheet(built, recipe, manifest, manifest.get("contact_sheet"), thumbnails)
+        apply_contact_sheet(built, update, LevelCache(project / ".pcg-cache").temp_dir)
         sheet.append(clock() - start)
     return phases, sheet
 

@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any, Callable, cast
 
 from pipeline.cache import LevelCache
 from pipeline.executor import Executor, Outcome, Stopped
-from pipeline.contact_sheet import CONTACT_SHEET, update_contact_sheet
+from pipeline.contact_sheet import CONTACT_SHEET, apply_contact_sheet, plan_contact_sheet
 from pipeline.errors import PipelineError, os_error_line
 from pipeline.fsio import atomic_write, remove_stale_temps, same_file_system, sha256_bytes, sha256_file
 from pipeline.journal import Journal, Record
 from pipeline.levels_index import LEVELS, unordered, update_levels_index
 from pipeline.manifest import MANIFEST, assemble, config_id, environment, environment_id, read_manifest, recipe_record, write_manifest
-from pipeline.output import spans
+from pipeline.output import counted, spans
 from pipeline.pack_files import update_pack_files
-from pipeline.plan import MapPlan, PackPlan, plan_pack
+from pipeline.plan import MODIFIED, MapPlan, PackPlan, plan_pack
 from pipeline.recipe import Recipe
 from pipeline.registry import Exporter
 from pipeline.stamps import Stamps
@@ -143,6 +143,7 @@ class Builder:
                 break  # the maps not yet stored keep their earlier files and entries
         report.built = len(results)
         report.warnings += _map_warnings(recipe, results)
+        report.warnings += _remade_edits(plan, results)
         if plan.damaged:
             report.warnings.append(f"{recipe.path}: {plan.pack_dir / MANIFEST}: damaged, unreadable or of another format, so the maps were built anew")
         manifest = self._manifest(plan, results)
@@ -159,16 +160,25 @@ class Builder:
             if plan.stamps is not None:
                 plan.stamps.save(self.cache.temp_dir)
             if manifest["maps"] or plan.previous is not None:  # no manifest for a pack that has no map yet
+                recorded_sheet = (plan.previous or {}).get("contact_sheet")
+                # Drawn before the manifest, which records its digest, and written after it: a
+                # build stopped between the two leaves a sheet the next one sees is not current.
+                sheet = plan_contact_sheet(plan.pack_dir, recipe, manifest, recorded_sheet, thumbnails) if error is None else None
+                digest = sheet.sha256 if sheet is not None else recorded_sheet  # a failed build leaves the sheet as it was
+                if digest is not None:
+                    manifest["contact_sheet"] = digest
                 if manifest != plan.previous:  # comparing dicts is far cheaper than encoding 1,000 maps
                     write_manifest(plan.pack_dir / MANIFEST, manifest, temp)
-                if error is None:
+                if sheet is not None:
                     update_levels_index(plan.pack_dir, recipe.pack.name, recipe.pack.order_by, manifest, temp)
                     why = unordered(manifest["maps"], recipe.pack.order_by)
                     if why is not None:
                         report.warnings.append(f"{recipe.path}: {why}")
-                    sheet = update_contact_sheet(plan.pack_dir, recipe, manifest, temp, thumbnails)
-                    report.files_written += sheet == "written"  # a build that changes it is not "up to date"
-                    report.files_removed += sheet == "removed"
+                    apply_contact_sheet(plan.pack_dir, sheet, temp)
+                    if sheet.change == "edited":
+                        report.warnings.append(f"{recipe.path}: {plan.pack_dir / CONTACT_SHEET}: edited since the last build; drawn again (a build owns its files)")
+                    report.files_written += sheet.data is not None  # a build that changes it is not "up to date"
+                    report.files_removed += sheet.change == "removed"
             # The manifest on disk is now this one: what it does not claim of what this build
             # (or an unfinished one before it) wrote is nobody's.
             report.files_removed += _sweep(plan, manifest, journal.record if planned else record)
@@ -376,6 +386,23 @@ def _map_warnings(recipe: Recipe, results: dict[int, MapResult]) -> list[str]:
         for line in results[index].warnings:
             maps.setdefault(line, []).append(index)
     return [f"{recipe.path}: {line} (map{'s' if len(found) > 1 else ''} {spans(found)})" for line, found in maps.items()]
+
+
+def _remade_edits(plan: PackPlan, results: dict[int, MapResult]) -> list[str]:
+    """One warning naming the map files edited by hand since the last build that this build
+    made again: a level polished in exports/ is lost, and should not go without a word."""
+    edited = []
+    for m in plan.stale_maps:
+        if m.index in results and results[m.index].failure is None:
+            for name in m.exports:
+                edited += [r[len(MODIFIED) + 2 : -1] for r in m.stages[name].reasons if r.startswith(f"{MODIFIED} (")]
+    if not edited:
+        return []
+    more = f" and {counted(len(edited) - 1, 'other map file')}" if len(edited) > 1 else ""
+    return [
+        f"{plan.recipe.path}: {plan.pack_dir / edited[0]}{more}: edited since the last build; made again (a build owns"
+        " its files: edit a copy outside exports/, and load it with load.tmx)"
+    ]
 
 
 def _planned_paths(plan: PackPlan, maps: list[MapPlan]) -> set[str]:

@@ -98,6 +98,11 @@ def _user_errors(fn: F) -> F:
         except OSError as exc:  # read-only folders, a full disk, permissions: what, where, no traceback
             from pipeline.errors import os_error_line
 
+            if isinstance(exc, BrokenPipeError) and _stdout_is_a_pipe():  # `pcg list | head -1`, not a worker's pipe
+                from pipeline.output import leave_on_broken_pipe
+
+                leave_on_broken_pipe()
+
             _fail([os_error_line(exc)])
             raise typer.Exit(1) from None
         except Terminated:
@@ -108,6 +113,16 @@ def _user_errors(fn: F) -> F:
             raise typer.Exit(130) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _stdout_is_a_pipe() -> bool:
+    import os
+    import stat
+
+    try:
+        return stat.S_ISFIFO(os.fstat(sys.stdout.fileno()).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _load_all(targets: list[Path], out: Path, cache: Path) -> tuple[list["Recipe"], list[str]]:
@@ -493,13 +508,18 @@ def _print_explanation(pack: "PackExplanation") -> None:
     for rel in pack.edited:
         console.print(f"{pack.pack_dir / rel} was edited since the last build: `pcg build` makes it again.")
     if pack.sheet is not None:
-        what = {"written": "draws it again (the recipe changed what it shows)", "missing": "draws it again (it is missing)", "removed": "removes it"}
+        what = {
+            "written": "draws it again (the recipe changed what it shows)",
+            "missing": "draws it again (it is missing)",
+            "edited": "draws it again (it was edited since the last build)",
+            "removed": "removes it",
+        }
         console.print(f"{pack.pack_dir / 'contact_sheet.png'}: `pcg build` {what[pack.sheet]}.")
     if pack.rebuild:
         console.print(f"`pcg build` would rebuild {len(pack.rebuild)} of {counted(pack.maps, 'map')}.")
     elif pack.owner is None:  # else the line above says what a build would do: refuse
         removes = bool(pack.obsolete) or pack.sheet == "removed"
-        remakes = bool(pack.edited) or pack.sheet in ("written", "missing")
+        remakes = bool(pack.edited) or pack.sheet in ("written", "missing", "edited")
         only = " and ".join(w for w, does in (("remove", removes), ("remake", remakes)) if does)
         console.print(f"No stage to run: `pcg build` would only {only} those files." if only else "Up to date: `pcg build` would run no stage.")
 
@@ -659,7 +679,7 @@ def _verify(folder: Path, jobs: int | None, quiet: bool, named: Callable[[str], 
         result = verify_pack(folder / MANIFEST, jobs or default_workers(), lambda n: bar.advance(task, n))
     _warn([named(line) for line in result.warnings])
     if not result.problems and not quiet:
-        console.print(f"[green]OK[/green]: {folder.name}: all {result.files} files of {result.maps} map(s) rebuild byte for byte.")
+        console.print(f"[green]OK[/green]: {folder.name}: all {counted(result.files, 'file')} of {counted(result.maps, 'map')} rebuild byte for byte.")
     return [named(line) for line in result.problems]
 
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, cast
 
 from PIL import Image, PngImagePlugin
 
-from pipeline.fsio import atomic_write
+from pipeline.fsio import atomic_write, sha256_bytes, sha256_file
 from pipeline.levels_index import play_order, stat_value
 from pipeline.output import counted
 from pipeline.recipe import Recipe, StageSpec
@@ -31,36 +32,61 @@ _KEY = "pcg-contact-sheet"
 LAYOUT_VERSION = 8  # bump when the drawing changes, so built sheets are redrawn
 
 
-def update_contact_sheet(
-    pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], temp_dir: Path | None = None, thumbnails: dict[str, Image.Image] | None = None
-) -> str | None:
-    """Write the pack's contact sheet if its maps or their previews changed; remove it when the
-    recipe turns it off or no map has a preview. `thumbnails` (by the sha256 of the preview they
-    show) are those the workers drew small; the others are made from the previews. Returns
-    "written" or "removed" when it did either."""
+@dataclass(frozen=True)
+class SheetUpdate:
+    """What a build does to the contact sheet: `change` is "written" (it shows something else
+    now), "missing" or "edited" (drawn again: gone, or its bytes differ from the build's),
+    "removed", or None; `data` the PNG to write, and `sha256` the digest the manifest records
+    for the sheet the pack then has (None: no sheet)."""
+
+    change: str | None
+    data: bytes | None
+    sha256: str | None
+
+
+def plan_contact_sheet(
+    pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], recorded: str | None, thumbnails: dict[str, Image.Image] | None = None
+) -> SheetUpdate:
+    """Draw the pack's contact sheet if its maps or their previews changed, or the sheet on disk
+    is not the one the last build wrote (`recorded`: the sha256 its manifest has). `thumbnails` (by the sha256 of the preview they show)
+    are those the workers drew small; the others are made from the previews. Nothing is written:
+    the manifest records the digest first, then `apply_contact_sheet` writes."""
     path = pack_dir / CONTACT_SHEET
     entries, stats, key = _planned(recipe, manifest)
-    change = _change(path, key)
-    if change == "removed":
-        path.unlink(missing_ok=True)
-    elif change is not None and key is not None:  # "written" or "missing": drawn either way
-        atomic_write(path, _draw(pack_dir, recipe.pack.name, len(manifest["maps"]), entries, stats, key, thumbnails or {}), temp_dir)
-        return "written"
-    return change
+    change, on_disk = _change(path, key, recorded)
+    if change in (None, "removed"):
+        return SheetUpdate(change, None, on_disk if change is None else None)
+    if key is None:
+        raise ValueError("a sheet to draw has a key")
+    data = _draw(pack_dir, recipe.pack.name, len(manifest["maps"]), entries, stats, key, thumbnails or {})
+    return SheetUpdate(change, data, sha256_bytes(data))
+
+
+def apply_contact_sheet(pack_dir: Path, update: SheetUpdate, temp_dir: Path | None = None) -> None:
+    if update.change == "removed":
+        (pack_dir / CONTACT_SHEET).unlink(missing_ok=True)
+    elif update.data is not None:
+        atomic_write(pack_dir / CONTACT_SHEET, update.data, temp_dir)
 
 
 def sheet_change(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any]) -> str | None:
-    """What a build with this manifest would do to the sheet: "written" (it shows something else
-    now), "missing" (drawn again), "removed", or None."""
-    return _change(pack_dir / CONTACT_SHEET, _planned(recipe, manifest)[2])
+    """What a build would do to the sheet (`SheetUpdate.change`), given the last build's
+    manifest less the maps it drops."""
+    return _change(pack_dir / CONTACT_SHEET, _planned(recipe, manifest)[2], manifest.get("contact_sheet"))[0]
 
 
-def _change(path: Path, key: str | None) -> str | None:
+def _change(path: Path, key: str | None, recorded: str | None) -> tuple[str | None, str | None]:
+    """The change, and the sha256 of the sheet on disk when it stays."""
     if key is None:
-        return "removed" if path.exists() else None
+        return ("removed" if path.exists() else None), None
     if not path.exists():
-        return "missing"
-    return None if _stored_key(path) == key else "written"  # a no-change rebuild reads one PNG header, not every preview
+        return "missing", None
+    if _stored_key(path) != key:  # the header alone: no need to read the pixels
+        return "written", None
+    # The key is in the PNG's header: the pixels after it may be damaged or drawn over, which
+    # only the digest the build recorded tells. (A manifest from before it was recorded: none.)
+    on_disk = sha256_file(path)
+    return ("edited" if recorded is not None and on_disk != recorded else None), on_disk
 
 
 def _planned(recipe: Recipe, manifest: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], str | None]:

@@ -40,7 +40,7 @@ class PackExplanation:
     obsolete: tuple[int, ...]  # built maps the pack no longer has: their files go
     edited: tuple[str, ...]  # the pack's own files (an LDtk project...) edited since the build, in its folder
     owner: str | None  # another recipe that built the pack folder: `pcg build` refuses without --force
-    sheet: str | None = None  # what a build would do to contact_sheet.png: "written", "missing" or "removed" (contact_sheet.sheet_change)
+    sheet: str | None = None  # what a build would do to contact_sheet.png: "written", "missing", "edited" or "removed" (contact_sheet.sheet_change)
     seeds: tuple[Override, ...] = ()  # the maps with a seed of their own in [pack.seeds] (of `maps`, if given)
 
     @property

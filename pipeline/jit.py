@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterator, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# Lock files of the kernels, one per kernel, inside the version's cache folder.
+# Lock files of the kernels, one per kernel and checkout, inside the version's cache folder.
 LOCKS = "locks"
 
 
@@ -51,6 +51,14 @@ def kernels_cached() -> bool:
     with contextlib.suppress(OSError):
         os.utime(folder)
     return True
+
+
+def lock_dir() -> Path:
+    """The kernels' lock files of this checkout. Checkouts of one version share its cache folder
+    but not their compiled kernels (numba keeps a folder per source path): a lock file is made
+    the first time a kernel is compiled, so a lock folder per checkout tells that another
+    checkout is compiling what the first compiled long ago (`notice_compiles`)."""
+    return _cache_dir() / LOCKS / _numba_subpath(Path(__file__).resolve().parent)
 
 
 def _numba_subpath(source_dir: Path) -> str:
@@ -160,7 +168,7 @@ def _kernel_lock(kernel: str) -> Iterator[None]:
         return
     with contextlib.ExitStack() as stack:
         try:
-            folder = _cache_dir() / LOCKS
+            folder = lock_dir()
             folder.mkdir(parents=True, exist_ok=True)
             stack.enter_context(exclusive(folder / f"{kernel}.lock"))
         except OSError:
@@ -180,12 +188,13 @@ def compile_notice(first_run: bool) -> str:
 @contextlib.contextmanager
 def notice_compiles(notice: Callable[[], None], interval: float = 0.25) -> Iterator[None]:
     """Call `notice()` once if, while the block runs, a worker starts compiling a kernel that no
-    build of this version has compiled: it takes its lock first, and a kernel's lock file is made
-    the first time. A build that only adds a stage kind or rule node (a rule program's `observe`
-    or `wfc`: up to a minute) would otherwise sit silent like a first run."""
+    build of this version in this checkout has compiled: it takes its lock first, and a kernel's
+    lock file is made the first time. A first build would otherwise sit silent for most of a
+    minute, and one that only adds a stage kind or rule node (a rule program's `observe` or
+    `wfc`: up to a minute) too; a build that compiles nothing says nothing."""
     import threading
 
-    folder = _cache_dir() / LOCKS
+    folder = lock_dir()
 
     def locks() -> set[str]:
         try:

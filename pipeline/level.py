@@ -35,7 +35,25 @@ class Color(str):
         return self if len(self) == 9 else "#ff" + self[1:]
 
 
-PropertyValue = Union[bool, int, float, str]  # a Color is a str
+class FilePath(str):
+    """A file-typed property value (Tiled's `file`): a path as the map it came from wrote it,
+    relative to that map's folder. A string that Tiled shows with a file picker."""
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    """An object-typed property value (Tiled's `object`): the object of the same Level whose
+    `ref` is `target` ("": none). Exporters write the id they give that object, so a reference
+    still points at its object after objects are renumbered, merged or placed twice."""
+
+    target: str
+
+
+class ObjectId(int):
+    """An object reference as exporters write it: the id the map gives the object (0: none)."""
+
+
+PropertyValue = Union[bool, int, float, str, ObjectRef]  # a Color and a FilePath are a str
 
 
 def typed_property(value: PropertyValue) -> PropertyValue:
@@ -115,6 +133,8 @@ class MapObject:
     tile: str = ""
     # A plain default, not a factory: Levels pickled before the field existed still read as ().
     points: tuple[tuple[float, float], ...] = ()
+    # What an ObjectRef names the object by, unique within its Level ("": nothing refers to it).
+    ref: str = ""
 
 
 @dataclass

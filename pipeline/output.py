@@ -7,7 +7,9 @@ characters and no trailing spaces), and there is no colour."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+import sys
+from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -18,13 +20,29 @@ if TYPE_CHECKING:
 UNBOUNDED = 1_000_000
 
 
+# The exit status of a program stopped by SIGPIPE: `pcg list | head -1` ends as `git log | head -1` does.
+BROKEN_PIPE_STATUS = 128 + 13
+
+
+def leave_on_broken_pipe() -> NoReturn:
+    """The reader of standard output went away (`| head`): exit quietly, with nothing left for
+    Python to flush into the closed pipe on the way out (a second error)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    raise SystemExit(BROKEN_PIPE_STATUS)
+
+
 def console(stderr: bool = False) -> "Console":
     from rich.console import Console
 
-    probe = Console(stderr=stderr, highlight=False)
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:  # rich's own exits 1, as a failure would
+            self.quiet = True
+            leave_on_broken_pipe()
+
+    probe = _Console(stderr=stderr, highlight=False)
     if probe.is_terminal:
         return probe
-    return Console(stderr=stderr, highlight=False, width=UNBOUNDED, no_color=True)
+    return _Console(stderr=stderr, highlight=False, width=UNBOUNDED, no_color=True)
 
 
 def table(con: "Console", title: str | None = None) -> "Table":

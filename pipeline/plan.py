@@ -24,6 +24,10 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
+# The reason an export stage is stale when a file it wrote was edited since (`pcg explain`).
+MODIFIED = "output modified on disk"
+
+
 @dataclass(frozen=True)
 class StagePlan:
     """One stage of one map."""
@@ -285,5 +289,5 @@ def _outputs_changed(pack_dir: Path, prev: dict[str, Any], name: str, digests: d
         if digest is None:
             return [f"output missing on disk ({rel})"]
         if digest != recorded.get(rel):
-            return [f"output modified on disk ({rel})"]
+            return [f"{MODIFIED} ({rel})"]
     return []

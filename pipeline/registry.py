@@ -214,6 +214,7 @@ class ExportContext:
 
     stem: str  # file name of this map without extension, e.g. "map_007"
     provenance: dict[str, PropertyValue] = field(default_factory=dict)
+    pack_seed: int = 0  # the pack's seed (provenance has the map's, which `[pack.seeds]` may pin)
     # What the exporter drew of this map but most likely not as meant, as "key: message" lines
     # (a legend's misspelt tile name); the build prints each line once per pack.
     warnings: list[str] = field(default_factory=list)

@@ -13,6 +13,7 @@ from typing import Callable
 
 from pipeline.builder import PACK_FILES, Builder
 from pipeline.cache import LevelCache
+from pipeline.contact_sheet import CONTACT_SHEET
 from pipeline.errors import PipelineError
 from pipeline.executor import make_executor
 from pipeline.fsio import is_temp_name, sha256_file
@@ -102,6 +103,13 @@ def verify_pack(manifest_path: Path, workers: int, progress: Callable[[int], Non
             for rel in sorted(pack_files):
                 if sha256_file(next(iter(rebuilt.values())) / rel) != sha256_file(pack_dir / rel):
                     result.problems.append(f"{pack_dir / rel} rebuilds differently (or is missing)")
+        recorded_sheet = manifest.get("contact_sheet")
+        if isinstance(recorded_sheet, str):
+            on_disk = sha256_file(pack_dir / CONTACT_SHEET)
+            if on_disk != recorded_sheet:
+                result.problems.append(f"{pack_dir / CONTACT_SHEET} {'is missing' if on_disk is None else 'was modified'} on disk since the build")
+            if len(by_recipe) == 1 and rebuilt and sha256_file(next(iter(rebuilt.values())) / CONTACT_SHEET) != recorded_sheet:
+                result.problems.append(f"{pack_dir / CONTACT_SHEET} rebuilds differently (or not at all)")
         result.files = len(checked)
     claimed = {rel for rel, _ in checked} | PACK_FILES | pack_files
     for path in sorted(p for p in pack_dir.rglob("*") if p.is_file()):

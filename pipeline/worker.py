@@ -294,7 +294,7 @@ def _export(recipe: Recipe, task: MapTask, name: str, level_of: _Levels, result:
     spec = recipe.by_name[name]
     exporter = cast(Exporter, spec.params)  # task.exports names export stages only
     level = level_of(spec.inputs[0])
-    ctx = ExportContext(stem=task.stem, provenance=export_provenance(recipe, task.index, name, task.attempt))
+    ctx = ExportContext(stem=task.stem, provenance=export_provenance(recipe, task.index, name, task.attempt), pack_seed=recipe.pack.seed)
     files = _call(name, lambda: exporter.export(level, ctx))
     if sorted(files) != sorted(exporter.outputs(task.stem)):
         raise StageFailed(name, f"wrote {sorted(files)} but declares {sorted(exporter.outputs(task.stem))}")

@@ -90,9 +90,9 @@ class Workspace:
         compiling: Callable[[bool], None] = lambda first_run: None,
     ) -> BuildOutcome:
         """Build `recipes` (pack names already claimed) under their locks, then bound the cache to
-        `cache_max` bytes (default DEFAULT_MAX_BYTES). `compiling(True)` is told before the build
-        when it will compile the kernels (a first run), `compiling(False)` once during a later
-        build that compiles some (a stage kind or rule node not run before); `started(plan)` may
+        `cache_max` bytes (default DEFAULT_MAX_BYTES). `compiling(first_run)` is told once, as a
+        worker starts compiling a kernel this checkout has not compiled: `first_run` on a first
+        build, else a stage kind or rule node not run before; `started(plan)` may
         return a progress callback for the pack; `finished` sees each pack's report."""
         builder = self.builder(force, only)
         outcome = BuildOutcome([], [])
@@ -112,10 +112,11 @@ class Workspace:
             # Checked only when there is work: the check hashes the package's source.
             cold = any(p.stale_maps for p in plans) and not kernels_cached()
             if cold:
-                compiling(True)
                 remove_unused_kernels()
             todo = sum(len(p.stale_maps) for p in plans)
-            with executor_for(todo) as executor, (notice_compiles(lambda: compiling(False)) if todo and not cold else contextlib.nullcontext()):
+            # Said when a worker starts compiling, not here: a first build whose stages have no
+            # kernels (a hand-made map exported) compiles nothing, and would say so every time.
+            with executor_for(todo) as executor, (notice_compiles(lambda: compiling(cold)) if todo else contextlib.nullcontext()):
                 # Packs are built one after another, and the maps of one pack need the same
                 # kernels: on a first run, workers would take turns compiling them.
                 several = executor.workers > 1 and sum(bool(p.stale_maps) for p in plans) > 1

@@ -37,7 +37,7 @@ import tomli
 
 from pipeline import registry
 from pipeline.errors import RecipeError, Rejected
-from pipeline.level import Color, Level
+from pipeline.level import Color, FilePath, Level, ObjectRef
 from pipeline.recipe import Recipe, StageSpec, load_recipe
 from pipeline.registry import ExportContext, Exporter, StageParams
 from pipeline.seeds import rng_for, stage_seed
@@ -427,6 +427,10 @@ def _value(value: Any) -> list[Any]:
         return ["float", float(value)]
     if isinstance(value, Color):
         return ["color", str(value)]
+    if isinstance(value, FilePath):
+        return ["file", str(value)]
+    if isinstance(value, ObjectRef):
+        return ["object", value.target]
     if isinstance(value, str):
         return ["string", value]
     raise GoldenError(f"property value {value!r} of type {type(value).__name__} is not a PropertyValue")
@@ -449,6 +453,9 @@ def _record(obj: Any, known: set[str]) -> dict[str, Any]:
             # Left out when empty, so that digests made before MapObject had points still hold.
             if value:
                 out[name] = [[_value(x), _value(y)] for x, y in value]
+        elif name == "ref":
+            if value:  # the same, for refs
+                out[name] = _value(value)
         elif isinstance(value, dict):
             out[name] = _properties(value)
         else:
@@ -457,7 +464,7 @@ def _record(obj: Any, known: set[str]) -> dict[str, Any]:
 
 
 _SYMBOL_FIELDS = {"char", "name", "color"}
-_OBJECT_FIELDS = {"name", "type", "x", "y", "w", "h", "properties", "tile", "points"}
+_OBJECT_FIELDS = {"name", "type", "x", "y", "w", "h", "properties", "tile", "points", "ref"}
 _LEVEL_FIELDS = {"tiles", "alphabet", "layers", "objects", "properties", "attachments"}
 
 

@@ -146,9 +146,12 @@ def test_explain_names_files_missing_or_modified_on_disk(project: Path) -> None:
     assert "output missing on disk (map_002.tmx)" in explain
     assert "output modified on disk (previews/map_001.png)" in explain
     assert "would rebuild 2 of 6" in explain
-    out = pcg("build", "recipes", "-j", "1", cwd=project).stdout
-    assert "built 2/6 maps" in out
-    assert "ran tmx x2)" in out  # the mazes come from the cache; the preview is the TMX stage's
+    proc = pcg("build", "recipes", "-j", "1", cwd=project)
+    assert "built 2/6 maps" in proc.stdout
+    assert "ran tmx x2)" in proc.stdout  # the mazes come from the cache; the preview is the TMX stage's
+    # The edited file is said to be lost; the missing one is not an edit.
+    assert proc.stderr.startswith(f"warning: recipes/small.toml: {PACK / 'previews' / 'map_001.png'}: edited since the last build; made again"), proc.stderr
+    assert "map_002" not in proc.stderr
     assert "Nothing to do" in pcg("build", "recipes", cwd=project).stdout
     # A reason per map edited: three shown, and how many more there are.
     for index in range(5):
@@ -156,6 +159,11 @@ def test_explain_names_files_missing_or_modified_on_disk(project: Path) -> None:
             f.write("<!-- edited -->")
     explain = " ".join(pcg("explain", "recipes/small.toml", cwd=project).stdout.split())
     assert "output modified on disk (map_000.tmx) (1 map)" in explain and "; and 2 other reasons" in explain, explain
+    warned = pcg("build", "recipes", "-q", cwd=project).stderr
+    assert warned.splitlines() == [
+        f"warning: recipes/small.toml: {PACK / 'map_000.tmx'} and 4 other map files: edited since the last build; made again"
+        " (a build owns its files: edit a copy outside exports/, and load it with load.tmx)"
+    ], warned
 
 
 def test_a_stage_version_bump_is_explained(project: Path) -> None:

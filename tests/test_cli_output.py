@@ -346,3 +346,18 @@ def test_off_a_terminal_a_long_build_says_how_far_it_got_now_and_then(monkeypatc
     assert quiet.started(_plan("big", 10)) is None and quiet.started(_plan("few", 2)) is None
     quiet.stop()
     assert silent.getvalue() == ""
+
+
+@pytest.mark.parametrize("command", [["stages"], ["list"], ["explain", "--format", "json"]])
+def test_a_reader_that_stops_early_ends_the_command_quietly(project: Path, command: list[str]) -> None:
+    # `pcg stages | head -1`: the pipe closes before pcg writes (here, before it even starts).
+    # Not "error: a file: Broken pipe" and status 1, which a script reads as pcg failing.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", *command], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert err == ""

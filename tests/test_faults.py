@@ -211,20 +211,55 @@ def test_a_read_only_or_full_file_system_is_one_line_in_every_command(project: P
             assert "the disk is full" in proc.stderr, proc.stderr
 
 
+GATE_PLUGIN = """\
+import time
+from pathlib import Path
+
+from pipeline.registry import StageParams, stage
+
+
+@stage("test.gate", version=1)
+class Gate(StageParams):
+    \"\"\"Holds every map until the test creates `release`, so the build is surely running.\"\"\"
+
+    arity = (1, 1)
+
+    def run(self, inputs, rng):
+        Path({entered!r}).touch()
+        deadline = time.monotonic() + 240
+        while not Path({release!r}).exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return inputs[0]
+"""
+
+
 def test_clean_during_a_build_waits_for_it_and_keeps_the_locks(project: Path) -> None:
-    # Enough maps that the build is still running when `pcg clean` has started, on a busy machine.
-    write_recipe(project, "small", recipe_text(maps=600, cells=(15, 15)))
+    # A stage that waits for the test holds the build open however busy the machine is: timing
+    # the clean against a build of many maps was flaky under load.
+    entered, release = project / "entered", project / "release"
+    (project / "recipes" / "stages").mkdir(parents=True, exist_ok=True)
+    (project / "recipes" / "stages" / "gate.py").write_text(GATE_PLUGIN.format(entered=str(entered), release=str(release)))
+    text = recipe_text(maps=4).replace("[pack]\n", '[pack]\nplugins = ["stages/gate.py"]\n', 1)
+    text = text.replace('[stage.tmx]\nuse = "export.tmx"\ninput = "maze"', '[stage.gate]\nuse = "test.gate"\ninput = "maze"\n\n[stage.tmx]\nuse = "export.tmx"\ninput = "gate"')
+    write_recipe(project, "small", text)
     build = start_build(project, "-q")
-    wait_for_files(project / PACK, "map_*.tmx", 20, build)
-    clean = subprocess.run(
-        [sys.executable, "-m", "pipeline", "clean"], cwd=project, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "NO_COLOR": "1"},
+    deadline = time.monotonic() + 120
+    while not entered.exists() and build.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert entered.exists(), build.communicate()
+    clean = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "clean"], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env={**os.environ, "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"},
     )
+    assert clean.stdout is not None
+    first = clean.stdout.readline()  # blocks until clean has found the build's lock taken
+    release.touch()
+    clean_out, clean_err = clean.communicate(timeout=300)
     out, err = build.communicate(timeout=300)
     assert build.returncode == 0, err
-    assert clean.returncode == 0, clean.stderr
-    assert "Traceback" not in clean.stdout + clean.stderr + out + err
-    assert "waiting for running builds to finish" in clean.stdout
+    assert clean.returncode == 0, clean_err
+    assert "Traceback" not in first + clean_out + clean_err + out + err
+    assert "waiting for running builds to finish" in first
     # Locks are never deleted: a build waiting on one must find it still there.
     assert [p.name for p in (project / ".pcg-cache").iterdir()] == ["locks"]
     assert pcg("verify", str(PACK), cwd=project).returncode == 0

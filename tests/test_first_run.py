@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -10,7 +11,23 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SMALL_RECIPE, write_recipe
+from conftest import RECIPES, ROOT, SMALL_RECIPE, write_recipe
+
+PLAIN_MAP = """\
+[pack]
+name = "plain"
+seed = 1
+maps = 1
+
+[stage.start]
+use = "load.tmx"
+file = "maps/start.tmx"
+
+[stage.tmx]
+use = "export.tmx"
+input = "start"
+tile_size = 8
+"""
 
 COMPILING = "compiling kernels, first run only"
 MORE = "compiling kernels of stages or rule nodes not run before"
@@ -37,13 +54,49 @@ def test_a_build_with_an_empty_kernel_cache_says_it_compiles_and_the_next_does_n
     assert MORE not in build("--force")
 
 
+def test_a_first_build_that_compiles_nothing_says_nothing(tmp_path: Path) -> None:
+    # A hand-made map exported: no stage with a kernel. Said before the build, the notice came
+    # on every such build (nothing ever compiled, so every build was a "first run").
+    shutil.copytree(RECIPES / "maps", tmp_path / "recipes" / "maps")
+    write_recipe(tmp_path, "plain", PLAIN_MAP)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "kernels"), "COLUMNS": "200", "NO_COLOR": "1"}
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-m", "pipeline", "build", "recipes", "-j", "1", "--force"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert "compiling" not in proc.stdout, proc.stdout
+
+
+def test_another_checkout_compiling_what_the_first_compiled_says_so(tmp_path: Path) -> None:
+    # Checkouts of one version share its cache folder, lock files included, but each compiles
+    # its own kernels: with one lock folder for all, the second checkout compiled a stage kind
+    # new to it (but not to the first) in silence.
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "kernels"), "COLUMNS": "200", "NO_COLOR": "1"}
+    small = SMALL_RECIPE.replace("maps = 6", "maps = 1")
+    wilson = small.replace('"maze.backtracker"', '"maze.wilson"')
+    said = {}
+    for checkout, recipes in (("one", (small, wilson)), ("two", (small, wilson))):
+        shutil.copytree(ROOT / "pipeline", tmp_path / checkout / "pipeline", ignore=shutil.ignore_patterns("__pycache__"))
+        project = tmp_path / checkout / "project"
+        project.mkdir()
+        for n, text in enumerate(recipes):
+            write_recipe(project, "small", text)
+            proc = subprocess.run(
+                [sys.executable, "-m", "pipeline", "build", "recipes", "-j", "1"], cwd=project, capture_output=True, text=True,
+                timeout=300, env={**env, "PYTHONPATH": str(tmp_path / checkout)},
+            )
+            assert proc.returncode == 0, proc.stderr
+            said[checkout, n] = proc.stdout.splitlines()[0]
+    for checkout in ("one", "two"):
+        assert said[checkout, 0].startswith(COMPILING) and said[checkout, 1].startswith(MORE), said
+
+
 def test_a_compile_starting_during_a_build_is_noticed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pipeline import jit
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     jit._cache_dir.cache_clear()
     try:
-        locks = jit._cache_dir() / jit.LOCKS
+        locks = jit.lock_dir()
         locks.mkdir(parents=True)
         (locks / "pipeline.grid.bfs.bfs.lock").touch()
         said: list[str] = []

@@ -64,9 +64,9 @@ def maps(tmp_path: Path) -> Path:
 
 
 EXPECTED_OBJECTS = [
-    MapObject("spawn", "spawn", 2.5, 7.5),
-    MapObject("exit", "exit", 17.5, 1.5),
-    MapObject("treasure", "chest", 15.0, 10.0, 2.0, 1.0, {"gold": 50, "locked": True}),
+    MapObject("spawn", "spawn", 2.5, 7.5, ref="1"),  # its id in the file, as object references name it
+    MapObject("exit", "exit", 17.5, 1.5, ref="2"),
+    MapObject("treasure", "chest", 15.0, 10.0, 2.0, 1.0, {"gold": 50, "locked": True}, ref="3"),
 ]
 
 

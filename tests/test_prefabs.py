@@ -346,6 +346,11 @@ def test_a_prefab_larger_than_the_map_is_an_error_and_no_room_is_a_rejection(tmp
     with pytest.raises(Rejected) as rejected:
         prefabs(tmp_path, prefabs="prefabs/long.tmx", rotate=True, attempts=7).run([small], np.random.default_rng(0))
     assert "prefabs/long.tmx" in rejected.value.problems[0] and rejected.value.attempts == 7
+    # Too long either way: no hint to turn it, which would not help.
+    wide = Level.from_text("B wall #000000\nW floor #ffffff\n\n" + "BBBBBBB\n" * 4)
+    with pytest.raises(PipelineError) as info:
+        stage.run([wide], np.random.default_rng(0))
+    assert info.value.problems[0].endswith("prefabs/long.tmx (9 x 3 tiles) is larger than the map (7 x 4)"), info.value.problems[0]
 
 
 def test_files_read_are_every_prefab_and_its_tileset() -> None:

@@ -3,7 +3,9 @@ make from the preview file, so a sheet is the same bytes whichever way each thum
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -246,3 +248,46 @@ def test_a_recipe_that_changes_what_the_sheet_shows_is_not_up_to_date(tmp_path: 
     gone = pcg("explain", "--format", "json", cwd=project).stdout
     assert '"contact_sheet": "removed"' in gone
     assert "removed 1 file" in pcg("build", "recipes", cwd=project).stdout and not (project / "exports" / "two" / CONTACT_SHEET).exists()
+
+
+def test_a_damaged_or_drawn_over_sheet_is_found_and_drawn_again(tmp_path: Path) -> None:
+    # The sheet's key sits in its PNG header, before the pixels: damage after it keeps the key, so
+    # only the digest the manifest records tells the sheet is not the one the build wrote.
+    project = tmp_path / "p"
+    (project / "recipes").mkdir(parents=True)
+    (project / "recipes" / "two.toml").write_text(SHEET_RECIPE.format(sheet="", first=PLAIN, second=BRAIDED))
+    pcg("build", "recipes", "-q", cwd=project)
+    sheet = project / "exports" / "two" / CONTACT_SHEET
+    good = sheet.read_bytes()
+    manifest = json.loads((project / "exports" / "two" / "manifest.json").read_text())
+    assert manifest["contact_sheet"] == hashlib.sha256(good).hexdigest()
+    damaged = bytearray(good)
+    damaged[-40] ^= 0xFF  # inside the last IDAT chunk
+    sheet.write_bytes(bytes(damaged))
+    verified = pcg("verify", "two", cwd=project, check=False)
+    assert verified.returncode == 1 and f"{Path('exports/two') / CONTACT_SHEET} was modified on disk since the build" in verified.stderr, verified.stderr
+    explained = pcg("explain", "--check", cwd=project, check=False)
+    assert explained.returncode == 1 and "draws it again (it was edited since the last build)" in " ".join(explained.stdout.split()), explained.stdout
+    assert '"contact_sheet": "edited"' in pcg("explain", "--format", "json", cwd=project).stdout
+    build = pcg("build", "recipes", cwd=project)
+    assert "1 file written" in build.stdout and "contact_sheet.png: edited since the last build; drawn again" in " ".join(build.stderr.split())
+    assert sheet.read_bytes() == good
+    assert pcg("verify", "two", cwd=project).returncode == 0
+    assert "Nothing to do" in pcg("build", "recipes", cwd=project).stdout
+
+
+def test_verify_finds_a_sheet_that_rebuilds_differently(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    (project / "recipes").mkdir(parents=True)
+    (project / "recipes" / "two.toml").write_text(SHEET_RECIPE.format(sheet="", first=PLAIN, second=BRAIDED))
+    pcg("build", "recipes", "-q", cwd=project)
+    path = project / "exports" / "two" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    sheet = project / "exports" / "two" / CONTACT_SHEET
+    # A sheet on disk as the manifest says, which a rebuild does not draw.
+    sheet.write_bytes(sheet.read_bytes() + b"\0")
+    manifest["contact_sheet"] = hashlib.sha256(sheet.read_bytes()).hexdigest()
+    path.write_text(json.dumps(manifest))
+    verified = pcg("verify", "two", cwd=project, check=False)
+    assert verified.returncode == 1 and "contact_sheet.png rebuilds differently" in verified.stderr, verified.stderr
+    assert "was modified on disk" not in verified.stderr

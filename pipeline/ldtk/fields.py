@@ -3,11 +3,12 @@ fields, each with the LDtk type of its value (Int, Float, Bool, String, Color)."
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pipeline.errors import PipelineError
 from pipeline.ldtk.ids import identifier
-from pipeline.level import Color, PropertyValue
+from pipeline.level import Color, FilePath, PropertyValue
 from pipeline.tiled.properties import INT32
 
 POINTS = "Array<Point>"
@@ -19,8 +20,20 @@ DEF_TYPES: dict[str, tuple[str, bool, str]] = {
     "Bool": ("F_Bool", False, "NameAndValue"),
     "String": ("F_String", False, "NameAndValue"),
     "Color": ("F_Color", False, "NameAndValue"),
+    "FilePath": ("F_Path", False, "NameAndValue"),
+    "EntityRef": ("F_EntityRef", False, "RefLinkBetweenCenters"),
     POINTS: ("F_Point", True, "PointPath"),
 }
+
+
+@dataclass(frozen=True)
+class EntityRef:
+    """An object reference as LDtk writes one: where the entity it names is (None: no entity)."""
+
+    entity_iid: str | None
+    layer_iid: str
+    level_iid: str
+    world_iid: str
 
 
 def ldtk_color(color: str) -> str:
@@ -28,8 +41,15 @@ def ldtk_color(color: str) -> str:
     return "#" + color[-6:].upper()
 
 
-def _typed(value: PropertyValue) -> tuple[str, Any, dict[str, Any]]:
-    """(`__type`, `__value`, the realEditorValues entry) of a property value."""
+def _typed(value: PropertyValue | EntityRef) -> tuple[str, Any, dict[str, Any] | None]:
+    """(`__type`, `__value`, the realEditorValues entry or None) of a property value."""
+    if isinstance(value, EntityRef):
+        if value.entity_iid is None:
+            return "EntityRef", None, None
+        place = {"entityIid": value.entity_iid, "layerIid": value.layer_iid, "levelIid": value.level_iid, "worldIid": value.world_iid}
+        return "EntityRef", place, {"id": "V_String", "params": [value.entity_iid]}
+    if isinstance(value, FilePath):
+        return "FilePath", str(value), {"id": "V_String", "params": [str(value)]}
     if isinstance(value, bool):
         return "Bool", value, {"id": "V_Bool", "params": [value]}
     if isinstance(value, int):
@@ -44,7 +64,7 @@ def _typed(value: PropertyValue) -> tuple[str, Any, dict[str, Any]]:
     return "String", value, {"id": "V_String", "params": [value]}
 
 
-def property_fields(properties: dict[str, PropertyValue], uid_of: Any, where: str) -> list[dict[str, Any]]:
+def property_fields(properties: dict[str, PropertyValue | EntityRef], uid_of: Any, where: str) -> list[dict[str, Any]]:
     """Field instances of `properties` in key order; `uid_of(identifier)` gives a field's defUid.
     Two names that make the same identifier are an error naming both (`where`: whose they are)."""
     out: list[dict[str, Any]] = []
@@ -55,7 +75,9 @@ def property_fields(properties: dict[str, PropertyValue], uid_of: Any, where: st
             raise PipelineError([f"{where}: properties {seen[ident]!r} and {name!r} are both the LDtk field {ident!r}; rename one"])
         seen[ident] = name
         ftype, value, editor = _typed(properties[name])
-        out.append({"__identifier": ident, "__type": ftype, "__value": value, "__tile": None, "defUid": uid_of(ident), "realEditorValues": [editor]})
+        out.append(
+            {"__identifier": ident, "__type": ftype, "__value": value, "__tile": None, "defUid": uid_of(ident), "realEditorValues": [editor] if editor else []}
+        )
     return out
 
 
@@ -131,10 +153,15 @@ def retyped(field: dict[str, Any], ftype: str) -> dict[str, Any]:
     value = field["__value"]
     if ftype == "Float":
         value, editor = float(value), {"id": "V_Float", "params": [float(value)]}
+    elif isinstance(value, dict):  # an EntityRef among other types: the entity's iid
+        value = value["entityIid"]
+        editor = {"id": "V_String", "params": [value]}
+    elif value is None:
+        editor = None
     else:  # String: the text a TOML recipe or Tiled would show
         value = ("true" if value else "false") if isinstance(value, bool) else str(value)
         editor = {"id": "V_String", "params": [value]}
-    return {**field, "__type": ftype, "__value": value, "realEditorValues": [editor]}
+    return {**field, "__type": ftype, "__value": value, "realEditorValues": [editor] if editor else []}
 
 
 def unify_types(entities: list[dict[str, Any]]) -> None:

@@ -8,14 +8,16 @@ import itertools
 import json
 import math
 import re
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from pipeline.errors import PipelineError
 from pipeline.ldtk import ids
-from pipeline.ldtk.fields import ldtk_color, points_field, property_fields, unify_types
-from pipeline.level import Level, MapObject, PropertyValue
+from pipeline.ldtk.fields import EntityRef, ldtk_color, points_field, property_fields, unify_types
+from pipeline.level import Level, MapObject, ObjectRef, PropertyValue
+from pipeline.tiled.properties import object_positions
 from pipeline.tiled.drawing import object_gid
 from pipeline.tiled.tilesheet import BuiltTileset
 from pipeline.tiled.tileset import Tileset
@@ -151,6 +153,7 @@ def level_file(
     uid: int,
     iid: str,
     tileset_path: str,
+    world_iid: str = "",
 ) -> bytes:
     """The map as an LDtk level: its properties as level fields, one layer instance per layer
     definition (`definitions`), tiles drawn as `drawn` (global ids, the tileset's first 1)."""
@@ -190,7 +193,9 @@ def level_file(
         elif kind == "Tiles":
             node["gridTiles"] = _placeholder(arrays, _grid_tiles(drawn_by_ident[ident], tileset))
         else:
-            entities = [_entity(level, obj, k, built, iid) for k, obj in enumerate(level.objects)]
+            where = EntityRef(None, ids.iid(iid, "layer", ident), iid, world_iid)
+            positions = object_positions(level.objects)
+            entities = [_entity(level, obj, k, built, iid, _entity_refs(obj, positions, where)) for k, obj in enumerate(level.objects)]
             unify_types(entities)
             node["entityInstances"] = entities
         layers.append(node)
@@ -230,7 +235,18 @@ def entity_color(ident: str) -> str:
     return KIND_COLORS.get(ident) or PALETTE[ids.hashed_uid("color", ident) % len(PALETTE)]
 
 
-def _entity(level: Level, obj: MapObject, k: int, built: BuiltTileset, level_iid: str) -> dict[str, Any]:
+def _entity_refs(obj: MapObject, positions: dict[str, int], where: EntityRef) -> dict[str, PropertyValue | EntityRef]:
+    """The object's properties with each object reference as the place of the entity it names
+    (every entity is in `where`'s layer, numbered by its position)."""
+    return {
+        name: replace(where, entity_iid=ids.iid(where.level_iid, "entity", positions[v.target]) if v.target in positions else None)
+        if isinstance(v, ObjectRef)
+        else v
+        for name, v in obj.properties.items()
+    }
+
+
+def _entity(level: Level, obj: MapObject, k: int, built: BuiltTileset, level_iid: str, properties: dict[str, PropertyValue | EntityRef]) -> dict[str, Any]:
     tileset = built.tileset
     tw, th = tileset.tile_width, tileset.tile_height
     ident = ids.identifier(obj.type or obj.name)
@@ -241,10 +257,9 @@ def _entity(level: Level, obj: MapObject, k: int, built: BuiltTileset, level_iid
     else:  # a point is the one cell it lies in
         px = (_cell(obj.x, level.width) * tw, _cell(obj.y, level.height) * th)
         size = (tw, th)
-    if "name" in obj.properties:
+    if "name" in properties:
         raise PipelineError([f"object {obj.name!r}: its property 'name' would hide the LDtk field of its name; rename it"])
-    properties: dict[str, PropertyValue] = {"name": obj.name, **obj.properties}
-    fields = property_fields(properties, lambda f: ids.hashed_uid("entity", ident, f), f"object {obj.name!r}")
+    fields = property_fields({"name": obj.name, **properties}, lambda f: ids.hashed_uid("entity", ident, f), f"object {obj.name!r}")
     if obj.points:
         if any(f["__identifier"] == "points" for f in fields):
             raise PipelineError([f"object {obj.name!r}: its property 'points' is the LDtk field of its polyline; rename it"])

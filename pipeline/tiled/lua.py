@@ -16,7 +16,7 @@ from typing import Mapping, Sequence, Union
 
 import numpy as np
 
-from pipeline.level import Color, PropertyValue
+from pipeline.level import Color, ObjectId, PropertyValue
 from pipeline.tiled import TILED_VERSION
 from pipeline.tiled.properties import property_type
 from pipeline.tiled.tileset import Rect, Tileset, WangSet
@@ -218,6 +218,8 @@ def _properties(properties: Mapping[str, PropertyValue]) -> Table:
         kind = property_type(value)
         if isinstance(value, Color):
             shown: Value = value.argb()
+        elif isinstance(value, ObjectId):
+            shown = Inline((("id", int(value)),))
         elif kind is None:
             shown = str(value)
         else:

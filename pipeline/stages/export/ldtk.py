@@ -83,11 +83,15 @@ class ExportLdtk(DrawnMapExporter):
         tileset_path = relative_to(sheet, self.dir)  # LDtk's paths are relative to the project file
         index = ctx.provenance.get("map", 0)
         index = index if isinstance(index, int) and not isinstance(index, bool) else 0
-        level_iid = ids.iid(ctx.provenance.get("pack", ""), ctx.provenance.get("seed", 0), self.project, ctx.stem)
+        pack, seed = ctx.provenance.get("pack", ""), ctx.provenance.get("seed", 0)
+        level_iid = ids.iid(pack, seed, self.project, ctx.stem)
+        world_iid = ids.iid(ids.iid(pack, ctx.pack_seed, self.project), "world")  # the project's dummyWorldIid
         properties = {**level.properties, **ctx.provenance, **self._values_fields(level)}
         names = [name for name, _ in drawn]
         files = {
-            self.level_path(ctx.stem): level_file(level, built, drawn, properties, ctx.stem, ids.LEVEL_UID_BASE + index, level_iid, tileset_path),
+            self.level_path(ctx.stem): level_file(
+                level, built, drawn, properties, ctx.stem, ids.LEVEL_UID_BASE + index, level_iid, tileset_path, world_iid
+            ),
             self._defs(): definitions(level, built, names, tileset_path),
             sheet: built.png,
         }

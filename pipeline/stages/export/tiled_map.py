@@ -15,6 +15,7 @@ from pipeline.registry import ExportContext
 from pipeline.stages.export.drawn_map import DrawnMapExporter
 from pipeline.tiled.drawing import LayerSpec
 from pipeline.tiled.profile_rules import profile_objects, profile_tileset
+from pipeline.tiled.properties import with_object_ids
 from pipeline.tiled.profiles import PROFILES, Format, ProfileName, resolve
 from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TileLayer, TmxMap
@@ -135,7 +136,7 @@ class TiledMapExporter(DrawnMapExporter):
             tileset=tileset,
             tileset_source=None if self._embedded else relative_to(description_path, self.dir),
             layers=[TileLayer(name, gids) for name, gids in drawn] + data,
-            objects=profile_objects(PROFILES[self.profile], list(level.objects)),
+            objects=profile_objects(PROFILES[self.profile], with_object_ids(list(level.objects))),
             object_gids=object_gids,
             properties={**level.properties, **ctx.provenance},
             encoding=self._options["encoding"],

@@ -16,7 +16,7 @@ import itertools
 import math
 import posixpath
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -25,7 +25,7 @@ from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 
 from pipeline.errors import KeyedError, PipelineError
 from pipeline.fsio import read_regular
-from pipeline.level import SPARE_CHARS, Color, Level, MapObject, PropertyValue, Symbol
+from pipeline.level import SPARE_CHARS, Color, FilePath, Level, MapObject, ObjectRef, PropertyValue, Symbol
 from pipeline.registry import StageParams, stage
 from pipeline.rewrite import palette
 from pipeline.tiled.layer_data import GID_MASK, MapFileError, base64_gids, csv_gids, gid_rows, parse_json, parse_xml
@@ -62,7 +62,7 @@ class _Map:
     objects: list[MapObject]
 
 
-@stage("load.tmx", version=4)
+@stage("load.tmx", version=5)
 class LoadTmx(StageParams):
     """Load a map you drew in Tiled (`.tmx`, or Tiled JSON `.tmj`/`.json`) as the map's tiles.
 
@@ -127,7 +127,7 @@ class LoadTmx(StageParams):
         return Level(
             tiles=level.tiles.copy(),
             alphabet=level.alphabet,
-            objects=[MapObject(o.name, o.type, o.x, o.y, o.w, o.h, dict(o.properties), o.tile, o.points) for o in level.objects],
+            objects=[replace(o, properties=dict(o.properties)) for o in level.objects],
             properties=dict(level.properties),
         )
 
@@ -219,12 +219,22 @@ def _check_map_header(orientation: Any, infinite: Any, width: int, height: int, 
         raise MapFileError(f"tile size {tw} x {th} must be positive")
 
 
+def _object_ref(value: Any, where: str) -> str:
+    """An object's id as the key ObjectRefs name it by ("" for an object without one)."""
+    return "" if value is None else str(_int(value, f"{where} id"))
+
+
 def _typed(name: str, kind: str, value: Any, where: str) -> PropertyValue | None:
     """A Tiled property's value with its type; None for types a Level cannot hold (class)."""
     what = f"{where}property {name!r}"
-    if kind in ("string", "file", ""):
+    if kind in ("string", ""):
         return "" if value is None else str(value)
-    if kind == "int" or kind == "object":
+    if kind == "file":
+        return FilePath("" if value is None else str(value))
+    if kind == "object":  # 0: no object
+        target = _int(0 if value in (None, "") else value, what)
+        return ObjectRef(str(target) if target else "")
+    if kind == "int":
         return _int(value, what)
     if kind == "float":
         return _num(value, what)
@@ -246,19 +256,19 @@ def _typed(name: str, kind: str, value: Any, where: str) -> PropertyValue | None
 
 
 def _object(name: str, cls: str, px: tuple[float, float, float, float], tile_gid: int, points: list[tuple[float, float]] | None,
-            rotation: float, props: dict[str, PropertyValue], tw: int, th: int, where: str, polyline: bool = False) -> MapObject:
+            rotation: float, props: dict[str, PropertyValue], tw: int, th: int, where: str, polyline: bool = False, ref: str = "") -> MapObject:
     x, y, w, h = px
     if rotation:
         raise MapFileError(f"{where} is rotated ({rotation} degrees): load.tmx reads unrotated objects")
     if tile_gid:
         y -= h  # a tile object's y is its bottom edge
     if polyline and points and not tile_gid:
-        return MapObject(name=name, type=cls, x=x / tw, y=y / th, properties=props, points=tuple((px_ / tw, py_ / th) for px_, py_ in points))
+        return MapObject(name=name, type=cls, x=x / tw, y=y / th, properties=props, points=tuple((px_ / tw, py_ / th) for px_, py_ in points), ref=ref)
     if points:
         xs = [x + p[0] for p in points]
         ys = [y + p[1] for p in points]
         x, y, w, h = min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys)
-    return MapObject(name=name, type=cls, x=x / tw, y=y / th, w=w / tw, h=h / th, properties=props)
+    return MapObject(name=name, type=cls, x=x / tw, y=y / th, w=w / tw, h=h / th, properties=props, ref=ref)
 
 
 # --------------------------------------------------------------------------------------------
@@ -335,6 +345,7 @@ class _MapXml:
         return _object(
             node.get("name", ""), node.get("class", node.get("type", "")), px, gid, points,  # type: ignore[arg-type]
             _num(node.get("rotation", "0"), f"{where} rotation"), _properties_xml(node, f"{where}: "), tw, th, where, polyline,
+            _object_ref(node.get("id"), where),
         )
 
     def _tileset(self, node: ET.Element) -> _Tileset:
@@ -439,6 +450,7 @@ class _MapJson:
         return _object(
             str(obj.get("name", "")), str(cls), px, _int(obj.get("gid", 0), f"{where} gid") & GID_MASK, points,  # type: ignore[arg-type]
             _num(obj.get("rotation", 0), f"{where} rotation"), _properties_json(obj.get("properties"), f"{where}: "), tw, th, where, polyline,
+            _object_ref(obj.get("id"), where),
         )
 
     def _tileset(self, ts: Any) -> _Tileset:
@@ -562,7 +574,9 @@ def _to_level(parsed: _Map, layer: str | None, empty: str) -> tuple[Level, np.nd
         filled = gids != 0
         tiles[filled] = lut_vals[np.searchsorted(lut_keys, gids[filled])]
 
-    properties = {k: v for k, v in parsed.properties.items() if isinstance(v, (bool, int, float, str))}
+    # A map's own object-typed property keeps the id it has in the file: the map's stats (the
+    # manifest, filters) hold plain values, and nothing renumbers what they name.
+    properties = {k: (int(v.target or 0) if isinstance(v, ObjectRef) else v) for k, v in parsed.properties.items()}
     return Level(tiles=tiles, alphabet=alphabet, objects=list(parsed.objects), properties=properties), gids != 0
 
 

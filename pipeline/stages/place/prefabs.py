@@ -11,7 +11,7 @@ import numpy as np
 from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 
 from pipeline.errors import KeyedError, PipelineError, Rejected
-from pipeline.level import Level, MapObject, PropertyValue, Symbol
+from pipeline.level import Level, MapObject, ObjectRef, PropertyValue, Symbol
 from pipeline.registry import stage
 from pipeline.stages.place.count import count_type, draw_count, most_of
 from pipeline.stages.compose.overlay import merge_alphabets
@@ -48,7 +48,7 @@ class _Variant:
     objects: tuple[MapObject, ...]
 
 
-@stage("place.prefabs", version=2)
+@stage("place.prefabs", version=3)
 class Prefabs(WalkableStage):
     """Stamp hand-made rooms drawn in Tiled (vaults, shops, boss rooms) into the map where they
     fit. `prefabs` is a glob of Tiled maps relative to the recipe (`"prefabs/*.tmx"`), read as
@@ -206,7 +206,8 @@ class Prefabs(WalkableStage):
             variants = [v for v in self._variants(prefab) if v.tiles.shape[0] <= tiles.shape[0] and v.tiles.shape[1] <= tiles.shape[1]]
             if not variants:
                 h, w = prefab.tiles.shape
-                turned = " however it is turned" if self.rotate else (" (set rotate = true to let it turn)" if h != w else "")
+                fits_turned = w <= tiles.shape[0] and h <= tiles.shape[1]
+                turned = " however it is turned" if self.rotate else (" (set rotate = true to let it turn)" if fits_turned else "")
                 raise PipelineError(
                     [f"prefabs: {prefab.file} ({w} x {h} tiles) is larger than the map ({tiles.shape[1]} x {tiles.shape[0]}){turned}"]
                 )
@@ -235,7 +236,10 @@ class Prefabs(WalkableStage):
                           {**dict(prefab.properties), "prefab": prefab.file, "prefab_index": k, "turned": v.rotation, "mirrored": v.mirrored})
             )
             for obj in v.objects:
-                objects.append(replace(obj, x=obj.x + x, y=obj.y + y, properties={**obj.properties, "prefab": prefab.file, "prefab_index": k}))
+                # Each placement's objects refer to each other, never to another placement's
+                # copy of the same prefab, nor to the map's own objects of the same id.
+                moved = {**_placed_refs(obj.properties, k), "prefab": prefab.file, "prefab_index": k}
+                objects.append(replace(obj, x=obj.x + x, y=obj.y + y, properties=moved, ref=f"{k}:{obj.ref}" if obj.ref else ""))
 
         return Level(
             tiles=tiles, alphabet=alphabet, layers=layers, objects=objects,
@@ -356,6 +360,11 @@ def _object_cells(level: Level) -> np.ndarray:
         if o.w == 0 and o.h == 0 and 0 <= o.y < level.height and 0 <= o.x < level.width:
             cells[int(o.y), int(o.x)] = True
     return cells
+
+
+def _placed_refs(properties: dict[str, PropertyValue], k: int) -> dict[str, PropertyValue]:
+    """`properties` with each object reference turned to the `k`th placement's copy of its object."""
+    return {name: ObjectRef(f"{k}:{v.target}") if isinstance(v, ObjectRef) and v.target else v for name, v in properties.items()}
 
 
 def _areas(walk: np.ndarray) -> int:
