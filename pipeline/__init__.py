@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from pipeline.api import BuildResult, MapFailure, PackResult, build, generate
+    from pipeline.api import BuildResult, MapFailure, PackResult, build, export, generate
     from pipeline.errors import PipelineError
     from pipeline.level import Level
 
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "build": "pipeline.api",
     "generate": "pipeline.api",
+    "export": "pipeline.api",
     "BuildResult": "pipeline.api",
     "PackResult": "pipeline.api",
     "MapFailure": "pipeline.api",

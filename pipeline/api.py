@@ -12,7 +12,7 @@ import contextlib
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, Union, cast
 
 if TYPE_CHECKING:
     from pipeline.builder import PackReport
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pipeline.level import Level
     from pipeline.plan import PackPlan
 
-__all__ = ["BuildResult", "MapFailure", "PackResult", "Progress", "build", "generate", "open_executor"]
+__all__ = ["BuildResult", "MapFailure", "PackResult", "Progress", "build", "export", "generate", "open_executor"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -234,32 +234,22 @@ def generate(kind: str, *, seed: int = 0, inputs: Level | Sequence[Level] = (), 
     files (as a recipe's `[pack] plugins` lists them, relative to the current folder) whose kinds
     `kind` may name: `generate("demo.torches", plugins=["recipes/stages/torches.py"], ...)`.
 
+    A stage that may turn a Level down (`filter`, `place.prefabs` finding no place) is run again
+    from the seeds `(seed, 1)`, `(seed, 2)`... up to its `attempts`, as a build makes a map again;
+    here its inputs stay as given, so only what the stage itself draws changes.
+
     Raises PipelineError, one line per problem, for an unknown kind, a bad parameter, the wrong
-    number of inputs, a plugin that does not load, or an export stage (exporters write files: build a recipe with
-    `pipeline.build`). The inputs are not modified; the Level returned is the caller's to change.
+    number of inputs, a plugin that does not load, or an export stage (exporters write files: `pipeline.export`). The inputs are not modified; the Level returned is the caller's to change.
     """
     from pipeline import registry
-    from pipeline.errors import PipelineError, unknown_kind
+    from pipeline.errors import PipelineError, Rejected
     from pipeline.level import Level
     from pipeline.recipe import _validate
     from pipeline.seeds import rng_for
 
-    from pipeline.plugins import PluginError, load_file
-
-    extra: dict[str, type[registry.StageParams]] = {}
-    for name in [plugins] if isinstance(plugins, (str, os.PathLike)) else plugins:
-        try:
-            extra.update(load_file(Path(name), os.fspath(name)))
-        except PluginError as exc:
-            raise PipelineError([f"plugins: {exc}"]) from None
-    table = registry.KindTable(extra)
-    cls = table.get(kind) if isinstance(kind, str) else None
-    if cls is None:
-        if not isinstance(kind, str):
-            raise PipelineError([f"kind: must be a stage kind's name such as 'maze.backtracker' (got {type(kind).__name__})"])
-        raise PipelineError([f"kind: {unknown_kind(kind, table, 'pass its file in plugins=[...]')}"])
+    cls = _kind(kind, plugins)
     if registry.is_exporter(cls):
-        raise PipelineError([f"{kind}: is an export stage: it writes files and makes no Level; build a recipe that uses it with pipeline.build()"])
+        raise PipelineError([f"{kind}: is an export stage: it writes files and makes no Level; write a Level with pipeline.export()"])
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise PipelineError([f"seed: must be a whole number from 0 to 2**63 - 1 (got {seed!r})"])
     levels = [inputs] if isinstance(inputs, Level) else list(inputs)
@@ -279,13 +269,98 @@ def generate(kind: str, *, seed: int = 0, inputs: Level | Sequence[Level] = (), 
         problems += [f"{kind}.{line}" for line in validated.input_problems(len(levels))]
     if problems or validated is None:
         raise PipelineError(problems)
-    level = validated.run([_read_only(x) for x in levels], rng_for((seed,)))
+    attempt = 0
+    while True:
+        try:
+            # A stage that may turn a Level down (place.prefabs finding no place, a filter) draws
+            # again, as in a build, from (seed, 1), (seed, 2)...: its inputs stay the caller's.
+            level = validated.run([_read_only(x) for x in levels], rng_for((seed, attempt) if attempt else (seed,)))
+            break
+        except Rejected as rejected:
+            attempt += 1
+            if attempt >= rejected.attempts:
+                tries = f"{attempt} attempt{'s' if attempt != 1 else ''}"
+                raise PipelineError([f"{kind}: {rejected.problems[0]}; none of {tries} passed (raise attempts to try more)"]) from None
     # A plugin's bug, caught here as a build catches it, rather than in the caller's next step.
     if not isinstance(level, Level):
         raise PipelineError([f"{kind}: returned {type(level).__name__}, not a Level"])
     if (unknown := level.unknown_tiles()) is not None:
         raise PipelineError([f"{kind}: returned a Level whose {unknown}"])
+    if (unsettled := level.settle_values()) is not None:
+        raise PipelineError([f"{kind}: {unsettled}"])
     return _writable(level)
+
+
+def export(kind: str, level: Level, folder: str | os.PathLike[str], *, stem: str = "map", plugins: Sequence[str | os.PathLike[str]] = (), **params: Any) -> list[Path]:
+    """Write `level` with the export stage `kind` into `folder`, as a pack's map `stem`: its map
+    file, tilesets and tilesheets, preview, and what the exporter makes once per pack (an LDtk
+    project listing this one level). `params` are the stage's recipe parameters, validated as a
+    recipe's (`tileset = "tilesets/stone.toml"`, relative to the current folder). Files are
+    written to a temporary name and renamed, and the same Level and parameters give the same
+    bytes. Returns the paths written, sorted.
+
+    `pipeline.export("export.tmx", maze, "out", tileset="tilesets/stone.toml")`
+    """
+    from pipeline import registry
+    from pipeline.errors import PipelineError
+    from pipeline.fsio import sha256_bytes
+    from pipeline.level import Level
+    from pipeline.paths import check_plain_name
+    from pipeline.recipe import _validate
+
+    cls = _kind(kind, plugins)
+    if not registry.is_exporter(cls):
+        raise PipelineError([f"{kind}: is not an export stage: it makes a Level (pipeline.generate), and writes no file"])
+    problems = [] if isinstance(level, Level) else [f"level: must be a Level (got {type(level).__name__})"]
+    try:
+        check_plain_name(stem)
+    except ValueError as exc:
+        problems.append(f"stem: {exc}")
+    exporter = _validate(cls, params, kind, problems, {"recipe_dir": Path.cwd()})
+    if problems or exporter is None:
+        raise PipelineError(problems)
+    if (unknown := level.unknown_tiles()) is not None:
+        raise PipelineError([f"level: {unknown}"])
+    root = Path(folder)
+    writer = cast(registry.Exporter, exporter)
+    files = writer.export(_read_only(level), registry.ExportContext(stem=stem))
+    written = _write_all(root, files)
+    # Made from the map's files on disk, as after a build; a pack of one map, no name, seed 0.
+    once = writer.pack_files(registry.PackContext(pack_dir=root, pack="", seed=0, maps=[(0, stem, {rel: sha256_bytes(d) for rel, d in files.items()})], rewrite=True))
+    return sorted(written + _write_all(root, once))
+
+
+def _write_all(root: Path, files: dict[str, bytes]) -> list[Path]:
+    from pipeline.fsio import atomic_write
+
+    written = []
+    for rel, data in sorted(files.items()):
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, data)
+        written.append(target)
+    return written
+
+
+def _kind(kind: str, plugins: Sequence[str | os.PathLike[str]]) -> "type[Any]":
+    """The stage class of `kind`, among the built-in kinds and those of `plugins`."""
+    from pipeline import registry
+    from pipeline.errors import PipelineError, unknown_kind
+    from pipeline.plugins import PluginError, load_file
+
+    extra: dict[str, type[registry.StageParams]] = {}
+    for name in [plugins] if isinstance(plugins, (str, os.PathLike)) else plugins:
+        try:
+            extra.update(load_file(Path(name), os.fspath(name)))
+        except PluginError as exc:
+            raise PipelineError([f"plugins: {exc}"]) from None
+    table = registry.KindTable(extra)
+    cls = table.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        if not isinstance(kind, str):
+            raise PipelineError([f"kind: must be a stage kind's name such as 'maze.backtracker' (got {type(kind).__name__})"])
+        raise PipelineError([f"kind: {unknown_kind(kind, table, 'pass its file in plugins=[...]')}"])
+    return cls
 
 
 def _read_only(level: Level) -> Level:

@@ -104,6 +104,17 @@ def check_properties(properties: dict[str, PropertyValue], prefix: str = "") -> 
             raise KeyedError(f"{prefix}{key}", f"holds the control character {found.group()!r}, which a TMX file (XML) cannot: remove it")
 
 
+def _settle(properties: dict[str, PropertyValue], what: str) -> str | None:
+    for name, value in properties.items():
+        if isinstance(value, np.generic) and isinstance(value, (np.bool_, np.integer, np.floating, np.str_)):
+            value = properties[name] = value.item()
+        if not isinstance(value, (bool, int, float, str, ObjectRef)):
+            return f"{what} {name!r} is {type(value).__module__}.{type(value).__qualname__}, not a number, true/false or text"
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{what} {name!r} is {value}, which no map file can hold"
+    return None
+
+
 @dataclass(frozen=True)
 class Symbol:
     """One tile value: a single character (MarkovJunior style), a name exporters map to tiles, a colour."""
@@ -166,6 +177,25 @@ class Level:
             if layer.shape != self.tiles.shape:
                 raise ValueError(f"layer {name!r} has shape {layer.shape}, tiles have {self.tiles.shape}")
 
+    def settle_values(self) -> str | None:
+        """Make numpy scalars among the properties Python's (a plugin's `count = mask.sum()`:
+        written untyped in TMX, and no JSON encoder takes them), and say what no map file can
+        hold: a property value of another type or not finite, an object off every number line,
+        a map without tiles. Not checked on construction, as `unknown_tiles` is not."""
+        if self.tiles.size == 0:
+            return f"returned a Level without tiles ({self.tiles.shape[1]} x {self.tiles.shape[0]})"
+        problem = _settle(self.properties, "property")
+        for k, obj in enumerate(self.objects):
+            if problem is not None:
+                break
+            where = f"object {k + 1} ({obj.name!r})"
+            numbers = (obj.x, obj.y, obj.w, obj.h, *(v for point in obj.points for v in point))
+            if not all(isinstance(v, (int, float, np.integer, np.floating)) and math.isfinite(v) for v in numbers):
+                problem = f"{where} has a position, size or point that is not a finite number ({obj.x!r}, {obj.y!r}, {obj.w!r}, {obj.h!r})"
+            else:
+                problem = _settle(obj.properties, f"{where} property")
+        return None if problem is None else f"returned a Level whose {problem}"
+
     def unknown_tiles(self) -> str | None:
         """What is wrong if `tiles` holds indices past the alphabet: every exporter would draw
         them as empty tiles, so a stage returning such a Level has a bug. Not checked on
@@ -176,7 +206,7 @@ class Level:
         wrong = self.tiles >= symbols
         y, x = (int(i[0]) for i in np.nonzero(wrong))
         return (
-            f"{int(np.count_nonzero(wrong))} tiles hold an index past the alphabet's {symbols} symbols"
+            f"{int(np.count_nonzero(wrong))} {'tile holds' if np.count_nonzero(wrong) == 1 else 'tiles hold'} an index past the alphabet's {symbols} symbols"
             f" (0..{symbols - 1}), the first at x={x}, y={y}: index {int(self.tiles[y, x])}"
         )
 

@@ -92,6 +92,8 @@ class KeyMaker:
             # Seeds are ints and keys hex: their canonical JSON is written out directly.
             parts["seed"] = "[" + ",".join(str(s) for s in seed) + "]"
             parts["inputs"] = "[" + ",".join(f'"{out[i][0]}"' for i in spec.inputs) + "]"
+            if spec.name in self.recipe.handed_on:  # a part of its Level the build adds (none: keys as before)
+                parts["handed_on"] = canonical_json(list(self.recipe.handed_on[spec.name]))
             if spec.is_exporter:
                 # What an exporter writes also depends on the file names and provenance it is given.
                 parts["stem"] = canonical_json(pack.stem(index))

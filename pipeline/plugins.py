@@ -85,7 +85,8 @@ def _load_source(name: str, path: str, source: bytes) -> dict[str, type[StagePar
             exec(code, module.__dict__)
     except SyntaxError as exc:
         del sys.modules[module_name]
-        raise PluginError(f"{name}: line {exc.lineno}: syntax error: {exc.msg}") from None
+        where = f"line {exc.lineno}: " if exc.lineno else ""  # a NUL byte has no line
+        raise PluginError(f"{name}: {where}syntax error: {exc.msg}") from None
     except (Exception, SystemExit) as exc:  # sys.exit() at import must not end the whole build
         del sys.modules[module_name]
         # The deepest line of the plugin itself: where its author has something to fix.

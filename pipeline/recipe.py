@@ -242,6 +242,22 @@ class Recipe:
         return upstream(self.stages, name)
 
     @cached_property
+    def handed_on(self) -> dict[str, tuple[str, ...]]:
+        """For each stage that starts its stats afresh (`passes_stats = False`), the authored map
+        properties of the stages before it (`authored_reaching`), which the build hands on from
+        its inputs: a hand-made map's `author` outlives a rule program run on it. Only stages
+        with some."""
+        from pipeline.stat_checks import authored_reaching
+
+        out = {}
+        for spec in self.stages:
+            if spec.inputs and not spec.is_exporter and not spec.params.passes_stats:
+                names = authored_reaching(self.stages, spec.name)
+                if names:
+                    out[spec.name] = names
+        return out
+
+    @cached_property
     def unused(self) -> tuple[str, ...]:
         """The stages no export stage reads, directly or through other stages: they never run
         (a filter whose `where` is misspelt would otherwise pass unnoticed)."""
@@ -332,7 +348,7 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
     declared = data.get("stage") if isinstance(data.get("stage"), dict) else {}
     uses = {n: b.get("use") for n, b in declared.items() if isinstance(b, dict)}
     exporters = {n for n, u in uses.items() if isinstance(u, str) and u in kinds and registry.is_exporter(kinds[u])}
-    ordered = _order(specs, problems) if _wiring_ok(wiring, list(declared), exporters, problems) else []
+    ordered = _order(specs, problems) if _wiring_ok(wiring, declared, exporters, problems) else []
     # Unknown or missing kinds are reported already and might be exporters: only all-known, no-export.
     if declared and not exporters and all(isinstance(u, str) and u in kinds for u in uses.values()):
         problems.append("stage: no export stage, so the recipe would write nothing (add e.g. [stage.tmx] with use = \"export.tmx\")")
@@ -347,8 +363,29 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
             check_read_stats(ordered, problems)
         check_object_tiles(ordered, problems)
     if problems or pack is None:
-        raise RecipeError(f"{shown}: {p}" for p in problems)
+        raise RecipeError(f"{shown}: {p}" for p in _shared(problems))
     return Recipe(path=shown, text=text, pack=pack, stages=tuple(ordered))
+
+
+def _shared(problems: list[str]) -> list[str]:
+    """Problems that several stages have alike, once: three exporters of one broken tileset
+    are one line naming the others, as their warnings are."""
+    stages: dict[str, list[str]] = {}
+    for line in problems:
+        found = re.match(r"stage\.([A-Za-z][\w-]*)\.(.+)", line, re.S)
+        if found:
+            stages.setdefault(found.group(2), []).append(found.group(1))
+    out: list[str] = []
+    for line in problems:
+        found = re.match(r"stage\.([A-Za-z][\w-]*)\.(.+)", line, re.S)
+        if found is None:
+            out.append(line)
+            continue
+        names = list(dict.fromkeys(stages.pop(found.group(2), [])))
+        if names:  # said once, by the first stage, naming the others
+            also = f" (also {', '.join(f'stage.{n}' for n in names[1:])})" if len(names) > 1 else ""
+            out.append(f"stage.{names[0]}.{found.group(2)}{also}")
+    return out
 
 
 def _check_sheet(
@@ -475,7 +512,7 @@ def _load_stages(
             problems.append(f"{key}.use: is required: the stage kind, e.g. \"maze.backtracker\" (see `pcg stages`)")
             continue
         if not isinstance(kind, str):
-            problems.append(f"{key}.use: must be a string naming a stage kind (got {kind!r}; see `pcg stages`)")
+            problems.append(f"{key}.use: must be a string naming a stage kind (got {toml_text(kind)}; see `pcg stages`)")
             continue
         cls = all_kinds.get(kind)
         if cls is None:
@@ -501,16 +538,18 @@ def _load_stages(
     return specs, wiring
 
 
-def _wiring_ok(wiring: dict[str, tuple[str, ...]], declared: list[str], exporters: set[str], problems: list[str]) -> bool:
+def _wiring_ok(wiring: dict[str, tuple[str, ...]], declared: dict[str, Any], exporters: set[str], problems: list[str]) -> bool:
     """Every input names a declared stage that passes a Level on."""
     ok = True
     for name, inputs in wiring.items():
-        for inp in inputs:
+        for k, inp in enumerate(inputs):
+            # The key as the recipe wrote it: `input`, or `inputs.1` for the second of a list.
+            key = f"stage.{name}.inputs.{k}" if "inputs" in declared.get(name, {}) else f"stage.{name}.input"
             if inp not in declared:
-                problems.append(f"stage.{name}.input: no stage named {inp!r}{did_you_mean(inp, declared)}")
+                problems.append(f"{key}: no stage named {inp!r}{did_you_mean(inp, list(declared))}")
                 ok = False
             elif inp in exporters:
-                problems.append(f"stage.{name}.input: {inp!r} is an export stage; it writes files and has no Level to pass on")
+                problems.append(f"{key}: {inp!r} is an export stage; it writes files and has no Level to pass on")
                 ok = False
     return ok
 

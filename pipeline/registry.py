@@ -127,6 +127,12 @@ class StageParams(BaseModel):
         the params (`place.items` adds `items_<type>`)."""
         return self.adds_stats
 
+    def authored_stats(self) -> tuple[str, ...]:
+        """The map properties this stage gives that a person wrote (a hand-made map's own, from
+        `load.tmx`): they reach every later stage, even one that starts its stats afresh
+        (`passes_stats = False`, a rule program), which a build hands them on through."""
+        return ()
+
     def read_stats(self) -> dict[str, str]:
         """The map properties this stage reads from its input, each with the param that names it
         (`filter` reads `difficulty` from `where`): a recipe naming one that no stage before it
@@ -303,7 +309,9 @@ def stage(kind: str, version: int) -> Callable[[S], S]:
 
     def register(cls: S) -> S:
         if not (isinstance(cls, type) and issubclass(cls, StageParams)):
-            raise TypeError(f"@stage({kind!r}) decorates {cls!r}, which is not a subclass of StageParams (or Exporter)")
+            # Its own name, not its module's cache name or an address.
+            what = f"the class {cls.__name__}" if isinstance(cls, type) else f"{getattr(cls, '__name__', 'a ' + type(cls).__name__)}"
+            raise TypeError(f"@stage({kind!r}) decorates {what}, which is not a subclass of StageParams (or Exporter)")
         if not isinstance(kind, str) or not _KIND_NAME.match(kind):
             raise ValueError(f"stage kind {kind!r} must be a dotted lower-case name such as 'mygame.vaults'")
         if not isinstance(version, int) or isinstance(version, bool) or version < 1:
@@ -314,6 +322,13 @@ def stage(kind: str, version: int) -> Callable[[S], S]:
             raise TypeError(f"stage {kind!r} must define run(self, inputs, rng) -> Level")
         if issubclass(cls, Exporter) and (cls.export is Exporter.export or cls.outputs is Exporter.outputs):
             raise TypeError(f"export stage {kind!r} must define outputs(self, stem) and export(self, level, ctx)")
+        if not cls.__pydantic_complete__:  # a parameter's type names something not defined (yet)
+            from pydantic.errors import PydanticUndefinedAnnotation
+
+            try:
+                cls.model_rebuild(_parent_namespace_depth=3)
+            except PydanticUndefinedAnnotation as exc:
+                raise TypeError(f"stage {kind!r}: a parameter's type, {exc.name!r}, is not defined (import it, or define it above the class)") from None
         # A recipe's stage table reads these keys as its wiring: a parameter so named could never be set.
         reserved = [k for k in RESERVED_KEYS if k in cls.model_fields]
         if reserved:

@@ -30,6 +30,21 @@ def split_stat(name: str, stages: Collection[str]) -> tuple[str | None, str]:
     return (stage, stat) if dot and stage in stages else (None, name)
 
 
+def authored_reaching(specs: Sequence[StageSpec], name: str) -> tuple[str, ...]:
+    """The authored map properties (`authored_stats`) of every stage before stage `name`, in
+    recipe order: what a stage that starts its stats afresh still hands on."""
+    by_name = {spec.name: spec for spec in specs}
+    before: set[str] = set()
+    todo = list(by_name[name].inputs)
+    while todo:
+        source = todo.pop()
+        if source not in before:
+            before.add(source)
+            todo.extend(by_name[source].inputs)
+    found = [stat for spec in specs if spec.name in before for stat in spec.params.authored_stats()]
+    return tuple(dict.fromkeys(found))
+
+
 def stats_reaching(specs: Sequence[StageSpec], names: Sequence[str]) -> set[str] | None:
     """The stats the Levels of stages `names` hold: those each adds, and those of its inputs
     where it passes them on. None when a stage on the way does not declare what it adds."""
@@ -47,6 +62,8 @@ def stats_reaching(specs: Sequence[StageSpec], names: Sequence[str]) -> set[str]
         found.update(stats)
         if spec.params.passes_stats:
             todo.extend(spec.inputs)
+        else:
+            found.update(authored_reaching(specs, spec.name))
     return found
 
 
@@ -61,7 +78,7 @@ def _writers(specs: Sequence[StageSpec], name: str, stat: str) -> frozenset[str]
         return None
     if stat in added:
         return frozenset([name])
-    if not spec.params.passes_stats:
+    if not spec.params.passes_stats and stat not in authored_reaching(specs, name):
         return frozenset()
     # Of several inputs, the last that has the stat gives its value (`passes_stats`).
     for source in reversed(spec.inputs):

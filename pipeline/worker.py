@@ -252,8 +252,11 @@ class _Levels:
                 raise
             if not isinstance(level, Level):
                 raise StageFailed(name, f"returned {type(level).__name__}, not a Level")
+            _hand_on(self.recipe.handed_on.get(name, ()), inputs, level)
             if (unknown := level.unknown_tiles()) is not None:
                 raise StageFailed(name, f"returned a Level whose {unknown}")
+            if (unsettled := level.settle_values()) is not None:
+                raise StageFailed(name, unsettled)
             self.result.ran.append(name)
             if self.unstored is None:
                 self.cache.store(task.keys[name], level)
@@ -263,6 +266,17 @@ class _Levels:
         self.levels[name] = level
         self.result.stats[name] = dict(level.properties)
         return level
+
+
+def _hand_on(names: tuple[str, ...], inputs: list[Level], level: Level) -> None:
+    """Put back the authored map properties (`Recipe.handed_on`) a stage that starts its stats
+    afresh left out, from the last input that has each."""
+    for name in names:
+        if name not in level.properties:
+            for source in reversed(inputs):
+                if name in source.properties:
+                    level.properties[name] = source.properties[name]
+                    break
 
 
 def _run_attempt(recipe: Recipe, cache: LevelCache, task: MapTask, levels: _Levels | None = None) -> MapResult:

@@ -4,12 +4,14 @@ stage, `Level.to_text`/`from_text` round-trip, and `import pipeline` stays light
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pytmx
 import pytest
 
 import pipeline
@@ -247,3 +249,52 @@ def test_generate_refuses_what_a_plugins_stage_returns_that_no_build_would_take(
         pipeline.generate("demo.shift", inputs=maze, plugins=[plugin])
     with pytest.raises(PipelineError, match=r"demo.shift: returned str, not a Level"):
         pipeline.generate("demo.shift", inputs=maze, plugins=[plugin], by=0)
+
+
+def test_generate_draws_again_when_a_stage_turns_its_level_down(tmp_path: Path) -> None:
+    # A stage that passes one draw in four, as place.prefabs finds a place on some tries only.
+    plugin = tmp_path / "picky.py"
+    plugin.write_text(
+        "from pipeline.errors import Rejected\nfrom pipeline.registry import StageParams, stage\n\n"
+        "@stage('demo.picky', version=1)\nclass Picky(StageParams):\n    'Passes one draw in four.'\n"
+        "    arity = (1, 1)\n    may_reject = True\n    attempts: int = 30\n\n    def run(self, inputs, rng):\n"
+        "        draw = float(rng.random())\n"
+        "        if draw > 0.25:\n            raise Rejected(f'drew {draw:.2f}', self.attempts)\n"
+        "        level = inputs[0]\n        level.properties['draw'] = draw\n        return level\n"
+    )
+    maze = pipeline.generate("maze.backtracker", seed=3, cells=(4, 4))
+    first = pipeline.generate("demo.picky", seed=5, inputs=maze, plugins=[plugin])
+    again = pipeline.generate("demo.picky", seed=5, inputs=maze, plugins=[plugin])
+    assert first.properties["draw"] <= 0.25 and first.properties["draw"] == again.properties["draw"]
+    with pytest.raises(PipelineError, match=r"^demo.picky: drew 0\.\d\d; none of 1 attempt passed \(raise attempts to try more\)$"):
+        pipeline.generate("demo.picky", seed=6, inputs=maze, plugins=[plugin], attempts=1)
+    with pytest.raises(PipelineError, match=r"filter: .*none of 3 attempts passed"):
+        pipeline.generate("filter", inputs=maze, where="dead_ends > 100000", attempts=3)
+
+
+def test_export_writes_a_level_as_a_pack_would(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A script's own Level, written as a build writes a map: the same bytes as the pack's.
+    monkeypatch.chdir(tmp_path)
+    write_recipe(tmp_path, "one", recipe_text(name="one", seed=4, maps=1).replace('[stage.preview]\nuse = "export.png"\ninput = "maze"\nscale = 2\n', ""))
+    assert pipeline.build("recipes").ok
+    maze = pipeline.generate("maze.backtracker", seed=1, cells=(9, 7))
+    written = pipeline.export("export.tmx", maze, "out", stem="level", tile_size=8)
+    assert [p.relative_to("out").as_posix() for p in written] == [
+        "level.tmx", "previews/level.png", "tilesets/symbols.png", "tilesets/symbols.tsx", "tilesets/symbols_values.png", "tilesets/symbols_values.tsx"
+    ]
+    assert (tmp_path / "out" / "tilesets" / "symbols.tsx").read_bytes() == (tmp_path / "exports" / "one" / "tilesets" / "symbols.tsx").read_bytes()
+    assert pytmx.TiledMap(str(tmp_path / "out" / "level.tmx")).width == maze.width
+    assert pipeline.export("export.tmx", maze, "again", stem="level", tile_size=8) and all(
+        (tmp_path / "again" / p.relative_to("out")).read_bytes() == p.read_bytes() for p in written
+    )
+    # An LDtk project of the one level, which LDtk's own reader takes.
+    ldtk = pipeline.export("export.ldtk", maze, "ldtk_out", tile_size=8)
+    project = next(p for p in ldtk if p.suffix == ".ldtk")
+    ldtkpy = pytest.importorskip("ldtkpy.api")
+    assert len(ldtkpy.ldtk_json_from_dict(json.loads(project.read_text())).levels) == 1
+    with pytest.raises(PipelineError, match=r"maze.backtracker: is not an export stage"):
+        pipeline.export("maze.backtracker", maze, "x")
+    with pytest.raises(PipelineError, match=r"export.tmx.tile_sise: unknown parameter \(did you mean 'tile_size'\?\)"):
+        pipeline.export("export.tmx", maze, "x", tile_sise=8)
+    with pytest.raises(PipelineError, match=r"stem: "):
+        pipeline.export("export.tmx", maze, "x", stem="../up")

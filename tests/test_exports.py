@@ -446,6 +446,11 @@ TILESET_RECIPE = maze_recipe("t", '[stage.tmx]\nuse = "export.tmx"\ninput = "maz
         ('[icons]\ndoor = "portal"\n', "tilesets/t.toml: icons.door: must be one of 'door', 'chest' or 'key'"),
         ('tile_size = 4\n[icons]\ndoor = "door"\n', "tile_size: icons need tiles of at least 6 x 6 pixels"),
         ("tile_size = [16\n", "tilesets/t.toml: not valid TOML"),
+        # Emptied by accident, or a cut-short sheet: found as the recipe loads, not in every map.
+        ("# nothing yet\n", "tilesets/t.toml: the tileset is empty (set at least tile_size"),
+        ('image = "short.png"\ntile_size = 8\n[tiles]\nwall = 0\n', "image: cannot read tilesets/short.png as an image"),
+        ('[properties.wall]\nsolid = "true"\n', "properties.wall.solid: must be true or false (got 'true')"),
+        ("[properties.wall]\nsolid = 1\n", "properties.wall.solid: must be true or false (got 1)"),
         # A name in both tiles and autotile is listed once.
         (f'{SHEET}[autotile.wall]\nset = "corner"\nfirst = 0\n[properties.torch]\nx = 1\n', "(it has: wall, floor)"),
         # Variants: own art only, of a plain tile of `tiles`, on tiles of their own, one weight each.
@@ -485,11 +490,14 @@ def test_a_bad_tileset_file_is_one_clear_error(project: Path, tileset: str, expe
 
 def test_a_bad_tileset_file_fails_the_command_line_build_with_that_line(project: Path) -> None:
     _bad_tileset(project, 'image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\nfloor = 99\n')
+    # Two exporters of the one tileset: one line, naming the other (as their warnings do).
+    recipe = project / "recipes" / "t.toml"
+    recipe.write_text(recipe.read_text() + '\n[stage.tmj]\nuse = "export.tmj"\ninput = "maze"\ntileset = "../tilesets/t.toml"\npreview = false\n')
     proc = pcg("build", "recipes", cwd=project, check=False)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr and not (project / "exports" / "t").exists()
     assert proc.stderr.strip() == (
         "error: recipes/t.toml: stage.tmx.tileset: tilesets/t.toml: tiles.floor: tile 99 is past the end of tilesets/sheet.png,"
-        " which holds 8 tiles (4 x 2)"
+        " which holds 8 tiles (4 x 2) (also stage.tmj)"
     ), proc.stderr
 
 
@@ -497,6 +505,7 @@ def _bad_tileset(project: Path, tileset: str) -> None:
     (project / "tilesets").mkdir()
     Image.new("RGBA", (32, 16)).save(project / "tilesets" / "sheet.png")
     (project / "tilesets" / "text.png").write_text("not an image\n")
+    (project / "tilesets" / "short.png").write_bytes((project / "tilesets" / "sheet.png").read_bytes()[:-30])
     (project / "tilesets" / "t.toml").write_text(tileset)
     write_recipe(project, "t", TILESET_RECIPE)
 

@@ -8,6 +8,7 @@ import re
 import shutil
 import struct
 import subprocess
+import xml.etree.ElementTree as ET
 import zlib
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import pytmx
 from pydantic import ValidationError
 
 from conftest import RECIPES, TILED, needs_tiled, pcg, tiled_env, write_recipe
-from pipeline.level import Color, Level, MapObject
+from pipeline.level import Color, FilePath, Level, MapObject, ObjectRef
 from pipeline.stages.load.tmx import LoadTmx
 
 MAPS = RECIPES / "maps"
@@ -165,6 +166,21 @@ def test_colour_and_char_properties_and_typed_object_properties(maps: Path) -> N
     assert isinstance(chest.properties["glow"], Color) and isinstance(chest.properties["weight"], float)
 
 
+def test_object_and_file_properties_keep_their_kinds(maps: Path) -> None:
+    tmx = (maps / "start.tmx").read_text().replace(
+        '<property name="locked" type="bool" value="true"/>',
+        '<property name="locked" type="bool" value="true"/>\n    <property name="key" type="object" value="1"/>\n'
+        '    <property name="none" type="object" value="0"/>\n    <property name="open" type="file" value="sfx/open.wav"/>',
+    ).replace('<property name="author" value="hand-made"/>', '<property name="author" value="hand-made"/>\n  <property name="boss" type="object" value="2"/>')
+    (maps / "start.tmx").write_text(tmx)
+    level = load(maps.parent, "maps/start.tmx")
+    chest = level.objects[2]
+    assert [o.ref for o in level.objects] == ["1", "2", "3"]
+    assert chest.properties["key"] == ObjectRef("1") and chest.properties["none"] == ObjectRef("")
+    assert isinstance(chest.properties["open"], FilePath) and chest.properties["open"] == "sfx/open.wav"
+    assert level.properties["boss"] == 2 and type(level.properties["boss"]) is int  # a map's stats are plain values
+
+
 @pytest.mark.parametrize(
     ("edit", "expected"),
     [
@@ -175,6 +191,10 @@ def test_colour_and_char_properties_and_typed_object_properties(maps: Path) -> N
         (lambda t: t[:200], "is not a Tiled TMX/TSX file (XML error"),
         (lambda t: t.replace('source="room.tsx"', 'source="gone.tsx"'), "cannot read the tileset 'gone.tsx' at"),
         (lambda t: t.replace('x="40" y="120"', 'x="40" y="120" rotation="45"'), "object 1 is rotated (45.0 degrees)"),
+        # Gids wrapped around into other tiles, and a layer Tiled calls corrupt, used to load.
+        (lambda t: t.replace("1,2,2,2,2", "1,-2,2,2,2", 1), "layer 'tiles', cell (1, 1): tile gid -2 is not a Tiled gid"),
+        (lambda t: t.replace("1,2,2,2,2", "1,4294967300,2,2,2", 1), "cell (1, 1): tile gid 4294967300 is not a Tiled gid"),
+        (lambda t: t.replace('<layer id="1" name="tiles" width="21"', '<layer id="1" name="tiles" width="22"'), "layer 'tiles' is 22 x 15 tiles, the map 21 x 15"),
     ],
 )
 def test_bad_map_files_are_one_clear_error_under_file(maps: Path, edit, expected: str) -> None:
@@ -331,3 +351,25 @@ def test_a_map_exported_with_object_tiles_in_its_tileset_loads_back(tmp_path: Pa
     pcg("build", "recipes/again.toml", "-q", cwd=tmp_path)
     # Tile for tile the same map, variants too: the same cells draw the same variants.
     assert source_gids(tmp_path / "exports" / "again" / "map_000.tmx").tolist() == source_gids(tmp_path / "exports" / "made" / "map_000.tmx").tolist()
+
+
+def test_a_hand_made_maps_own_properties_outlive_stages_that_start_their_stats_afresh(tmp_path: Path) -> None:
+    # A rule program and a maze carved into the map make stats of their own; the designer's
+    # `author` and `difficulty` were dropped with the old stats, and a filter could not read them.
+    shutil.copytree(MAPS, tmp_path / "recipes" / "maps")
+    text = HAND_RECIPE.replace(
+        '[stage.tmx]\nuse = "export.tmx"\ninput = "start"\n',
+        '[stage.moss]\nuse = "rewrite"\ninput = "start"\nvalues = "BWDw"\nprogram = { prl = { rule = "W=W" } }\nmax_steps = 1\non_max_steps = "stop"\n\n'
+        '[stage.hard]\nuse = "filter"\ninput = "moss"\nwhere = "difficulty == 2"\n\n'
+        '[stage.tmx]\nuse = "export.tmx"\ninput = "hard"\n',
+    )
+    write_recipe(tmp_path, "hand", text)
+    pcg("build", "recipes", "-q", cwd=tmp_path)
+    root = ET.parse(tmp_path / "exports" / "hand" / "map_000.tmx").getroot()
+    props = {p.get("name"): p.get("value") for p in root.find("properties").iter("property")}  # type: ignore[union-attr]
+    assert props["author"] == "hand-made" and props["difficulty"] == "2" and "rewrite_steps" in props, props
+    # A recipe without a hand-made map keeps the keys it had: nothing of it is built again.
+    from pipeline.recipe import load_recipe
+
+    plain = load_recipe(RECIPES / "dfs_maze.toml")
+    assert plain.handed_on == {}

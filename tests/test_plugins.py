@@ -171,6 +171,23 @@ RUN_BUGS = {
         "returned a Level whose",
     ),
     "sys.exit": ("        level = inputs[0]\n", "        import sys; sys.exit(2)\n", "called sys.exit(2) (at stages/torches.py:{line}): a stage raises"),
+    # What no map file can hold: blamed on the plugin's stage, not on the exporter that trips on it.
+    "a property of no kind": (
+        '"torches": len(torches)}',
+        '"torches": object()}',
+        "torches returned a Level whose property 'torches' is builtins.object, not a number, true/false or text",
+    ),
+    "a property that is not finite": ('"torches": len(torches)}', '"torches": float("nan")}', "property 'torches' is nan, which no map file can hold"),
+    "an object off the map's numbers": (
+        "float(x) + 0.5, float(y) + 0.5)",
+        "float('nan'), float(y) + 0.5)",
+        "('torch_1') has a position, size or point that is not a finite number (nan, ",
+    ),
+    "no tiles": (
+        "        return Level(tiles=level.tiles, alphabet=level.alphabet, layers=dict(level.layers),",
+        "        return Level(tiles=level.tiles[:0, :0], alphabet=level.alphabet,",
+        "returned a Level without tiles (0 x 0)",
+    ),
     # Raised in the library (Level's own check), but the line to fix is the plugin's.
     "a bad layer": (
         "layers=dict(level.layers),",
@@ -198,6 +215,23 @@ def test_a_plugin_stage_with_a_bug_fails_its_maps_in_one_line_and_the_build_goes
     assert (project / "exports" / "small" / "manifest.json").is_file()  # built after the failures
 
 
+def test_numpy_numbers_a_plugin_returns_are_written_as_numbers(tmp_path: Path) -> None:
+    # `mask.sum()` is numpy.int64: it went out untyped in TMX, and the manifest could not take it.
+    project = plugin_project(tmp_path, maps=1)
+    plugin = project / "recipes" / "stages" / "torches.py"
+    plugin.write_text(
+        plugin.read_text()
+        .replace('"torches": len(torches)}', '"torches": keep.sum(), "share": np.float32(0.5), "lit": np.bool_(True)}')
+        .replace('MapObject(f"torch_{k + 1}", "torch", float(x) + 0.5, float(y) + 0.5)', 'MapObject(f"torch_{k + 1}", "torch", float(x) + 0.5, float(y) + 0.5, properties={"k": np.int32(k)})')
+    )
+    pcg("build", "recipes", "-q", cwd=project)
+    doc = json.loads((project / "exports" / "lit" / "map_000.tmj").read_text())
+    props = {p["name"]: (p["type"], p["value"]) for p in doc["properties"]}
+    assert props["torches"][0] == "int" and props["share"] == ("float", 0.5) and props["lit"] == ("bool", True)
+    assert all(p == [{"name": "k", "type": "int", "value": k}] for k, p in enumerate(t["properties"][:1] for t in torches_of(project / "exports" / "lit")))
+    assert pcg("verify", "lit", cwd=project).returncode == 0
+
+
 def test_a_plugin_listed_twice_is_said_so(tmp_path: Path) -> None:
     project = plugin_project(tmp_path, maps=1)
     write_recipe(project, "lit", PLUGIN_RECIPE.format(name="lit", maps=1).replace('["stages/torches.py"]', '["stages/torches.py", "./stages/torches.py"]'))
@@ -218,7 +252,7 @@ BROKEN = {
     ),
     "not a stage class": (
         "from pipeline.registry import stage\n\n@stage('demo.thing', version=1)\nclass Thing:\n    'Not a StageParams.'\n",
-        "line 3: TypeError: @stage('demo.thing') decorates",
+        "line 3: TypeError: @stage('demo.thing') decorates the class Thing, which is not a subclass of StageParams",
     ),
     "no run": (
         "from pipeline.registry import StageParams, stage\n\n@stage('demo.idle', version=1)\nclass Idle(StageParams):\n    'Does nothing.'\n",
@@ -231,6 +265,11 @@ BROKEN = {
         "import numpy as np\nfrom pipeline.registry import StageParams, stage\n\n@stage('demo.typed', version=1)\n"
         "class Typed(StageParams):\n    'Bad type.'\n    gold: np.ndarray = None\n",
         "line 5: a parameter has type <class 'numpy.ndarray'>, which a recipe cannot give: use int, float, bool, str,",
+    ),
+    "undefined parameter type": (
+        "from pipeline.registry import StageParams, stage\n\n@stage('demo.vague', version=1)\nclass Vague(StageParams):\n"
+        "    'Names a type it never imports.'\n    spacing: 'NoSuchType' = 4\n\n    def run(self, inputs, rng):\n        return inputs[0]\n",
+        "line 3: TypeError: stage 'demo.vague': a parameter's type, 'NoSuchType', is not defined (import it, or define it above the class)",
     ),
     "wiring key as a parameter": (
         "from pipeline.registry import StageParams, stage\n\n@stage('demo.wired', version=1)\nclass Wired(StageParams):\n"

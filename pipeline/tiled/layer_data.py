@@ -40,7 +40,13 @@ def gid_rows(values: list[int], width: int, height: int, what: str) -> np.ndarra
     """A layer's gids as an (h, w) uint32 array, flip and rotation bits cleared."""
     if len(values) != width * height:
         raise MapFileError(f"{what} has {len(values)} tiles, the map {width} x {height} = {width * height}")
-    gids = np.asarray(values, dtype=np.uint64).astype(np.uint32) & np.uint32(GID_MASK)
+    # Tiled's gids are 32 bits (the top three the flips): anything else wraps around unseen.
+    wide = np.asarray(values, dtype=np.int64) if values else np.zeros(0, dtype=np.int64)
+    bad = np.nonzero((wide < 0) | (wide >= 2**32))[0]
+    if bad.size:
+        k = int(bad[0])
+        raise MapFileError(f"{what}, cell ({k % width}, {k // width}): tile gid {int(wide[k])} is not a Tiled gid (0 to 4294967295)")
+    gids = wide.astype(np.uint32) & np.uint32(GID_MASK)
     return gids.reshape(height, width)
 
 

@@ -180,6 +180,9 @@ class TilesetSpec(BaseModel):
     def _finite(cls, value: dict[str, dict[str, TileProperty]]) -> dict[str, dict[str, TileProperty]]:
         for name, props in value.items():
             check_properties(props, f"{name}.")
+            # `solid` is what gives the tile its collision box: "true" or 1 would quietly give none.
+            if "solid" in props and not isinstance(props["solid"], bool):
+                raise KeyedError(f"{name}.solid", f"must be true or false (got {props['solid']!r}): solid = true gives the tile a collision box")
         return value
 
     @field_validator("colors")
@@ -333,7 +336,7 @@ def check_tile_ids(spec: TilesetSpec, width: int, height: int, image: str) -> st
             which = f"tile {bad[0]} is" if len(bad) == 1 else f"tiles {spans(bad)} are"
             # Pixels left over beside the whole tiles are the likelier cause than the ids.
             spare = leftover(spec, width, height, image)
-            return f"{key}: {which} past the end of {image}, which holds {count} tiles ({columns} x {rows}){f'; {spare}' if spare else ''}"
+            return f"{key}: {which} past the end of {image}, which holds {counted(count, 'tile')} ({columns} x {rows}){f'; {spare}' if spare else ''}"
     return None
 
 
@@ -348,6 +351,8 @@ def load_tileset(recipe_dir: Path, relative: str) -> LoadedTileset:
         table = tomli.loads(data.decode("utf-8-sig"))
     except (UnicodeDecodeError, tomli.TOMLDecodeError) as exc:
         raise KeyedError("tileset", f"{path}: not valid TOML ({exc})") from None
+    if not table:  # emptied or cut short by accident: the maps would quietly change to default art
+        raise KeyedError("tileset", f"{path}: the tileset is empty (set at least tile_size, or your image and tiles; docs/tilesets.md)")
     try:
         # Through JSON, as recipes are: strict types, yet arrays still fill tuples.
         spec = TilesetSpec.model_validate_json(json.dumps(table, default=str), strict=True)
@@ -371,6 +376,7 @@ def load_tileset(recipe_dir: Path, relative: str) -> LoadedTileset:
             image_data = read_regular(image_path)
             with Image.open(io.BytesIO(image_data)) as image:
                 width, height = image.size
+                image.load()  # every pixel: a cut-short PNG fails here, not in every map's export
         except (OSError, ValueError) as exc:
             raise KeyedError("tileset", f"{path}: image: cannot read {image_path} as an image ({image_error_text(exc)})") from None
         problem = check_tile_ids(spec, width, height, str(image_path))

@@ -119,6 +119,9 @@ class LoadTmx(StageParams):
         # The map's own properties, known since the file was read as the recipe loaded.
         return tuple(self._level.properties) if self._level is not None else None
 
+    def authored_stats(self) -> tuple[str, ...]:
+        return self.added_stats() or ()
+
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         level = self._level
         if level is None:  # only a validated stage has one
@@ -219,6 +222,13 @@ def _check_map_header(orientation: Any, infinite: Any, width: int, height: int, 
         raise MapFileError(f"tile size {tw} x {th} must be positive")
 
 
+def _check_layer_size(w: Any, h: Any, width: int, height: int, what: str) -> None:
+    """A tile layer is the map's size (Tiled reads another as corrupt layer data)."""
+    size = (width if w is None else _int(w, f"{what} width"), height if h is None else _int(h, f"{what} height"))
+    if size != (width, height):
+        raise MapFileError(f"{what} is {size[0]} x {size[1]} tiles, the map {width} x {height}: Tiled reads it as corrupt")
+
+
 def _object_ref(value: Any, where: str) -> str:
     """An object's id as the key ObjectRefs name it by ("" for an object without one)."""
     return "" if value is None else str(_int(value, f"{where} id"))
@@ -314,6 +324,7 @@ class _MapXml:
             raise MapFileError(f"{what} has no <data>")
         if data.find("chunk") is not None:
             raise MapFileError(f"{what} is stored in chunks (an infinite map): load.tmx reads fixed-size maps")
+        _check_layer_size(node.get("width"), node.get("height"), width, height, what)
         encoding = data.get("encoding", "")
         if encoding == "csv":
             values = csv_gids(data.text or "", what)
@@ -424,6 +435,7 @@ class _MapJson:
         what = f"layer {name!r}"
         if "chunks" in item:
             raise MapFileError(f"{what} is stored in chunks (an infinite map): load.tmx reads fixed-size maps")
+        _check_layer_size(item.get("width"), item.get("height"), width, height, what)
         data = item.get("data")
         if item.get("encoding", "csv") == "base64" and isinstance(data, str):
             values = base64_gids(data, item.get("compression", ""), what)
