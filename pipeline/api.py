@@ -234,9 +234,10 @@ def generate(kind: str, *, seed: int = 0, inputs: Level | Sequence[Level] = (), 
     files (as a recipe's `[pack] plugins` lists them, relative to the current folder) whose kinds
     `kind` may name: `generate("demo.torches", plugins=["recipes/stages/torches.py"], ...)`.
 
-    A stage that may turn a Level down (`filter`, `place.prefabs` finding no place) is run again
-    from the seeds `(seed, 1)`, `(seed, 2)`... up to its `attempts`, as a build makes a map again;
-    here its inputs stay as given, so only what the stage itself draws changes.
+    A stage that may turn a Level down having drawn random numbers (`place.prefabs` finding no
+    place) is run again from the seeds `(seed, 1)`, `(seed, 2)`... up to its `attempts`, as a
+    build makes a map again; here its inputs stay as given, so only what it draws changes. One
+    that drew nothing (a `filter`) would say the same again: its verdict is raised at once.
 
     Raises PipelineError, one line per problem, for an unknown kind, a bad parameter, the wrong
     number of inputs, a plugin that does not load, or an export stage (exporters write files: `pipeline.export`). The inputs are not modified; the Level returned is the caller's to change.
@@ -271,12 +272,16 @@ def generate(kind: str, *, seed: int = 0, inputs: Level | Sequence[Level] = (), 
         raise PipelineError(problems)
     attempt = 0
     while True:
+        # A stage that may turn a Level down (place.prefabs finding no place) draws again, as in
+        # a build, from (seed, 1), (seed, 2)...: its inputs stay the caller's.
+        rng = rng_for((seed, attempt) if attempt else (seed,))
+        drawn = rng.bit_generator.state
         try:
-            # A stage that may turn a Level down (place.prefabs finding no place, a filter) draws
-            # again, as in a build, from (seed, 1), (seed, 2)...: its inputs stay the caller's.
-            level = validated.run([_read_only(x) for x in levels], rng_for((seed, attempt) if attempt else (seed,)))
+            level = validated.run([_read_only(x) for x in levels], rng)
             break
         except Rejected as rejected:
+            if rng.bit_generator.state == drawn:  # it drew nothing (a filter): the same inputs, the same verdict
+                raise PipelineError([f"{kind}: {rejected.problems[0]}"]) from None
             attempt += 1
             if attempt >= rejected.attempts:
                 tries = f"{attempt} attempt{'s' if attempt != 1 else ''}"
@@ -287,7 +292,7 @@ def generate(kind: str, *, seed: int = 0, inputs: Level | Sequence[Level] = (), 
     if (unknown := level.unknown_tiles()) is not None:
         raise PipelineError([f"{kind}: returned a Level whose {unknown}"])
     if (unsettled := level.settle_values()) is not None:
-        raise PipelineError([f"{kind}: {unsettled}"])
+        raise PipelineError([f"{kind}: returned a Level {unsettled}"])
     return _writable(level)
 
 
@@ -321,9 +326,12 @@ def export(kind: str, level: Level, folder: str | os.PathLike[str], *, stem: str
         raise PipelineError(problems)
     if (unknown := level.unknown_tiles()) is not None:
         raise PipelineError([f"level: {unknown}"])
+    own = _read_only(level)
+    if (unsettled := own.settle_values()) is not None:  # as a build checks what each stage returns
+        raise PipelineError([f"level: a Level {unsettled}"])
     root = Path(folder)
     writer = cast(registry.Exporter, exporter)
-    files = writer.export(_read_only(level), registry.ExportContext(stem=stem))
+    files = writer.export(own, registry.ExportContext(stem=stem))
     written = _write_all(root, files)
     # Made from the map's files on disk, as after a build; a pack of one map, no name, seed 0.
     once = writer.pack_files(registry.PackContext(pack_dir=root, pack="", seed=0, maps=[(0, stem, {rel: sha256_bytes(d) for rel, d in files.items()})], rewrite=True))
@@ -379,7 +387,9 @@ def _read_only(level: Level) -> Level:
         level,
         tiles=view(level.tiles),
         layers={k: view(v) for k, v in level.layers.items()},
-        objects=list(level.objects),
+        # Each object's properties its own too: checking what a stage returns (`settle_values`)
+        # makes numpy numbers Python's in place, which must not reach the caller's objects.
+        objects=[replace(o, properties=dict(o.properties)) for o in level.objects],
         properties=dict(level.properties),
         attachments={k: view(v) for k, v in level.attachments.items()},
     )

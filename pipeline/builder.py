@@ -21,7 +21,7 @@ from pipeline.levels_index import LEVELS, unordered, update_levels_index
 from pipeline.manifest import MANIFEST, assemble, config_id, environment, environment_id, read_manifest, recipe_record, write_manifest
 from pipeline.output import counted, spans
 from pipeline.pack_files import update_pack_files
-from pipeline.plan import MODIFIED, MapPlan, PackPlan, plan_pack
+from pipeline.plan import MapPlan, PackPlan, plan_pack
 from pipeline.recipe import Recipe
 from pipeline.registry import Exporter
 from pipeline.stamps import Stamps
@@ -163,7 +163,9 @@ class Builder:
                 recorded_sheet = (plan.previous or {}).get("contact_sheet")
                 # Drawn before the manifest, which records its digest, and written after it: a
                 # build stopped between the two leaves a sheet the next one sees is not current.
-                sheet = plan_contact_sheet(plan.pack_dir, recipe, manifest, recorded_sheet, thumbnails) if error is None else None
+                stamps = plan.stamps
+                hashed = (lambda f: stamps.digest(f, CONTACT_SHEET)) if stamps is not None else sha256_file
+                sheet = plan_contact_sheet(plan.pack_dir, recipe, manifest, recorded_sheet, thumbnails, hashed) if error is None else None
                 digest = sheet.sha256 if sheet is not None else recorded_sheet  # a failed build leaves the sheet as it was
                 if digest is not None:
                     manifest["contact_sheet"] = digest
@@ -175,6 +177,9 @@ class Builder:
                     if why is not None:
                         report.warnings.append(f"{recipe.path}: {why}")
                     apply_contact_sheet(plan.pack_dir, sheet, temp)
+                    if stamps is not None and sheet.data is not None and sheet.sha256 is not None:
+                        stamps.record(plan.pack_dir / CONTACT_SHEET, CONTACT_SHEET, sheet.sha256)
+                        stamps.save(self.cache.temp_dir)
                     if sheet.change == "edited":
                         report.warnings.append(f"{recipe.path}: {plan.pack_dir / CONTACT_SHEET}: edited since the last build; drawn again (a build owns its files)")
                     report.files_written += sheet.data is not None  # a build that changes it is not "up to date"
@@ -389,19 +394,15 @@ def _map_warnings(recipe: Recipe, results: dict[int, MapResult]) -> list[str]:
 
 
 def _remade_edits(plan: PackPlan, results: dict[int, MapResult]) -> list[str]:
-    """One warning naming the map files edited by hand since the last build that this build
-    made again: a level polished in exports/ is lost, and should not go without a word."""
-    edited = []
-    for m in plan.stale_maps:
-        if m.index in results and results[m.index].failure is None:
-            for name in m.exports:
-                edited += [r[len(MODIFIED) + 2 : -1] for r in m.stages[name].reasons if r.startswith(f"{MODIFIED} (")]
+    """One warning naming the files edited by hand since the last build that this build made
+    again: a level polished in exports/ is lost, and should not go without a word."""
+    edited = sorted({rel for m in plan.stale_maps if m.index in results and results[m.index].failure is None for rel in m.edited})
     if not edited:
         return []
-    more = f" and {counted(len(edited) - 1, 'other map file')}" if len(edited) > 1 else ""
+    more = f" and {counted(len(edited) - 1, 'other file')}" if len(edited) > 1 else ""
     return [
-        f"{plan.recipe.path}: {plan.pack_dir / edited[0]}{more}: edited since the last build; made again (a build owns"
-        " its files: edit a copy outside exports/, and load it with load.tmx)"
+        f"{plan.recipe.path}: {plan.pack_dir / edited[0]}{more}: edited since the last build; made again (a build owns its"
+        " files: keep edits outside exports/, where load.tmx reads a touched-up map back)"
     ]
 
 

@@ -98,7 +98,7 @@ def _user_errors(fn: F) -> F:
         except OSError as exc:  # read-only folders, a full disk, permissions: what, where, no traceback
             from pipeline.errors import os_error_line
 
-            if isinstance(exc, BrokenPipeError) and _stdout_is_a_pipe():  # `pcg list | head -1`, not a worker's pipe
+            if isinstance(exc, BrokenPipeError) and _stdout_reader_gone():  # `pcg list | head -1`, not a worker's pipe
                 from pipeline.output import leave_on_broken_pipe
 
                 leave_on_broken_pipe()
@@ -115,12 +115,22 @@ def _user_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _stdout_is_a_pipe() -> bool:
+def _stdout_reader_gone() -> bool:
+    """Whether standard output is a pipe whose reader went away (`| head`), rather than a broken
+    pipe of something else the command used."""
     import os
+    import select
     import stat
 
     try:
-        return stat.S_ISFIFO(os.fstat(sys.stdout.fileno()).st_mode)
+        fd = sys.stdout.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+        if not hasattr(select, "poll"):  # no poll (Windows): a pipe, and it broke
+            return True
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
     except (OSError, ValueError):
         return False
 

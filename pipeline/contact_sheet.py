@@ -8,7 +8,7 @@ import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, cast
+from typing import Any, Callable, Iterator, cast
 
 from PIL import Image, PngImagePlugin
 
@@ -45,15 +45,21 @@ class SheetUpdate:
 
 
 def plan_contact_sheet(
-    pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], recorded: str | None, thumbnails: dict[str, Image.Image] | None = None
+    pack_dir: Path,
+    recipe: Recipe,
+    manifest: dict[str, Any],
+    recorded: str | None,
+    thumbnails: dict[str, Image.Image] | None = None,
+    digest: Callable[[Path], str | None] = sha256_file,
 ) -> SheetUpdate:
     """Draw the pack's contact sheet if its maps or their previews changed, or the sheet on disk
     is not the one the last build wrote (`recorded`: the sha256 its manifest has). `thumbnails` (by the sha256 of the preview they show)
-    are those the workers drew small; the others are made from the previews. Nothing is written:
+    are those the workers drew small; the others are made from the previews. `digest` hashes
+    the sheet on disk (the pack's stamps: a no-change build reads no file). Nothing is written:
     the manifest records the digest first, then `apply_contact_sheet` writes."""
     path = pack_dir / CONTACT_SHEET
     entries, stats, key = _planned(recipe, manifest)
-    change, on_disk = _change(path, key, recorded)
+    change, on_disk = _change(path, key, recorded, digest)
     if change in (None, "removed"):
         return SheetUpdate(change, None, on_disk if change is None else None)
     if key is None:
@@ -69,13 +75,13 @@ def apply_contact_sheet(pack_dir: Path, update: SheetUpdate, temp_dir: Path | No
         atomic_write(pack_dir / CONTACT_SHEET, update.data, temp_dir)
 
 
-def sheet_change(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any]) -> str | None:
+def sheet_change(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], digest: Callable[[Path], str | None] = sha256_file) -> str | None:
     """What a build would do to the sheet (`SheetUpdate.change`), given the last build's
     manifest less the maps it drops."""
-    return _change(pack_dir / CONTACT_SHEET, _planned(recipe, manifest)[2], manifest.get("contact_sheet"))[0]
+    return _change(pack_dir / CONTACT_SHEET, _planned(recipe, manifest)[2], manifest.get("contact_sheet"), digest)[0]
 
 
-def _change(path: Path, key: str | None, recorded: str | None) -> tuple[str | None, str | None]:
+def _change(path: Path, key: str | None, recorded: str | None, digest: Callable[[Path], str | None]) -> tuple[str | None, str | None]:
     """The change, and the sha256 of the sheet on disk when it stays."""
     if key is None:
         return ("removed" if path.exists() else None), None
@@ -85,7 +91,7 @@ def _change(path: Path, key: str | None, recorded: str | None) -> tuple[str | No
         return "written", None
     # The key is in the PNG's header: the pixels after it may be damaged or drawn over, which
     # only the digest the build recorded tells. (A manifest from before it was recorded: none.)
-    on_disk = sha256_file(path)
+    on_disk = digest(path)
     return ("edited" if recorded is not None and on_disk != recorded else None), on_disk
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import Union
+from typing import Any, Union
 
 import numpy as np
 
@@ -104,15 +104,71 @@ def check_properties(properties: dict[str, PropertyValue], prefix: str = "") -> 
             raise KeyedError(f"{prefix}{key}", f"holds the control character {found.group()!r}, which a TMX file (XML) cannot: remove it")
 
 
-def _settle(properties: dict[str, PropertyValue], what: str) -> str | None:
+def _settle(properties: dict[str, PropertyValue], what: str, refs: bool) -> str | None:
+    """Turn numpy scalars into Python's in place; what is wrong with the first value that is
+    not a property value (`refs`: whether an ObjectRef may be one, as on objects)."""
     for name, value in properties.items():
-        if isinstance(value, np.generic) and isinstance(value, (np.bool_, np.integer, np.floating, np.str_)):
+        if isinstance(value, (np.bool_, np.integer, np.floating, np.str_)):
             value = properties[name] = value.item()
+        if isinstance(value, ObjectRef) and not refs:
+            return f"{what} {name!r} is an object reference, which only an object's properties hold"
         if not isinstance(value, (bool, int, float, str, ObjectRef)):
-            return f"{what} {name!r} is {type(value).__module__}.{type(value).__qualname__}, not a number, true/false or text"
+            return f"{what} {name!r} is {_type_name(value)}, not a number, true/false or text"
         if isinstance(value, float) and not math.isfinite(value):
             return f"{what} {name!r} is {value}, which no map file can hold"
     return None
+
+
+def _type_name(value: object) -> str:
+    kind = type(value)
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _py(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _number(value: object) -> float | None:
+    """A finite coordinate as a Python float, or None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def with_object_ids(objects: list[MapObject]) -> list[MapObject]:
+    """`objects` with every object reference as the id a map file gives the object it names:
+    objects are numbered 1, 2, ... in order; a reference to no object of the map is 0, none."""
+    ids = object_positions(objects)
+    return [
+        replace(o, properties={k: ObjectId(ids[v.target] + 1 if v.target in ids else 0) if isinstance(v, ObjectRef) else v for k, v in o.properties.items()})
+        if any(isinstance(v, ObjectRef) for v in o.properties.values())
+        else o
+        for o in objects
+    ]
+
+
+def object_positions(objects: list[MapObject]) -> dict[str, int]:
+    """Where each `ref` is in `objects` (`settle_values` holds them unique)."""
+    return {o.ref: k for k, o in reversed(list(enumerate(objects))) if o.ref}
+
+
+def own_refs(objects: list[MapObject], taken: set[str], prefix: str) -> list[MapObject]:
+    """`objects` (a prefab's, a map laid over another) with refs of their own beside `taken`:
+    each ref gets `prefix`, repeated until none is taken, and each reference among them follows
+    it; a reference to an object not among them names none (it named none in its file)."""
+    own = {o.ref for o in objects if o.ref}
+    head = prefix
+    while any(head + ref in taken for ref in own):
+        head += prefix
+    return [
+        replace(
+            o,
+            ref=head + o.ref if o.ref else "",
+            properties={k: ObjectRef(head + v.target if v.target in own else "") if isinstance(v, ObjectRef) else v for k, v in o.properties.items()},
+        )
+        for o in objects
+    ]
 
 
 @dataclass(frozen=True)
@@ -178,23 +234,34 @@ class Level:
                 raise ValueError(f"layer {name!r} has shape {layer.shape}, tiles have {self.tiles.shape}")
 
     def settle_values(self) -> str | None:
-        """Make numpy scalars among the properties Python's (a plugin's `count = mask.sum()`:
-        written untyped in TMX, and no JSON encoder takes them), and say what no map file can
-        hold: a property value of another type or not finite, an object off every number line,
-        a map without tiles. Not checked on construction, as `unknown_tiles` is not."""
+        """Make numpy numbers among the properties and object coordinates Python's (a plugin's
+        `count = mask.sum()`: written untyped in TMX, and no JSON encoder takes them), and say
+        what no map file can hold, as the words after "a Level" ("whose property 'x' is nan..."):
+        a property value of another type or not finite, an object reference among the map's
+        properties, an object off every number line, two objects with one ref, a map without
+        tiles. Not checked on construction, as `unknown_tiles` is not."""
         if self.tiles.size == 0:
-            return f"returned a Level without tiles ({self.tiles.shape[1]} x {self.tiles.shape[0]})"
-        problem = _settle(self.properties, "property")
+            return f"without tiles ({self.tiles.shape[1]} x {self.tiles.shape[0]})"
+        problem = _settle(self.properties, "property", refs=False)
+        refs: dict[str, int] = {}
         for k, obj in enumerate(self.objects):
             if problem is not None:
                 break
             where = f"object {k + 1} ({obj.name!r})"
-            numbers = (obj.x, obj.y, obj.w, obj.h, *(v for point in obj.points for v in point))
-            if not all(isinstance(v, (int, float, np.integer, np.floating)) and math.isfinite(v) for v in numbers):
-                problem = f"{where} has a position, size or point that is not a finite number ({obj.x!r}, {obj.y!r}, {obj.w!r}, {obj.h!r})"
+            numbers = [_number(v) for v in (obj.x, obj.y, obj.w, obj.h, *(c for p in obj.points for c in p))]
+            if None in numbers:
+                problem = f"{where} has a position, size or point that is not a finite number"
+            elif obj.ref and refs.setdefault(obj.ref, k) != k:
+                problem = f"{where} has the ref {obj.ref!r} of object {refs[obj.ref] + 1}: a reference to it would be ambiguous"
             else:
-                problem = _settle(obj.properties, f"{where} property")
-        return None if problem is None else f"returned a Level whose {problem}"
+                if any(isinstance(v, np.generic) for v in (obj.x, obj.y, obj.w, obj.h, *(c for p in obj.points for c in p))):
+                    # numpy coordinates as Python's, which every writer takes (ints stay ints)
+                    obj = replace(
+                        obj, x=_py(obj.x), y=_py(obj.y), w=_py(obj.w), h=_py(obj.h), points=tuple((_py(x), _py(y)) for x, y in obj.points)
+                    )
+                    self.objects[k] = obj
+                problem = _settle(obj.properties, f"{where} property", refs=True)
+        return None if problem is None else f"whose {problem}"
 
     def unknown_tiles(self) -> str | None:
         """What is wrong if `tiles` holds indices past the alphabet: every exporter would draw

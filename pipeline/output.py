@@ -7,6 +7,7 @@ characters and no trailing spaces), and there is no colour."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from typing import TYPE_CHECKING, NoReturn
@@ -24,25 +25,33 @@ UNBOUNDED = 1_000_000
 BROKEN_PIPE_STATUS = 128 + 13
 
 
-def leave_on_broken_pipe() -> NoReturn:
-    """The reader of standard output went away (`| head`): exit quietly, with nothing left for
-    Python to flush into the closed pipe on the way out (a second error)."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+def leave_on_broken_pipe(fd: int | None = None) -> NoReturn:
+    """The reader of standard output (or of `fd`) went away (`| head`): exit quietly, with
+    nothing left for Python to flush into the closed pipe on the way out (a second error)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno() if fd is None else fd)
     raise SystemExit(BROKEN_PIPE_STATUS)
 
 
 def console(stderr: bool = False) -> "Console":
-    from rich.console import Console
-
-    class _Console(Console):
-        def on_broken_pipe(self) -> None:  # rich's own exits 1, as a failure would
-            self.quiet = True
-            leave_on_broken_pipe()
-
-    probe = _Console(stderr=stderr, highlight=False)
+    cls = _console_class()
+    probe = cls(stderr=stderr, highlight=False)
     if probe.is_terminal:
         return probe
-    return _Console(stderr=stderr, highlight=False, width=UNBOUNDED, no_color=True)
+    return cls(stderr=stderr, highlight=False, width=UNBOUNDED, no_color=True)
+
+
+@functools.cache
+def _console_class() -> type["Console"]:
+    """rich's Console, ending quietly when its reader goes away (rich's own exits 1, as a
+    failure would). Made on first use: importing rich costs every command that prints nothing."""
+    from rich.console import Console
+
+    class QuietConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            leave_on_broken_pipe(self.file.fileno())
+
+    return QuietConsole
 
 
 def table(con: "Console", title: str | None = None) -> "Table":

@@ -24,10 +24,6 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
-# The reason an export stage is stale when a file it wrote was edited since (`pcg explain`).
-MODIFIED = "output modified on disk"
-
-
 @dataclass(frozen=True)
 class StagePlan:
     """One stage of one map."""
@@ -48,6 +44,7 @@ class MapPlan:
     run: tuple[str, ...] = ()  # stages to compute, in order
     exports: tuple[str, ...] = ()  # export stages to write
     attempt: int = 0  # the attempt (see seeds.stage_seed) the build starts from
+    edited: tuple[str, ...] = ()  # files its stale exports wrote that differ on disk from the build's: lost edits
 
     @property
     def stale(self) -> bool:
@@ -183,6 +180,8 @@ def plan_pack(
         mp = MapPlan(index=index, stem=recipe.pack.stem(index), stages=stages, attempt=attempt)
         mp.exports = tuple(s.name for s in recipe.exporters if stages[s.name].stale)
         mp.run = _stages_to_run(recipe, stages, mp.exports)
+        if prev is not None:
+            mp.edited = _edited(pack_dir, prev, mp.exports, digests, plan.stamps)
         plan.maps.append(mp)
     return plan
 
@@ -282,6 +281,20 @@ def _difference(old: str, new: str, width: int = 30) -> tuple[str, str]:
     )
 
 
+def _edited(pack_dir: Path, prev: dict[str, Any], exports: tuple[str, ...], digests: dict[str, str | None], stamps: Stamps) -> tuple[str, ...]:
+    """The files these exports wrote for the map last time that are on disk with other bytes,
+    whatever else makes them stale (a recipe edit, --force): the build replaces an edit there."""
+    recorded = prev.get("files", {})
+    edited = []
+    for name in exports:
+        for rel in prev["stages"].get(name, {}).get("files", []):
+            if rel not in digests:
+                digests[rel] = stamps.digest(pack_dir / rel, rel)
+            if digests[rel] is not None and rel in recorded and digests[rel] != recorded[rel]:
+                edited.append(rel)
+    return tuple(dict.fromkeys(edited))
+
+
 def _outputs_changed(pack_dir: Path, prev: dict[str, Any], name: str, digests: dict[str, str | None], stamps: Stamps) -> list[str]:
     recorded = prev.get("files", {})
     for rel in prev["stages"][name].get("files", []):
@@ -291,5 +304,5 @@ def _outputs_changed(pack_dir: Path, prev: dict[str, Any], name: str, digests: d
         if digest is None:
             return [f"output missing on disk ({rel})"]
         if digest != recorded.get(rel):
-            return [f"{MODIFIED} ({rel})"]
+            return [f"output modified on disk ({rel})"]
     return []

@@ -96,8 +96,28 @@ def _load_source(name: str, path: str, source: bytes) -> dict[str, type[StagePar
     if not found:
         del sys.modules[module_name]
         raise PluginError(f"{name}: defines no stage (decorate a StageParams subclass with @stage(\"mygame.kind\", version=1))")
+    for kind, cls in sorted(found.items()):
+        undefined = _undefined_type(cls, module)
+        if undefined is not None:
+            del sys.modules[module_name]
+            raise PluginError(f"{name}: stage {kind!r}: a parameter's type, {undefined!r}, is not defined in the file (import it)")
     _LOADED[digest] = dict(sorted(found.items()))
     return _LOADED[digest]
+
+
+def _undefined_type(cls: type[StageParams], module: types.ModuleType) -> str | None:
+    """The name a parameter's type gives that the whole plugin file does not define (once it
+    has run: a type defined below the class is fine), else None. Found now, not as the first
+    recipe's params are validated, which pydantic would refuse with a traceback."""
+    from pydantic.errors import PydanticUndefinedAnnotation
+
+    if cls.__pydantic_complete__:
+        return None
+    try:
+        cls.model_rebuild(_types_namespace=dict(vars(module)))
+    except PydanticUndefinedAnnotation as exc:
+        return exc.name
+    return None
 
 
 def _why(exc: BaseException, folder: Path) -> str:

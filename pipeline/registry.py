@@ -220,7 +220,6 @@ class ExportContext:
 
     stem: str  # file name of this map without extension, e.g. "map_007"
     provenance: dict[str, PropertyValue] = field(default_factory=dict)
-    pack_seed: int = 0  # the pack's seed (provenance has the map's, which `[pack.seeds]` may pin)
     # What the exporter drew of this map but most likely not as meant, as "key: message" lines
     # (a legend's misspelt tile name); the build prints each line once per pack.
     warnings: list[str] = field(default_factory=list)
@@ -322,13 +321,6 @@ def stage(kind: str, version: int) -> Callable[[S], S]:
             raise TypeError(f"stage {kind!r} must define run(self, inputs, rng) -> Level")
         if issubclass(cls, Exporter) and (cls.export is Exporter.export or cls.outputs is Exporter.outputs):
             raise TypeError(f"export stage {kind!r} must define outputs(self, stem) and export(self, level, ctx)")
-        if not cls.__pydantic_complete__:  # a parameter's type names something not defined (yet)
-            from pydantic.errors import PydanticUndefinedAnnotation
-
-            try:
-                cls.model_rebuild(_parent_namespace_depth=3)
-            except PydanticUndefinedAnnotation as exc:
-                raise TypeError(f"stage {kind!r}: a parameter's type, {exc.name!r}, is not defined (import it, or define it above the class)") from None
         # A recipe's stage table reads these keys as its wiring: a parameter so named could never be set.
         reserved = [k for k in RESERVED_KEYS if k in cls.model_fields]
         if reserved:

@@ -256,12 +256,14 @@ class _Levels:
             if (unknown := level.unknown_tiles()) is not None:
                 raise StageFailed(name, f"returned a Level whose {unknown}")
             if (unsettled := level.settle_values()) is not None:
-                raise StageFailed(name, unsettled)
+                raise StageFailed(name, f"returned a Level {unsettled}")
             self.result.ran.append(name)
             if self.unstored is None:
                 self.cache.store(task.keys[name], level)
             else:
                 self.unstored.append((task.keys[name], level))
+        elif (unsettled := level.settle_values()) is not None:  # cached before Levels were checked so
+            raise StageFailed(name, f"returned a Level {unsettled}")
         freeze(level)
         self.levels[name] = level
         self.result.stats[name] = dict(level.properties)
@@ -308,7 +310,7 @@ def _export(recipe: Recipe, task: MapTask, name: str, level_of: _Levels, result:
     spec = recipe.by_name[name]
     exporter = cast(Exporter, spec.params)  # task.exports names export stages only
     level = level_of(spec.inputs[0])
-    ctx = ExportContext(stem=task.stem, provenance=export_provenance(recipe, task.index, name, task.attempt), pack_seed=recipe.pack.seed)
+    ctx = ExportContext(stem=task.stem, provenance=export_provenance(recipe, task.index, name, task.attempt))
     files = _call(name, lambda: exporter.export(level, ctx))
     if sorted(files) != sorted(exporter.outputs(task.stem)):
         raise StageFailed(name, f"wrote {sorted(files)} but declares {sorted(exporter.outputs(task.stem))}")

@@ -161,9 +161,16 @@ def test_explain_names_files_missing_or_modified_on_disk(project: Path) -> None:
     assert "output modified on disk (map_000.tmx) (1 map)" in explain and "; and 2 other reasons" in explain, explain
     warned = pcg("build", "recipes", "-q", cwd=project).stderr
     assert warned.splitlines() == [
-        f"warning: recipes/small.toml: {PACK / 'map_000.tmx'} and 4 other map files: edited since the last build; made again"
-        " (a build owns its files: edit a copy outside exports/, and load it with load.tmx)"
+        f"warning: recipes/small.toml: {PACK / 'map_000.tmx'} and 4 other files: edited since the last build; made again"
+        " (a build owns its files: keep edits outside exports/, where load.tmx reads a touched-up map back)"
     ], warned
+    # Said whatever else rebuilds the map (--force here), and a file every map shares once.
+    with (project / PACK / "map_002.tmx").open("a") as f:
+        f.write("<!-- edited -->")
+    with (project / PACK / "tilesets" / "symbols.tsx").open("a") as f:
+        f.write("<!-- edited -->")
+    warned = pcg("build", "recipes", "-q", "--force", cwd=project).stderr
+    assert f"{PACK / 'map_000.tmx'}" not in warned and f"{PACK / 'map_002.tmx'} and 1 other file: edited" in warned, warned
 
 
 def test_a_stage_version_bump_is_explained(project: Path) -> None:

@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -252,7 +253,9 @@ def test_clean_during_a_build_waits_for_it_and_keeps_the_locks(project: Path) ->
         text=True, env={**os.environ, "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"},
     )
     assert clean.stdout is not None
-    first = clean.stdout.readline()  # blocks until clean has found the build's lock taken
+    # Until clean has found the build's lock taken (bounded: a line that never comes fails here).
+    ready, _, _ = select.select([clean.stdout], [], [], 120)
+    first = clean.stdout.readline() if ready else ""
     release.touch()
     clean_out, clean_err = clean.communicate(timeout=300)
     out, err = build.communicate(timeout=300)

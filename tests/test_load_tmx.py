@@ -194,6 +194,7 @@ def test_object_and_file_properties_keep_their_kinds(maps: Path) -> None:
         # Gids wrapped around into other tiles, and a layer Tiled calls corrupt, used to load.
         (lambda t: t.replace("1,2,2,2,2", "1,-2,2,2,2", 1), "layer 'tiles', cell (1, 1): tile gid -2 is not a Tiled gid"),
         (lambda t: t.replace("1,2,2,2,2", "1,4294967300,2,2,2", 1), "cell (1, 1): tile gid 4294967300 is not a Tiled gid"),
+        (lambda t: t.replace("1,2,2,2,2", "1,2,99999999999999999999,2,2", 1), "cell (2, 1): tile gid 99999999999999999999 is not a Tiled gid"),
         (lambda t: t.replace('<layer id="1" name="tiles" width="21"', '<layer id="1" name="tiles" width="22"'), "layer 'tiles' is 22 x 15 tiles, the map 21 x 15"),
     ],
 )

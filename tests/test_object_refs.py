@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from conftest import RECIPES, pcg, write_recipe
-from pipeline.level import Level, ObjectRef
+from pipeline.level import Level, MapObject, ObjectRef
 from pipeline.stages.place.prefabs import Prefabs
 
 ldtkpy = pytest.importorskip("ldtkpy.api", reason="ldtkpy is a test dependency (pip install -e '.[test]')")
@@ -214,3 +214,54 @@ def test_each_placement_of_a_prefab_refers_to_its_own_objects(tmp_path: Path) ->
         target = lever.properties["opens"]
         assert isinstance(target, ObjectRef) and target.target in gates
         assert gates[target.target].properties["prefab_index"] == lever.properties["prefab_index"]
+
+
+def test_two_prefab_stages_and_an_overlay_keep_each_reference_on_its_own_object(tmp_path: Path) -> None:
+    # The second stage's placement 1 would name its objects as the first's did ("1:2"): a lever
+    # would open the other room's gate. And two hand-made maps both number objects from 1.
+    from pipeline.stages.compose.overlay import Overlay
+
+    test_each_placement_of_a_prefab_refers_to_its_own_objects(tmp_path)  # writes prefabs/vault.tmx
+    stage = Prefabs.model_validate({"prefabs": "prefabs/vault.tmx", "count": 1}, context={"recipe_dir": str(tmp_path)})
+    rock = Level.from_text("B wall #000000\nW floor #ffffff\n\n" + "BBBBBBBBBBBB\n" + "BWWWWWWWWWWB\n" * 6 + "BBBBBBBBBBBB\n")
+    once = stage.run([rock], np.random.default_rng(1))
+    twice = stage.run([once], np.random.default_rng(2))
+    assert twice.settle_values() is None  # no two objects share a ref
+    by_ref = {o.ref: o for o in twice.objects if o.ref}
+    for lever in (o for o in twice.objects if o.name == "lever"):
+        gate = by_ref[lever.properties["opens"].target]  # type: ignore[union-attr]
+        assert gate.name == "gate" and abs(gate.x - lever.x) == 1 and gate.y == lever.y  # its own room's gate
+    laid = Overlay().run([twice, twice], np.random.default_rng(0))
+    assert laid.settle_values() is None and len(laid.objects) == 2 * len(twice.objects)
+    top = laid.objects[len(twice.objects):]
+    top_refs = {o.ref for o in top if o.ref}
+    assert all(o.properties["opens"].target in top_refs for o in top if o.name == "lever")  # type: ignore[union-attr]
+
+
+def test_two_objects_with_one_ref_or_a_reference_among_map_properties_fail_the_stage() -> None:
+    level = Level.from_text("W floor #ffffff\n\nWW\n")
+    level.objects = [MapObject("a", "a", 0.5, 0.5, ref="1"), MapObject("b", "b", 1.5, 0.5, ref="1")]
+    assert level.settle_values() == "whose object 2 ('b') has the ref '1' of object 1: a reference to it would be ambiguous"
+    level.objects = []
+    level.properties["boss"] = ObjectRef("1")
+    assert level.settle_values() == "whose property 'boss' is an object reference, which only an object's properties hold"
+
+
+def test_a_pinned_maps_ldtk_files_stay_when_the_pack_seed_changes(tmp_path: Path) -> None:
+    # The world an entity reference names is the pack's, not of its seed: a pinned map keeps its
+    # files (and is not rebuilt) while the pack's seed moves on, and still verifies.
+    maps = tmp_path / "recipes" / "maps"
+    maps.mkdir(parents=True)
+    for name in ("room.tsx", "room.png"):
+        shutil.copy(RECIPES / "maps" / name, maps / name)
+    (maps / "level.tmx").write_text(LEVEL)
+    text = RECIPE.replace("maps = 1", "maps = 2\n\n[pack.seeds]\n0 = 3")
+    write_recipe(tmp_path, "refs", text)
+    recipe = tmp_path / "recipes" / "refs.toml"
+    pcg("build", "recipes", "-q", cwd=tmp_path)
+    pinned = (tmp_path / "exports" / "refs" / "ldtk" / "world" / "map_000.ldtkl").read_bytes()
+    recipe.write_text(text.replace("seed = 3\nmaps", "seed = 4\nmaps"))
+    out = pcg("build", "recipes", cwd=tmp_path).stdout
+    assert "built 1/2 maps" in out, out
+    assert (tmp_path / "exports" / "refs" / "ldtk" / "world" / "map_000.ldtkl").read_bytes() == pinned
+    assert pcg("verify", "refs", cwd=tmp_path).returncode == 0

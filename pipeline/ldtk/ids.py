@@ -35,6 +35,12 @@ def iid(*parts: str | int) -> str:
     return str(uuid.uuid5(NAMESPACE, "\x1f".join(str(p) for p in parts)))
 
 
+def world_iid(pack: str, project: str) -> str:
+    """The project's one world (`dummyWorldIid`), which an entity reference names. Not of the
+    pack's seed: a map pinned to its own seed keeps its files when the pack's changes."""
+    return iid(pack, project, "world")
+
+
 def identifier(name: str) -> str:
     """`name` as an LDtk identifier (letters, digits and `_`, not starting with a digit), which
     LDtk's importers turn into class and field names."""

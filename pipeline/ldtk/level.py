@@ -16,8 +16,7 @@ import numpy as np
 from pipeline.errors import PipelineError
 from pipeline.ldtk import ids
 from pipeline.ldtk.fields import EntityRef, ldtk_color, points_field, property_fields, unify_types
-from pipeline.level import Level, MapObject, ObjectRef, PropertyValue
-from pipeline.tiled.properties import object_positions
+from pipeline.level import Level, MapObject, ObjectRef, PropertyValue, object_positions
 from pipeline.tiled.drawing import object_gid
 from pipeline.tiled.tilesheet import BuiltTileset
 from pipeline.tiled.tileset import Tileset

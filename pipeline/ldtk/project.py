@@ -95,7 +95,7 @@ def project_json(pack: str, seed: int, project: str, defs: dict[str, Any], level
         },
         "levels": heads,
         "worlds": [],
-        "dummyWorldIid": ids.iid(project_iid, "world"),
+        "dummyWorldIid": ids.world_iid(pack, project),
     }
     return (json.dumps(doc, indent="\t", ensure_ascii=False) + "\n").encode("utf-8")
 

@@ -35,8 +35,8 @@ class Rewrite(StageParams):
     texture after a sample; `map` and `wfc` (wave function collapse, from a sample or a tileset)
     make a new grid in other values, which the map then has. Without an input it starts from a
     `size` grid of the first value; with one, from that map, matching its symbols by char (its
-    layers and objects pass through; its stats, which describe the old tiles, do not, but a
-    hand-made map's own properties do).
+    layers and objects pass through; its stats, which describe the old tiles, do not, and in a
+    build a hand-made map's own properties are handed on).
     `origin = true` first puts the second value in the centre cell, of either grid.
 
     `program` is the node tree inline, e.g. `{ markov = [ { one = "RBB=GGR" }, { one = "RGG=WWR" } ] }`,

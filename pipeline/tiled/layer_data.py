@@ -41,11 +41,14 @@ def gid_rows(values: list[int], width: int, height: int, what: str) -> np.ndarra
     if len(values) != width * height:
         raise MapFileError(f"{what} has {len(values)} tiles, the map {width} x {height} = {width * height}")
     # Tiled's gids are 32 bits (the top three the flips): anything else wraps around unseen.
-    wide = np.asarray(values, dtype=np.int64) if values else np.zeros(0, dtype=np.int64)
-    bad = np.nonzero((wide < 0) | (wide >= 2**32))[0]
-    if bad.size:
-        k = int(bad[0])
-        raise MapFileError(f"{what}, cell ({k % width}, {k // width}): tile gid {int(wide[k])} is not a Tiled gid (0 to 4294967295)")
+    try:
+        wide = np.asarray(values, dtype=np.int64) if values else np.zeros(0, dtype=np.int64)
+        bad = np.nonzero((wide < 0) | (wide >= 2**32))[0]
+        k = int(bad[0]) if bad.size else None
+    except OverflowError:  # past 64 bits: found the slow way, as only such a file needs
+        k = next(k for k, v in enumerate(values) if not -(2**63) <= v < 2**63)
+    if k is not None:
+        raise MapFileError(f"{what}, cell ({k % width}, {k // width}): tile gid {values[k]} is not a Tiled gid (0 to 4294967295)")
     gids = wide.astype(np.uint32) & np.uint32(GID_MASK)
     return gids.reshape(height, width)
 

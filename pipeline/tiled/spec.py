@@ -182,7 +182,7 @@ class TilesetSpec(BaseModel):
             check_properties(props, f"{name}.")
             # `solid` is what gives the tile its collision box: "true" or 1 would quietly give none.
             if "solid" in props and not isinstance(props["solid"], bool):
-                raise KeyedError(f"{name}.solid", f"must be true or false (got {props['solid']!r}): solid = true gives the tile a collision box")
+                raise KeyedError(f"{name}.solid", f"must be true or false (got {toml_text(props['solid'])}): solid = true gives the tile a collision box")
         return value
 
     @field_validator("colors")

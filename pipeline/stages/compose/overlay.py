@@ -8,11 +8,11 @@ import numpy as np
 from pydantic import Field
 
 from pipeline.errors import PipelineError
-from pipeline.level import SPARE_CHARS, Level, Symbol
+from pipeline.level import SPARE_CHARS, Level, Symbol, own_refs
 from pipeline.registry import StageParams, stage
 from pipeline.stages.regions.walkable import WalkableStage
 
-@stage("compose.overlay", version=1)
+@stage("compose.overlay", version=2)
 class Overlay(StageParams):
     """Paint one map's tiles over another's. The second input (`inputs = ["base", "top"]`) is
     painted onto the first: every tile of the top whose symbol is one of `symbols` (unset: all
@@ -20,7 +20,8 @@ class Overlay(StageParams):
     base has one of the given symbols. Both inputs must have the same size.
 
     Symbols merge by name: the base's alphabet comes first, then the top's symbols it lacks.
-    Objects of both inputs are kept (the base's first), and so are their layers; where both
+    Objects of both inputs are kept (the base's first; an object reference among the top's
+    still names the top's object), and so are their layers; where both
     have a layer of one name, the top's values are taken on the tiles painted. Properties of
     both are kept (the top's win), plus `overlay_tiles`, the number of tiles painted.
     """
@@ -60,7 +61,8 @@ class Overlay(StageParams):
             tiles=tiles,
             alphabet=alphabet,
             layers=layers,
-            objects=[*base.objects, *top.objects],
+            # The top's refs beside the base's: two hand-made maps both number objects from 1.
+            objects=[*base.objects, *own_refs(top.objects, {o.ref for o in base.objects if o.ref}, "top:")],
             properties={**base.properties, **top.properties, "overlay_tiles": int(mask.sum())},
         )
 

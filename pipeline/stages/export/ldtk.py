@@ -19,7 +19,7 @@ from pipeline.stages.export.drawn_map import DrawnMapExporter
 from pipeline.tiled.values import encode_values, int32_values
 
 
-@stage("export.ldtk", version=9)
+@stage("export.ldtk", version=10)
 class ExportLdtk(DrawnMapExporter):
     """Write the pack as an LDtk project (format 1.5), one level per map.
 
@@ -85,7 +85,7 @@ class ExportLdtk(DrawnMapExporter):
         index = index if isinstance(index, int) and not isinstance(index, bool) else 0
         pack, seed = ctx.provenance.get("pack", ""), ctx.provenance.get("seed", 0)
         level_iid = ids.iid(pack, seed, self.project, ctx.stem)
-        world_iid = ids.iid(ids.iid(pack, ctx.pack_seed, self.project), "world")  # the project's dummyWorldIid
+        world_iid = ids.world_iid(str(pack), self.project)
         properties = {**level.properties, **ctx.provenance, **self._values_fields(level)}
         names = [name for name, _ in drawn]
         files = {

@@ -9,13 +9,12 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from pipeline.errors import KeyedError, PipelineError
-from pipeline.level import Level
+from pipeline.level import Level, with_object_ids
 from pipeline.paths import join, relative_to
 from pipeline.registry import ExportContext
 from pipeline.stages.export.drawn_map import DrawnMapExporter
 from pipeline.tiled.drawing import LayerSpec
 from pipeline.tiled.profile_rules import profile_objects, profile_tileset
-from pipeline.tiled.properties import with_object_ids
 from pipeline.tiled.profiles import PROFILES, Format, ProfileName, resolve
 from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TileLayer, TmxMap

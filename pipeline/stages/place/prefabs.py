@@ -11,7 +11,7 @@ import numpy as np
 from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 
 from pipeline.errors import KeyedError, PipelineError, Rejected
-from pipeline.level import Level, MapObject, ObjectRef, PropertyValue, Symbol
+from pipeline.level import Level, MapObject, PropertyValue, Symbol, own_refs
 from pipeline.registry import stage
 from pipeline.stages.place.count import count_type, draw_count, most_of
 from pipeline.stages.compose.overlay import merge_alphabets
@@ -235,11 +235,10 @@ class Prefabs(WalkableStage):
                 MapObject(stem, "prefab", float(x), float(y), float(w), float(h),
                           {**dict(prefab.properties), "prefab": prefab.file, "prefab_index": k, "turned": v.rotation, "mirrored": v.mirrored})
             )
-            for obj in v.objects:
-                # Each placement's objects refer to each other, never to another placement's
-                # copy of the same prefab, nor to the map's own objects of the same id.
-                moved = {**_placed_refs(obj.properties, k), "prefab": prefab.file, "prefab_index": k}
-                objects.append(replace(obj, x=obj.x + x, y=obj.y + y, properties=moved, ref=f"{k}:{obj.ref}" if obj.ref else ""))
+            # Each placement's objects refer to each other: never to another placement's copy of
+            # the same prefab, nor to objects of the map (or an earlier prefab stage) of that id.
+            for obj in own_refs(list(v.objects), {o.ref for o in objects if o.ref}, f"{k}:"):
+                objects.append(replace(obj, x=obj.x + x, y=obj.y + y, properties={**obj.properties, "prefab": prefab.file, "prefab_index": k}))
 
         return Level(
             tiles=tiles, alphabet=alphabet, layers=layers, objects=objects,
@@ -360,11 +359,6 @@ def _object_cells(level: Level) -> np.ndarray:
         if o.w == 0 and o.h == 0 and 0 <= o.y < level.height and 0 <= o.x < level.width:
             cells[int(o.y), int(o.x)] = True
     return cells
-
-
-def _placed_refs(properties: dict[str, PropertyValue], k: int) -> dict[str, PropertyValue]:
-    """`properties` with each object reference turned to the `k`th placement's copy of its object."""
-    return {name: ObjectRef(f"{k}:{v.target}") if isinstance(v, ObjectRef) and v.target else v for name, v in properties.items()}
 
 
 def _areas(walk: np.ndarray) -> int:
