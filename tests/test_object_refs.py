@@ -92,15 +92,21 @@ preview = false
 """
 
 
-@pytest.fixture()
-def built(tmp_path: Path) -> Path:
-    maps = tmp_path / "recipes" / "maps"
+def _project(root: Path, recipe: str) -> Path:
+    """A project whose recipe loads LEVEL; built once. Returns the recipe file."""
+    maps = root / "recipes" / "maps"
     maps.mkdir(parents=True)
     for name in ("room.tsx", "room.png"):
         shutil.copy(RECIPES / "maps" / name, maps / name)
     (maps / "level.tmx").write_text(LEVEL)
-    write_recipe(tmp_path, "refs", RECIPE)
-    pcg("build", "recipes", "-q", cwd=tmp_path)
+    write_recipe(root, "refs", recipe)
+    pcg("build", "recipes", "-q", cwd=root)
+    return root / "recipes" / "refs.toml"
+
+
+@pytest.fixture()
+def built(tmp_path: Path) -> Path:
+    _project(tmp_path, RECIPE)
     return tmp_path / "exports" / "refs"
 
 
@@ -250,15 +256,8 @@ def test_two_objects_with_one_ref_or_a_reference_among_map_properties_fail_the_s
 def test_a_pinned_maps_ldtk_files_stay_when_the_pack_seed_changes(tmp_path: Path) -> None:
     # The world an entity reference names is the pack's, not of its seed: a pinned map keeps its
     # files (and is not rebuilt) while the pack's seed moves on, and still verifies.
-    maps = tmp_path / "recipes" / "maps"
-    maps.mkdir(parents=True)
-    for name in ("room.tsx", "room.png"):
-        shutil.copy(RECIPES / "maps" / name, maps / name)
-    (maps / "level.tmx").write_text(LEVEL)
     text = RECIPE.replace("maps = 1", "maps = 2\n\n[pack.seeds]\n0 = 3")
-    write_recipe(tmp_path, "refs", text)
-    recipe = tmp_path / "recipes" / "refs.toml"
-    pcg("build", "recipes", "-q", cwd=tmp_path)
+    recipe = _project(tmp_path, text)
     pinned = (tmp_path / "exports" / "refs" / "ldtk" / "world" / "map_000.ldtkl").read_bytes()
     recipe.write_text(text.replace("seed = 3\nmaps", "seed = 4\nmaps"))
     out = pcg("build", "recipes", cwd=tmp_path).stdout
