@@ -243,7 +243,7 @@ def generate(kind: str, *, seed: int = 0, inputs: Level | Sequence[Level] = (), 
     number of inputs, a plugin that does not load, or an export stage (exporters write files: `pipeline.export`). The inputs are not modified; the Level returned is the caller's to change.
     """
     from pipeline import registry
-    from pipeline.errors import PipelineError, Rejected
+    from pipeline.errors import PipelineError, Rejected, did_you_mean
     from pipeline.level import Level
     from pipeline.recipe import _validate
     from pipeline.seeds import rng_for
@@ -268,6 +268,11 @@ def generate(kind: str, *, seed: int = 0, inputs: Level | Sequence[Level] = (), 
     validated = _validate(cls, params, kind, problems, {"recipe_dir": Path.cwd()})
     if validated is not None:  # what the parameters cannot be beside these inputs, as a recipe checks it
         problems += [f"{kind}.{line}" for line in validated.input_problems(len(levels))]
+        # A property it reads that its inputs lack: a misspelt name, said as a recipe says it.
+        known = sorted({name for x in levels if isinstance(x, Level) for name in x.properties})
+        for name, key in sorted(validated.read_stats().items()):
+            if name not in known:
+                problems.append(f"{kind}.{key}: its input has no property {name!r}{did_you_mean(name, known)} (it has: {', '.join(known) or 'none'})")
     if problems or validated is None:
         raise PipelineError(problems)
     attempt = 0
@@ -307,7 +312,7 @@ def export(kind: str, level: Level, folder: str | os.PathLike[str], *, stem: str
     `pipeline.export("export.tmx", maze, "out", tileset="tilesets/stone.toml")`
     """
     from pipeline import registry
-    from pipeline.errors import PipelineError
+    from pipeline.errors import PipelineError, os_error_line
     from pipeline.fsio import sha256_bytes
     from pipeline.level import Level
     from pipeline.paths import check_plain_name
@@ -319,8 +324,8 @@ def export(kind: str, level: Level, folder: str | os.PathLike[str], *, stem: str
     problems = [] if isinstance(level, Level) else [f"level: must be a Level (got {type(level).__name__})"]
     try:
         check_plain_name(stem)
-    except ValueError as exc:
-        problems.append(f"stem: {exc}")
+    except ValueError:
+        problems.append(f"stem: must be a plain file name, without folders or dots at its ends (got {stem!r})")
     exporter = _validate(cls, params, kind, problems, {"recipe_dir": Path.cwd()})
     if problems or exporter is None:
         raise PipelineError(problems)
@@ -332,10 +337,14 @@ def export(kind: str, level: Level, folder: str | os.PathLike[str], *, stem: str
     root = Path(folder)
     writer = cast(registry.Exporter, exporter)
     files = writer.export(own, registry.ExportContext(stem=stem))
-    written = _write_all(root, files)
-    # Made from the map's files on disk, as after a build; a pack of one map, no name, seed 0.
-    once = writer.pack_files(registry.PackContext(pack_dir=root, pack="", seed=0, maps=[(0, stem, {rel: sha256_bytes(d) for rel, d in files.items()})], rewrite=True))
-    return sorted(written + _write_all(root, once))
+    try:
+        written = _write_all(root, files)
+        # Made from the map's files on disk, as after a build; a pack of one map, no name, seed 0.
+        maps = [(0, stem, {rel: sha256_bytes(d) for rel, d in files.items()})]
+        once = writer.pack_files(registry.PackContext(pack_dir=root, pack="", seed=0, maps=maps, rewrite=True))
+        return sorted(written + _write_all(root, once))
+    except OSError as exc:  # a folder that is a file, read-only, full
+        raise PipelineError([f"folder: {os_error_line(exc)}"]) from None
 
 
 def _write_all(root: Path, files: dict[str, bytes]) -> list[Path]:

@@ -53,10 +53,11 @@ def plan_contact_sheet(
     digest: Callable[[Path], str | None] = sha256_file,
 ) -> SheetUpdate:
     """Draw the pack's contact sheet if its maps or their previews changed, or the sheet on disk
-    is not the one the last build wrote (`recorded`: the sha256 its manifest has). `thumbnails` (by the sha256 of the preview they show)
-    are those the workers drew small; the others are made from the previews. `digest` hashes
-    the sheet on disk (the pack's stamps: a no-change build reads no file). Nothing is written:
-    the manifest records the digest first, then `apply_contact_sheet` writes."""
+    is not the one the last build wrote (`recorded`: the sha256 its manifest has). `thumbnails`
+    (by the sha256 of the preview they show) are those the workers drew small; the others are
+    made from the previews. `digest` hashes the sheet on disk (the pack's stamps: a no-change
+    build reads no file). Nothing is written: the manifest records the digest first, then
+    `apply_contact_sheet` writes."""
     path = pack_dir / CONTACT_SHEET
     entries, stats, key = _planned(recipe, manifest)
     change, on_disk = _change(path, key, recorded, digest)
@@ -87,12 +88,15 @@ def _change(path: Path, key: str | None, recorded: str | None, digest: Callable[
         return ("removed" if path.exists() else None), None
     if not path.exists():
         return "missing", None
-    if _stored_key(path) != key:  # the header alone: no need to read the pixels
-        return "written", None
-    # The key is in the PNG's header: the pixels after it may be damaged or drawn over, which
-    # only the digest the build recorded tells. (A manifest from before it was recorded: none.)
+    # Not the bytes the last build wrote: edited (an image editor keeps no key of ours), or
+    # damaged. The digest comes from the pack's stamps, so a no-change build reads no pixels.
+    # (A manifest from before the sheet's digest was recorded has none to compare.)
     on_disk = digest(path)
-    return ("edited" if recorded is not None and on_disk != recorded else None), on_disk
+    if recorded is not None and on_disk != recorded:
+        return "edited", None
+    if _stored_key(path) != key:  # as the build wrote it, but it shows something else now
+        return "written", None
+    return None, on_disk
 
 
 def _planned(recipe: Recipe, manifest: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], str | None]:

@@ -55,6 +55,10 @@ class ObjectId(int):
 
 PropertyValue = Union[bool, int, float, str, ObjectRef]  # a Color and a FilePath are a str
 
+# The map properties an exporter gives every map it writes, saying where it came from
+# (`plan.export_provenance`).
+PROVENANCE = ("pack", "map", "seed", "stages", "attempt")
+
 
 def typed_property(value: PropertyValue) -> PropertyValue:
     """A recipe's property value as maps carry it: a string "#rrggbb" is a colour (Tiled's
@@ -104,14 +108,12 @@ def check_properties(properties: dict[str, PropertyValue], prefix: str = "") -> 
             raise KeyedError(f"{prefix}{key}", f"holds the control character {found.group()!r}, which a TMX file (XML) cannot: remove it")
 
 
-def _settle(properties: dict[str, PropertyValue], what: str, refs: bool) -> str | None:
+def _settle(properties: dict[str, PropertyValue], what: str) -> str | None:
     """Turn numpy scalars into Python's in place; what is wrong with the first value that is
-    not a property value (`refs`: whether an ObjectRef may be one, as on objects)."""
+    not a property value."""
     for name, value in properties.items():
         if isinstance(value, (np.bool_, np.integer, np.floating, np.str_)):
             value = properties[name] = value.item()
-        if isinstance(value, ObjectRef) and not refs:
-            return f"{what} {name!r} is an object reference, which only an object's properties hold"
         if not isinstance(value, (bool, int, float, str, ObjectRef)):
             return f"{what} {name!r} is {_type_name(value)}, not a number, true/false or text"
         if isinstance(value, float) and not math.isfinite(value):
@@ -140,12 +142,13 @@ def with_object_ids(objects: list[MapObject]) -> list[MapObject]:
     """`objects` with every object reference as the id a map file gives the object it names:
     objects are numbered 1, 2, ... in order; a reference to no object of the map is 0, none."""
     ids = object_positions(objects)
-    return [
-        replace(o, properties={k: ObjectId(ids[v.target] + 1 if v.target in ids else 0) if isinstance(v, ObjectRef) else v for k, v in o.properties.items()})
-        if any(isinstance(v, ObjectRef) for v in o.properties.values())
-        else o
-        for o in objects
-    ]
+    return [replace(o, properties=object_ids(o.properties, ids)) if any(isinstance(v, ObjectRef) for v in o.properties.values()) else o for o in objects]
+
+
+def object_ids(properties: dict[str, PropertyValue], positions: dict[str, int]) -> dict[str, PropertyValue]:
+    """`properties` (an object's or the map's) with each object reference as the id of the
+    object it names (`positions`: `object_positions` of the map's objects; ids count from 1)."""
+    return {k: ObjectId(positions[v.target] + 1 if v.target in positions else 0) if isinstance(v, ObjectRef) else v for k, v in properties.items()}
 
 
 def object_positions(objects: list[MapObject]) -> dict[str, int]:
@@ -237,12 +240,11 @@ class Level:
         """Make numpy numbers among the properties and object coordinates Python's (a plugin's
         `count = mask.sum()`: written untyped in TMX, and no JSON encoder takes them), and say
         what no map file can hold, as the words after "a Level" ("whose property 'x' is nan..."):
-        a property value of another type or not finite, an object reference among the map's
-        properties, an object off every number line, two objects with one ref, a map without
-        tiles. Not checked on construction, as `unknown_tiles` is not."""
+        a property value of another type or not finite, an object off every number line, two
+        objects with one ref, a map without tiles. Not checked on construction, as `unknown_tiles` is not."""
         if self.tiles.size == 0:
             return f"without tiles ({self.tiles.shape[1]} x {self.tiles.shape[0]})"
-        problem = _settle(self.properties, "property", refs=False)
+        problem = _settle(self.properties, "property")
         refs: dict[str, int] = {}
         for k, obj in enumerate(self.objects):
             if problem is not None:
@@ -260,7 +262,7 @@ class Level:
                         obj, x=_py(obj.x), y=_py(obj.y), w=_py(obj.w), h=_py(obj.h), points=tuple((_py(x), _py(y)) for x, y in obj.points)
                     )
                     self.objects[k] = obj
-                problem = _settle(obj.properties, f"{where} property", refs=True)
+                problem = _settle(obj.properties, f"{where} property")
         return None if problem is None else f"whose {problem}"
 
     def unknown_tiles(self) -> str | None:

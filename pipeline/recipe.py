@@ -522,7 +522,9 @@ def _load_stages(
         lo, hi = cls.arity
         if inputs is not None and not lo <= len(inputs) <= hi:
             want = f"{lo}" if lo == hi else f"{lo} to {hi}"
-            problems.append(f"{key}.input: {kind} takes {want} input{'' if hi == 1 and lo == 1 else 's'} (got {len(inputs)})")
+            # A plugin's stage that forgot `arity` takes none: say where the number comes from.
+            hint = " (its class sets arity = (min, max) inputs)" if cls.defined_in is not None and hi == 0 else ""
+            problems.append(f"{key}.input: {kind} takes {want} input{'' if hi == 1 and lo == 1 else 's'} (got {len(inputs)}){hint}")
             inputs = None
         params = {k: v for k, v in body.items() if k not in RESERVED_KEYS}
         validated = _validate(cls, params, key, problems, {"recipe_dir": recipe_dir}, tuple(sorted(RESERVED_KEYS)))

@@ -20,7 +20,7 @@ from pipeline.best import Tried
 from pipeline.cache import LevelCache
 from pipeline.errors import PipelineError, Rejected
 from pipeline.fsio import atomic_write, sha256_bytes, sha256_file
-from pipeline.level import Level, PropertyValue
+from pipeline.level import Level, ObjectRef, PropertyValue
 from pipeline.memory import reuse_freed_memory
 from pipeline.plan import KeyMaker, export_provenance
 from pipeline.plugins import file_name, is_plugin_file
@@ -266,7 +266,9 @@ class _Levels:
             raise StageFailed(name, f"returned a Level {unsettled}")
         freeze(level)
         self.levels[name] = level
-        self.result.stats[name] = dict(level.properties)
+        # Stats are values: an object reference (a hand-made map's `boss`) names an object of
+        # this Level, which the manifest, filters and captions know nothing of.
+        self.result.stats[name] = {k: v for k, v in level.properties.items() if not isinstance(v, ObjectRef)}
         return level
 
 

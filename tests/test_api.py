@@ -268,6 +268,8 @@ def test_generate_draws_again_when_a_stage_turns_its_level_down(tmp_path: Path) 
     assert first.properties["draw"] <= 0.25 and first.properties["draw"] == again.properties["draw"]
     with pytest.raises(PipelineError, match=r"^demo.picky: drew 0\.\d\d; none of 1 attempt passed \(raise attempts to try more\)$"):
         pipeline.generate("demo.picky", seed=6, inputs=maze, plugins=[plugin], attempts=1)
+    with pytest.raises(PipelineError, match=r"filter.where: its input has no property 'dead_endz' \(did you mean 'dead_ends'\?\)"):
+        pipeline.generate("filter", inputs=maze, where="dead_endz > 1")
     # A filter draws nothing: asking it again would give the same verdict, so it is not asked.
     with pytest.raises(PipelineError) as verdict:
         pipeline.generate("filter", inputs=maze, where="dead_ends > 100000", attempts=3)
@@ -298,5 +300,8 @@ def test_export_writes_a_level_as_a_pack_would(tmp_path: Path, monkeypatch: pyte
         pipeline.export("maze.backtracker", maze, "x")
     with pytest.raises(PipelineError, match=r"export.tmx.tile_sise: unknown parameter \(did you mean 'tile_size'\?\)"):
         pipeline.export("export.tmx", maze, "x", tile_sise=8)
-    with pytest.raises(PipelineError, match=r"stem: "):
+    with pytest.raises(PipelineError, match=r"stem: must be a plain file name"):
         pipeline.export("export.tmx", maze, "x", stem="../up")
+    (tmp_path / "a_file").write_text("not a folder")
+    with pytest.raises(PipelineError, match=r"^folder: "):
+        pipeline.export("export.tmx", maze, "a_file", tile_size=8)

@@ -178,7 +178,7 @@ def test_object_and_file_properties_keep_their_kinds(maps: Path) -> None:
     assert [o.ref for o in level.objects] == ["1", "2", "3"]
     assert chest.properties["key"] == ObjectRef("1") and chest.properties["none"] == ObjectRef("")
     assert isinstance(chest.properties["open"], FilePath) and chest.properties["open"] == "sfx/open.wav"
-    assert level.properties["boss"] == 2 and type(level.properties["boss"]) is int  # a map's stats are plain values
+    assert level.properties["boss"] == ObjectRef("2")  # the map's own reference names an object of it too
 
 
 @pytest.mark.parametrize(
@@ -315,7 +315,18 @@ def test_a_map_we_exported_loads_back_as_the_map_it_was(tmp_path: Path, profile:
     assert [(s.char, s.name) for s in level.alphabet] == [("B", "wall"), ("W", "floor"), ("D", "dark_grey")]  # D: MarkovJunior's
     tiles = source_gids(made / "map_000.tmx")
     assert (tiles == 3).any() and (names_of(level) == np.array(["", "wall", "floor", "dark_grey"])[tiles]).all()
-    pcg("build", "recipes/again.toml", "-q", cwd=tmp_path)  # a stage that needs `floor` runs on it
+    # Where it came from is the old build's, which the next export says anew: not the map's own.
+    assert not set(level.properties) & {"pack", "map", "seed", "stages"} and "rewrite_steps" in level.properties
+    built = pcg("build", "recipes/again.toml", "-q", cwd=tmp_path)  # a stage that needs `floor` runs on it
+    assert built.stderr == "", built.stderr
+
+
+def test_a_hand_made_map_property_the_exporters_write_is_a_warning(maps: Path) -> None:
+    (maps / "start.tmx").write_text((maps / "start.tmx").read_text().replace('<property name="author" value="hand-made"/>', '<property name="seed" value="custom"/>'))
+    stage = LoadTmx.model_validate({"file": "maps/start.tmx"}, context={"recipe_dir": maps.parent})
+    assert stage.warnings() == [
+        "file: maps/start.tmx: its map property 'seed' is one the exporters write of every map (where it came from), so the exported map has theirs: rename it"
+    ]
 
 
 def test_a_hand_drawn_tileset_with_a_one_letter_symbol_and_a_name_keeps_its_symbol(maps: Path) -> None:

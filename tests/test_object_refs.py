@@ -31,6 +31,7 @@ LEVEL = """<?xml version="1.0" encoding="UTF-8"?>
 <map version="1.10" tiledversion="1.10.2" orientation="orthogonal" renderorder="right-down" width="5" height="4" tilewidth="16" tileheight="16" infinite="0" nextlayerid="3" nextobjectid="13">
  <properties>
   <property name="music" type="file" value="../audio/cave.ogg"/>
+  <property name="villain" type="object" value="5"/>
  </properties>
  <tileset firstgid="1" source="room.tsx"/>
  <layer id="1" name="tiles" width="5" height="4">
@@ -124,8 +125,11 @@ def test_tmx_references_name_the_same_objects_and_files_stay_files(built: Path) 
     assert props["opens"] == ("object", ids["lever"])
     assert props["nothing"] == ("object", "0")
     assert props["script"] == ("file", "scripts/boss.lua")
-    music = {p.get("name"): (p.get("type"), p.get("value")) for p in root.find("properties").iter("property")}["music"]  # type: ignore[union-attr]
-    assert music == ("file", "../audio/cave.ogg")
+    own = {p.get("name"): (p.get("type"), p.get("value")) for p in root.find("properties").iter("property")}  # type: ignore[union-attr]
+    assert own["music"] == ("file", "../audio/cave.ogg")
+    assert own["villain"] == ("object", ids["boss"])  # the map's own reference, renumbered too
+    manifest = json.loads((built / "manifest.json").read_text())
+    assert "villain" not in manifest["maps"][0]["stats"] and manifest["maps"][0]["stats"]["music"] == "../audio/cave.ogg"
 
 
 def test_tiled_json_and_lua_say_the_same(built: Path) -> None:
@@ -184,6 +188,8 @@ def test_ldtk_references_are_entity_refs_to_the_entities(built: Path) -> None:
     assert fields["opens"][1]["entityIid"] == entities["lever"].iid
     assert fields["nothing"] == ("EntityRef", None)
     assert fields["script"] == ("FilePath", "scripts/boss.lua")
+    villain = next(f for f in level.field_instances if f.identifier == "villain")
+    assert (villain.type, villain.value["entityIid"]) == ("EntityRef", entities["boss"].iid)
     defs = {f["identifier"]: f["type"] for e in project["defs"]["entities"] for f in e["fieldDefs"]}
     assert defs["drops"] == "F_EntityRef" and defs["script"] == "F_Path"
 
@@ -244,13 +250,10 @@ def test_two_prefab_stages_and_an_overlay_keep_each_reference_on_its_own_object(
     assert all(o.properties["opens"].target in top_refs for o in top if o.name == "lever")  # type: ignore[union-attr]
 
 
-def test_two_objects_with_one_ref_or_a_reference_among_map_properties_fail_the_stage() -> None:
+def test_two_objects_with_one_ref_fail_the_stage() -> None:
     level = Level.from_text("W floor #ffffff\n\nWW\n")
     level.objects = [MapObject("a", "a", 0.5, 0.5, ref="1"), MapObject("b", "b", 1.5, 0.5, ref="1")]
     assert level.settle_values() == "whose object 2 ('b') has the ref '1' of object 1: a reference to it would be ambiguous"
-    level.objects = []
-    level.properties["boss"] = ObjectRef("1")
-    assert level.settle_values() == "whose property 'boss' is an object reference, which only an object's properties hold"
 
 
 def test_a_pinned_maps_ldtk_files_stay_when_the_pack_seed_changes(tmp_path: Path) -> None:

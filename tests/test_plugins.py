@@ -444,3 +444,12 @@ def test_a_filter_reading_a_plugins_property_is_checked_only_when_the_plugin_dec
     plugin.write_text(plugin.read_text().replace('    adds_stats: ClassVar[tuple[str, ...]] = ("torches",)\n', ""))
     keep = next(s for s in load_recipe(recipe).stages if s.name == "keep")
     assert keep.params.read_stats() == {"torchez": "where"}
+
+
+def test_a_plugin_stage_without_arity_given_an_input_is_told_where_the_number_comes_from(tmp_path: Path) -> None:
+    project = plugin_project(tmp_path, maps=1)
+    plugin = project / "recipes" / "stages" / "torches.py"
+    plugin.write_text(plugin.read_text().replace("    arity: ClassVar[tuple[int, int]] = (1, 1)  # one input Level\n", ""))
+    proc = pcg("build", "recipes", cwd=project, check=False)
+    assert proc.returncode == 1
+    assert "stage.torches.input: demo.torches takes 0 inputs (got 1) (its class sets arity = (min, max) inputs)" in proc.stderr, proc.stderr

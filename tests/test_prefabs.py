@@ -288,6 +288,23 @@ def test_layers_are_cleared_under_prefabs_and_properties_record_placements() -> 
     assert prefabs(RECIPES, count=0).run([base], np.random.default_rng(0)).properties["prefabs"] == 0
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_a_second_prefab_stage_places_beside_the_first_and_numbers_on(seed: int) -> None:
+    # It painted over the first stage's rooms (a door through a wall) and restarted prefab_1.
+    base = dungeon(size=[81, 51], seed=seed)
+    once = prefabs(RECIPES, count=1, rotate=True).run([base], np.random.default_rng(seed))
+    twice = prefabs(RECIPES, count=1, rotate=True).run([once], np.random.default_rng(seed + 100))
+    assert twice.properties["prefabs"] == 2 and twice.properties["prefab_1"] == once.properties["prefab_1"]
+    boxes = sorted((o for o in twice.objects if o.type == "prefab"), key=lambda o: o.properties["prefab_index"])  # type: ignore[arg-type, return-value]
+    assert [b.properties["prefab_index"] for b in boxes] == [1, 2]
+    first, second = boxes
+    apart = first.x + first.w <= second.x or second.x + second.w <= first.x or first.y + first.h <= second.y or second.y + second.h <= first.y
+    assert apart, (first, second)
+    y, x, h, w = int(first.y), int(first.x), int(first.h), int(first.w)
+    assert (twice.tiles[y : y + h, x : x + w] == once.tiles[y : y + h, x : x + w]).all()  # the first room as it was
+    assert [p["k"] for p in placements(twice)] == [1, 2]
+
+
 # --------------------------------------------------------------------------------------------
 # Errors
 # --------------------------------------------------------------------------------------------

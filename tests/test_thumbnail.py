@@ -274,6 +274,14 @@ def test_a_damaged_or_drawn_over_sheet_is_found_and_drawn_again(tmp_path: Path) 
     assert sheet.read_bytes() == good
     assert pcg("verify", "two", cwd=project).returncode == 0
     assert "Nothing to do" in pcg("build", "recipes", cwd=project).stdout
+    # Saved by an image editor, which keeps no key of ours: edited all the same, not "the recipe
+    # changed what it shows".
+    with Image.open(sheet) as image:
+        image.putpixel((0, 0), (255, 0, 0, 255))
+        image.save(sheet)
+    assert "it was edited since the last build" in " ".join(pcg("explain", cwd=project).stdout.split())
+    assert "contact_sheet.png: edited since the last build; drawn again" in " ".join(pcg("build", "recipes", cwd=project).stderr.split())
+    assert sheet.read_bytes() == good
 
 
 def test_verify_finds_a_sheet_that_rebuilds_differently(tmp_path: Path) -> None:

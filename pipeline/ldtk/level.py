@@ -161,6 +161,9 @@ def level_file(
     arrays: dict[str, str] = {}
     layers = []
     drawn_by_ident = {ids.identifier(name): gids for name, gids in drawn}
+    # Where an object reference (an object's, or the map's own) points: an entity of this level.
+    where = EntityRef(None, ids.iid(iid, "layer", ENTITIES_LAYER), iid, world_iid)
+    positions = object_positions(level.objects)
     for kind, ident, layer_uid in layer_uids([name for name, _ in drawn]):
         node: dict[str, Any] = {
             "__identifier": ident,
@@ -192,9 +195,7 @@ def level_file(
         elif kind == "Tiles":
             node["gridTiles"] = _placeholder(arrays, _grid_tiles(drawn_by_ident[ident], tileset))
         else:
-            where = EntityRef(None, ids.iid(iid, "layer", ident), iid, world_iid)
-            positions = object_positions(level.objects)
-            entities = [_entity(level, obj, k, built, iid, _entity_refs(obj, positions, where)) for k, obj in enumerate(level.objects)]
+            entities = [_entity(level, obj, k, built, iid, _entity_refs(obj.properties, positions, where)) for k, obj in enumerate(level.objects)]
             unify_types(entities)
             node["entityInstances"] = entities
         layers.append(node)
@@ -220,7 +221,7 @@ def level_file(
         # The map's seed is 64-bit (a pinned or re-rolled one is any size): a String in every map,
         # so the project's field has one type for all of them.
         "fieldInstances": property_fields(
-            {**properties, **({"seed": str(properties["seed"])} if isinstance(properties.get("seed"), int) else {})},
+            {**_entity_refs(properties, positions, where), **({"seed": str(properties["seed"])} if isinstance(properties.get("seed"), int) else {})},
             lambda f: ids.hashed_uid("level", f),
             f"map {stem!r}",
         ),
@@ -234,14 +235,14 @@ def entity_color(ident: str) -> str:
     return KIND_COLORS.get(ident) or PALETTE[ids.hashed_uid("color", ident) % len(PALETTE)]
 
 
-def _entity_refs(obj: MapObject, positions: dict[str, int], where: EntityRef) -> dict[str, PropertyValue | EntityRef]:
-    """The object's properties with each object reference as the place of the entity it names
-    (every entity is in `where`'s layer, numbered by its position)."""
+def _entity_refs(properties: dict[str, PropertyValue], positions: dict[str, int], where: EntityRef) -> dict[str, PropertyValue | EntityRef]:
+    """`properties` with each object reference as the place of the entity it names (every
+    entity is in `where`'s layer, numbered by its position)."""
     return {
         name: replace(where, entity_iid=ids.iid(where.level_iid, "entity", positions[v.target]) if v.target in positions else None)
         if isinstance(v, ObjectRef)
         else v
-        for name, v in obj.properties.items()
+        for name, v in properties.items()
     }
 
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, Serializer
 
 from pipeline.best import NOT_MEASURED, Aim, BestOf, Tried, failure_report
 from pipeline.errors import PipelineError, Rejected, toml_text
-from pipeline.level import Level, PropertyValue
+from pipeline.level import Level, ObjectRef, PropertyValue
 from pipeline.registry import StageParams, stage
 
 _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
@@ -92,7 +92,8 @@ class Filter(StageParams):
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         level = inputs[0]
-        props = level.properties
+        # An object reference (a hand-made map's `boss`) is no stat to compare: not measured.
+        props = {k: v for k, v in level.properties.items() if not isinstance(v, ObjectRef)}
         if self.where.strip() and not _compile(self.where)(props):
             names = _names(self.where)
             shown = ", ".join(f"{name} = {props[name]}" if name in props else f"{name} {NOT_MEASURED}" for name in names)

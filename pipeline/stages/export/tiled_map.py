@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from pipeline.errors import KeyedError, PipelineError
-from pipeline.level import Level, with_object_ids
+from pipeline.level import Level, object_ids, object_positions, with_object_ids
 from pipeline.paths import join, relative_to
 from pipeline.registry import ExportContext
 from pipeline.stages.export.drawn_map import DrawnMapExporter
@@ -137,7 +137,7 @@ class TiledMapExporter(DrawnMapExporter):
             layers=[TileLayer(name, gids) for name, gids in drawn] + data,
             objects=profile_objects(PROFILES[self.profile], with_object_ids(list(level.objects))),
             object_gids=object_gids,
-            properties={**level.properties, **ctx.provenance},
+            properties={**object_ids(level.properties, object_positions(level.objects)), **ctx.provenance},
             encoding=self._options["encoding"],
             compression=self._options["compression"],
             more_tilesets=more,

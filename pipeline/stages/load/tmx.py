@@ -25,7 +25,7 @@ from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 
 from pipeline.errors import KeyedError, PipelineError
 from pipeline.fsio import read_regular
-from pipeline.level import SPARE_CHARS, Color, FilePath, Level, MapObject, ObjectRef, PropertyValue, Symbol
+from pipeline.level import PROVENANCE, SPARE_CHARS, Color, FilePath, Level, MapObject, ObjectRef, PropertyValue, Symbol
 from pipeline.registry import StageParams, stage
 from pipeline.rewrite import palette
 from pipeline.tiled.layer_data import GID_MASK, MapFileError, base64_gids, csv_gids, gid_rows, parse_json, parse_xml
@@ -121,6 +121,15 @@ class LoadTmx(StageParams):
 
     def authored_stats(self) -> tuple[str, ...]:
         return self.added_stats() or ()
+
+    def warnings(self) -> list[str]:
+        # Exporters write these of every map (where it came from): the map's own are replaced.
+        taken = [name for name in (self._level.properties if self._level is not None else {}) if name in PROVENANCE]
+        return [
+            f"file: {self.file}: its map property {name!r} is one the exporters write of every map (where it came from),"
+            " so the exported map has theirs: rename it"
+            for name in taken
+        ]
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         level = self._level
@@ -586,9 +595,9 @@ def _to_level(parsed: _Map, layer: str | None, empty: str) -> tuple[Level, np.nd
         filled = gids != 0
         tiles[filled] = lut_vals[np.searchsorted(lut_keys, gids[filled])]
 
-    # A map's own object-typed property keeps the id it has in the file: the map's stats (the
-    # manifest, filters) hold plain values, and nothing renumbers what they name.
-    properties = {k: (int(v.target or 0) if isinstance(v, ObjectRef) else v) for k, v in parsed.properties.items()}
+    # A map this tool exported says where it came from: the next export says it anew.
+    exported = any(prefix is not None for prefix in ours.values())
+    properties = {k: v for k, v in parsed.properties.items() if not (exported and k in PROVENANCE)}
     return Level(tiles=tiles, alphabet=alphabet, objects=list(parsed.objects), properties=properties), gids != 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import posixpath
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -193,15 +194,18 @@ class Prefabs(WalkableStage):
         walk_table = self.table(work, self.walls, "walls", invert=True).view(np.bool_)
         walk = walk_table[tiles]
         free = np.ones(tiles.shape, dtype=bool)  # cells a prefab may paint
-        free[_object_cells(level)] = False
+        free[_object_cells(level)] = False  # and never on an earlier stage's prefab
         if self.over:
             free &= self.mask(work, self.over, "over")
         areas = _areas(walk)
         layers = {name: layer.copy() for name, layer in level.layers.items()}
         objects = list(level.objects)
         props: dict[str, Union[bool, int, float, str]] = {}
+        # A second prefab stage numbers on from the first's placements, as one list of them.
+        earlier = level.properties.get("prefabs", 0)
+        earlier = earlier if isinstance(earlier, int) and not isinstance(earlier, bool) and earlier >= 0 else 0
 
-        for k, prefab in enumerate(chosen, start=1):
+        for k, prefab in enumerate(chosen, start=earlier + 1):
             remap = remaps[prefab.file]
             variants = [v for v in self._variants(prefab) if v.tiles.shape[0] <= tiles.shape[0] and v.tiles.shape[1] <= tiles.shape[1]]
             if not variants:
@@ -214,7 +218,7 @@ class Prefabs(WalkableStage):
             found = self._place(variants, remap, walk_table, walk, free, areas, rng)
             if found is None:
                 raise Rejected(
-                    f"prefabs: {prefab.file} (placement {k} of {count}) finds no place in this map where its doors meet the"
+                    f"prefabs: {prefab.file} (placement {k - earlier} of {count}) finds no place in this map where its doors meet the"
                     f" walkable tiles and the walkable area stays connected (loosen over, allow rotate and mirror, or make room)",
                     self.attempts,
                 )
@@ -231,18 +235,20 @@ class Prefabs(WalkableStage):
             mirrored = " mirrored" if v.mirrored else ""
             props[f"prefab_{k}"] = f"{prefab.file} at ({x}, {y}) rot {v.rotation}{mirrored}"
             stem = posixpath.splitext(posixpath.basename(prefab.file))[0]
-            objects.append(
+            # The prefab map's own properties go on its rectangle (whose references name the
+            # placement's objects); its objects move with it.
+            placed = [
                 MapObject(stem, "prefab", float(x), float(y), float(w), float(h),
-                          {**dict(prefab.properties), "prefab": prefab.file, "prefab_index": k, "turned": v.rotation, "mirrored": v.mirrored})
-            )
+                          {**dict(prefab.properties), "prefab": prefab.file, "prefab_index": k, "turned": v.rotation, "mirrored": v.mirrored}),
+                *(replace(obj, x=obj.x + x, y=obj.y + y, properties={**obj.properties, "prefab": prefab.file, "prefab_index": k}) for obj in v.objects),
+            ]
             # Each placement's objects refer to each other: never to another placement's copy of
             # the same prefab, nor to objects of the map (or an earlier prefab stage) of that id.
-            for obj in own_refs(list(v.objects), {o.ref for o in objects if o.ref}, f"{k}:"):
-                objects.append(replace(obj, x=obj.x + x, y=obj.y + y, properties={**obj.properties, "prefab": prefab.file, "prefab_index": k}))
+            objects += own_refs(placed, {o.ref for o in objects if o.ref}, f"{k}:")
 
         return Level(
             tiles=tiles, alphabet=alphabet, layers=layers, objects=objects,
-            properties={**level.properties, "prefabs": count, **props},
+            properties={**level.properties, "prefabs": earlier + count, **props},
         )
 
     def _variants(self, prefab: _Prefab) -> list[_Variant]:
@@ -353,11 +359,14 @@ def _correlate(grid: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def _object_cells(level: Level) -> np.ndarray:
-    """Tiles holding a point object of the map (spawn, exit, items): a prefab never buries one."""
+    """Tiles holding a point object of the map (spawn, exit, items), or under the rectangle of
+    an earlier stage's prefab: a prefab never buries the one or cuts into the other."""
     cells = np.zeros(level.tiles.shape, dtype=bool)
     for o in level.objects:
         if o.w == 0 and o.h == 0 and 0 <= o.y < level.height and 0 <= o.x < level.width:
             cells[int(o.y), int(o.x)] = True
+        elif o.type == "prefab" and o.w > 0 and o.h > 0:
+            cells[max(0, int(o.y)) : max(0, int(math.ceil(o.y + o.h))), max(0, int(o.x)) : max(0, int(math.ceil(o.x + o.w)))] = True
     return cells
 
 
