@@ -244,7 +244,7 @@ def generate(kind: str, *, seed: int = 0, inputs: Level | Sequence[Level] = (), 
     """
     from pipeline import registry
     from pipeline.errors import PipelineError, Rejected, did_you_mean
-    from pipeline.level import Level
+    from pipeline.level import Level, ObjectRef
     from pipeline.recipe import _validate
     from pipeline.seeds import rng_for
 
@@ -255,10 +255,9 @@ def generate(kind: str, *, seed: int = 0, inputs: Level | Sequence[Level] = (), 
         raise PipelineError([f"seed: must be a whole number from 0 to 2**63 - 1 (got {seed!r})"])
     levels = [inputs] if isinstance(inputs, Level) else list(inputs)
     problems = [f"inputs.{i}: must be a Level (got {type(x).__name__})" for i, x in enumerate(levels) if not isinstance(x, Level)]
-    lo, hi = cls.arity
-    if not lo <= len(levels) <= hi:
-        want = f"{lo}" if lo == hi else f"{lo} to {hi}"
-        problems.append(f"inputs: {kind} takes {want} input Level(s) (got {len(levels)})")
+    wrong = registry.arity_problem(cls, len(levels))
+    if wrong is not None:
+        problems.append(f"inputs: {wrong}")
     # A recipe's wiring keys are arguments here; without this they would read as misspelt parameters.
     for key in sorted(params.keys() & {"use", "input"}):
         problems.append(f"{key}: not a parameter here: the kind is generate's first argument, input Levels go in inputs=[...]")
@@ -269,7 +268,7 @@ def generate(kind: str, *, seed: int = 0, inputs: Level | Sequence[Level] = (), 
     if validated is not None:  # what the parameters cannot be beside these inputs, as a recipe checks it
         problems += [f"{kind}.{line}" for line in validated.input_problems(len(levels))]
         # A property it reads that its inputs lack: a misspelt name, said as a recipe says it.
-        known = sorted({name for x in levels if isinstance(x, Level) for name in x.properties})
+        known = sorted({name for x in levels if isinstance(x, Level) for name, v in x.properties.items() if not isinstance(v, ObjectRef)})
         for name, key in sorted(validated.read_stats().items()):
             if name not in known:
                 problems.append(f"{kind}.{key}: its input has no property {name!r}{did_you_mean(name, known)} (it has: {', '.join(known) or 'none'})")
@@ -323,9 +322,9 @@ def export(kind: str, level: Level, folder: str | os.PathLike[str], *, stem: str
         raise PipelineError([f"{kind}: is not an export stage: it makes a Level (pipeline.generate), and writes no file"])
     problems = [] if isinstance(level, Level) else [f"level: must be a Level (got {type(level).__name__})"]
     try:
-        check_plain_name(stem)
-    except ValueError:
-        problems.append(f"stem: must be a plain file name, without folders or dots at its ends (got {stem!r})")
+        check_plain_name(stem if isinstance(stem, str) else "")
+    except ValueError as exc:  # its words are a pack's, whose files go under exports/
+        problems.append(f"stem: {str(exc).replace(' so output stays inside exports/', '')} (got {stem!r})")
     exporter = _validate(cls, params, kind, problems, {"recipe_dir": Path.cwd()})
     if problems or exporter is None:
         raise PipelineError(problems)
@@ -343,8 +342,8 @@ def export(kind: str, level: Level, folder: str | os.PathLike[str], *, stem: str
         maps = [(0, stem, {rel: sha256_bytes(d) for rel, d in files.items()})]
         once = writer.pack_files(registry.PackContext(pack_dir=root, pack="", seed=0, maps=maps, rewrite=True))
         return sorted(written + _write_all(root, once))
-    except OSError as exc:  # a folder that is a file, read-only, full
-        raise PipelineError([f"folder: {os_error_line(exc)}"]) from None
+    except OSError as exc:  # a folder that is a file, read-only, full: the line names the path
+        raise PipelineError([os_error_line(exc)]) from None
 
 
 def _write_all(root: Path, files: dict[str, bytes]) -> list[Path]:

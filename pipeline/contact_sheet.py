@@ -88,13 +88,16 @@ def _change(path: Path, key: str | None, recorded: str | None, digest: Callable[
         return ("removed" if path.exists() else None), None
     if not path.exists():
         return "missing", None
-    # Not the bytes the last build wrote: edited (an image editor keeps no key of ours), or
-    # damaged. The digest comes from the pack's stamps, so a no-change build reads no pixels.
-    # (A manifest from before the sheet's digest was recorded has none to compare.)
+    # Not the bytes the last build wrote, with no key of ours (an image editor keeps none) or
+    # the current one (pixels drawn over): edited. Another key of ours is a sheet the last build
+    # did not get to write (stopped after the manifest): redrawn, not an edit. The digest comes
+    # from the pack's stamps, so a no-change build reads no pixels. (A manifest from before the
+    # sheet's digest was recorded has none to compare.)
     on_disk = digest(path)
-    if recorded is not None and on_disk != recorded:
+    stored = _stored_key(path)
+    if recorded is not None and on_disk != recorded and stored in (None, key):
         return "edited", None
-    if _stored_key(path) != key:  # as the build wrote it, but it shows something else now
+    if stored != key:
         return "written", None
     return None, on_disk
 

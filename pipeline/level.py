@@ -156,22 +156,22 @@ def object_positions(objects: list[MapObject]) -> dict[str, int]:
     return {o.ref: k for k, o in reversed(list(enumerate(objects))) if o.ref}
 
 
-def own_refs(objects: list[MapObject], taken: set[str], prefix: str) -> list[MapObject]:
+def own_refs(
+    objects: list[MapObject], taken: set[str], prefix: str, properties: dict[str, PropertyValue] | None = None
+) -> tuple[list[MapObject], dict[str, PropertyValue]]:
     """`objects` (a prefab's, a map laid over another) with refs of their own beside `taken`:
-    each ref gets `prefix`, repeated until none is taken, and each reference among them follows
-    it; a reference to an object not among them names none (it named none in its file)."""
+    each ref gets `prefix`, repeated until none is taken, and each reference among them, and
+    among `properties` (their map's own), follows it; a reference to an object not among them
+    names none (it named none in its file). Returns the objects and the properties."""
     own = {o.ref for o in objects if o.ref}
     head = prefix
     while any(head + ref in taken for ref in own):
         head += prefix
-    return [
-        replace(
-            o,
-            ref=head + o.ref if o.ref else "",
-            properties={k: ObjectRef(head + v.target if v.target in own else "") if isinstance(v, ObjectRef) else v for k, v in o.properties.items()},
-        )
-        for o in objects
-    ]
+
+    def moved(props: dict[str, PropertyValue]) -> dict[str, PropertyValue]:
+        return {k: ObjectRef(head + v.target if v.target in own else "") if isinstance(v, ObjectRef) else v for k, v in props.items()}
+
+    return [replace(o, ref=head + o.ref if o.ref else "", properties=moved(o.properties)) for o in objects], moved(properties or {})
 
 
 @dataclass(frozen=True)

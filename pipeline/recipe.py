@@ -519,12 +519,9 @@ def _load_stages(
             if plugins_ok:
                 problems.append(f"{key}.use: {unknown_kind(kind, all_kinds, 'list its file in [pack] plugins')}")
             continue
-        lo, hi = cls.arity
-        if inputs is not None and not lo <= len(inputs) <= hi:
-            want = f"{lo}" if lo == hi else f"{lo} to {hi}"
-            # A plugin's stage that forgot `arity` takes none: say where the number comes from.
-            hint = " (its class sets arity = (min, max) inputs)" if cls.defined_in is not None and hi == 0 else ""
-            problems.append(f"{key}.input: {kind} takes {want} input{'' if hi == 1 and lo == 1 else 's'} (got {len(inputs)}){hint}")
+        wrong = registry.arity_problem(cls, len(inputs)) if inputs is not None else None
+        if wrong is not None:
+            problems.append(f"{key}.input: {wrong}")
             inputs = None
         params = {k: v for k, v in body.items() if k not in RESERVED_KEYS}
         validated = _validate(cls, params, key, problems, {"recipe_dir": recipe_dir}, tuple(sorted(RESERVED_KEYS)))

@@ -303,6 +303,19 @@ def collecting(origin: Origin) -> Iterator[dict[str, type[StageParams]]]:
         _collecting = before
 
 
+def arity_problem(cls: type[StageParams], given: int) -> str | None:
+    """What is wrong with giving a stage kind `given` input Levels ("takes 1 input (got 2)"), or
+    None. A stage of one's own whose class never set `arity` takes none, which it says."""
+    lo, hi = cls.arity
+    if lo <= given <= hi:
+        return None
+    want = f"{lo}" if lo == hi else f"{lo} to {hi}"
+    problem = f"{cls.kind} takes {want} input{'' if lo == hi == 1 else 's'} (got {given})"
+    if cls.defined_in is not None and not any("arity" in vars(k) for k in cls.__mro__ if k is not StageParams):
+        problem += ": its class sets none, which is (0, 0); one input is arity = (1, 1)"
+    return problem
+
+
 def stage(kind: str, version: int) -> Callable[[S], S]:
     """Register a StageParams subclass under a dotted kind name such as `maze.backtracker`."""
 

@@ -30,9 +30,10 @@ def split_stat(name: str, stages: Collection[str]) -> tuple[str | None, str]:
     return (stage, stat) if dot and stage in stages else (None, name)
 
 
-def authored_reaching(specs: Sequence[StageSpec], name: str) -> tuple[str, ...]:
+def authored_reaching(specs: Sequence[StageSpec], name: str, stats_only: bool = False) -> tuple[str, ...]:
     """The authored map properties (`authored_stats`) of every stage before stage `name`, in
-    recipe order: what a stage that starts its stats afresh still hands on."""
+    recipe order: what a stage that starts its stats afresh still hands on (`stats_only`: those
+    that are also stats, `added_stats`, which leaves out object references)."""
     by_name = {spec.name: spec for spec in specs}
     before: set[str] = set()
     todo = list(by_name[name].inputs)
@@ -41,7 +42,13 @@ def authored_reaching(specs: Sequence[StageSpec], name: str) -> tuple[str, ...]:
         if source not in before:
             before.add(source)
             todo.extend(by_name[source].inputs)
-    found = [stat for spec in specs if spec.name in before for stat in spec.params.authored_stats()]
+    found = [
+        stat
+        for spec in specs
+        if spec.name in before
+        for stat in spec.params.authored_stats()
+        if not stats_only or stat in (spec.params.added_stats() or ())
+    ]
     return tuple(dict.fromkeys(found))
 
 
@@ -63,7 +70,7 @@ def stats_reaching(specs: Sequence[StageSpec], names: Sequence[str]) -> set[str]
         if spec.params.passes_stats:
             todo.extend(spec.inputs)
         else:
-            found.update(authored_reaching(specs, spec.name))
+            found.update(authored_reaching(specs, spec.name, stats_only=True))
     return found
 
 
@@ -78,7 +85,7 @@ def _writers(specs: Sequence[StageSpec], name: str, stat: str) -> frozenset[str]
         return None
     if stat in added:
         return frozenset([name])
-    if not spec.params.passes_stats and stat not in authored_reaching(specs, name):
+    if not spec.params.passes_stats and stat not in authored_reaching(specs, name, stats_only=True):
         return frozenset()
     # Of several inputs, the last that has the stat gives its value (`passes_stats`).
     for source in reversed(spec.inputs):
@@ -119,8 +126,11 @@ def check_read_stats(specs: Sequence[StageSpec], problems: list[str]) -> None:
         written = stats_reaching(specs, list(spec.inputs)) if reads else None
         if written is None:
             continue
+        refs = set(authored_reaching(specs, spec.name)) - set(authored_reaching(specs, spec.name, stats_only=True))
         for name, key in sorted(reads.items()):
-            if name not in written:
+            if name in refs:
+                problems.append(f"stage.{spec.name}.{key}: {name!r} is an object reference (it names an object of the map), not a stat to read")
+            elif name not in written:
                 known = ", ".join(sorted(written)) or "none"
                 problems.append(f"stage.{spec.name}.{key}: its input has no property {name!r}{did_you_mean(name, sorted(written))} (it has: {known})")
 

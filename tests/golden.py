@@ -330,6 +330,13 @@ use = "place.prefabs"
 input = "dungeon"
 prefabs = "prefabs/v*.tmx"
 count = [1, 3]
+
+[stage.again]
+use = "place.prefabs"
+input = "carved"
+prefabs = "prefabs/v*.tmx"
+count = 1
+rotate = true
 """,
     # A hand-made Tiled map (recipes/maps/start.tmx, its tileset room.tsx), copied beside the fixture.
     "load.tmx": '[stage.subject]\nuse = "load.tmx"\nfile = "maps/start.tmx"\n',

@@ -172,7 +172,7 @@ def test_generate_reads_files_relative_to_the_current_folder(monkeypatch: pytest
         ("maze.backtracker", {"cells": (100000, 4)}, "maze.backtracker.cells.0: must be <= "),
         ("maze.backtracker", {"cells": ("5", 4)}, "maze.backtracker.cells.0: must be a whole number or [min, max] (got '5')"),
         ("maze.backtracker", {"seed": -1}, "seed: must be a whole number from 0"),
-        ("post.braid", {}, "inputs: post.braid takes 1 input Level(s) (got 0)"),
+        ("post.braid", {}, "inputs: post.braid takes 1 input (got 0)"),
         ("post.braid", {"input": "maze"}, "input: not a parameter here"),
         ("export.tmx", {}, "export.tmx: is an export stage"),
     ],
@@ -300,8 +300,10 @@ def test_export_writes_a_level_as_a_pack_would(tmp_path: Path, monkeypatch: pyte
         pipeline.export("maze.backtracker", maze, "x")
     with pytest.raises(PipelineError, match=r"export.tmx.tile_sise: unknown parameter \(did you mean 'tile_size'\?\)"):
         pipeline.export("export.tmx", maze, "x", tile_sise=8)
-    with pytest.raises(PipelineError, match=r"stem: must be a plain file name"):
+    with pytest.raises(PipelineError, match=r"^stem: must be a plain name of letters, digits and _ \. - \(no slashes or '\.\.'\) \(got '\.\./up'\)$"):
         pipeline.export("export.tmx", maze, "x", stem="../up")
+    with pytest.raises(PipelineError, match=r"^stem: 'CON' is a device name on Windows"):
+        pipeline.export("export.tmx", maze, "x", stem="CON")
     (tmp_path / "a_file").write_text("not a folder")
-    with pytest.raises(PipelineError, match=r"^folder: "):
+    with pytest.raises(PipelineError, match=r"a_file"):
         pipeline.export("export.tmx", maze, "a_file", tile_size=8)

@@ -79,7 +79,7 @@ def test_the_example_map_loads_with_its_symbols_objects_and_properties() -> None
     expected = np.vectorize(NAMES.get)(source_gids(MAPS / "start.tmx"))
     assert (names_of(level) == expected).all() and level.tiles.shape == (15, 21)
     assert level.objects == EXPECTED_OBJECTS
-    assert level.properties == {"author": "hand-made", "difficulty": 2}
+    assert level.properties == {"author": "hand-made", "difficulty": 2, "goal": ObjectRef("2")}  # goal: the exit
     assert isinstance(level.properties["difficulty"], int)
 
 
@@ -319,6 +319,15 @@ def test_a_map_we_exported_loads_back_as_the_map_it_was(tmp_path: Path, profile:
     assert not set(level.properties) & {"pack", "map", "seed", "stages"} and "rewrite_steps" in level.properties
     built = pcg("build", "recipes/again.toml", "-q", cwd=tmp_path)  # a stage that needs `floor` runs on it
     assert built.stderr == "", built.stderr
+
+
+def test_provenance_is_what_the_exporters_write() -> None:
+    from pipeline.level import PROVENANCE
+    from pipeline.plan import export_provenance
+    from pipeline.recipe import load_recipe
+
+    recipe = load_recipe(RECIPES / "dfs_maze.toml")
+    assert set(export_provenance(recipe, 0, recipe.exporters[0].name, attempt=1)) == set(PROVENANCE)
 
 
 def test_a_hand_made_map_property_the_exporters_write_is_a_warning(maps: Path) -> None:

@@ -452,4 +452,4 @@ def test_a_plugin_stage_without_arity_given_an_input_is_told_where_the_number_co
     plugin.write_text(plugin.read_text().replace("    arity: ClassVar[tuple[int, int]] = (1, 1)  # one input Level\n", ""))
     proc = pcg("build", "recipes", cwd=project, check=False)
     assert proc.returncode == 1
-    assert "stage.torches.input: demo.torches takes 0 inputs (got 1) (its class sets arity = (min, max) inputs)" in proc.stderr, proc.stderr
+    assert "stage.torches.input: demo.torches takes 0 inputs (got 1): its class sets none, which is (0, 0); one input is arity = (1, 1)" in proc.stderr, proc.stderr

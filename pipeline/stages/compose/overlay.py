@@ -12,7 +12,7 @@ from pipeline.level import SPARE_CHARS, Level, Symbol, own_refs
 from pipeline.registry import StageParams, stage
 from pipeline.stages.regions.walkable import WalkableStage
 
-@stage("compose.overlay", version=2)
+@stage("compose.overlay", version=3)
 class Overlay(StageParams):
     """Paint one map's tiles over another's. The second input (`inputs = ["base", "top"]`) is
     painted onto the first: every tile of the top whose symbol is one of `symbols` (unset: all
@@ -57,13 +57,15 @@ class Overlay(StageParams):
                 layers[name] = merged
             else:
                 layers[name] = layer
+        # The top's refs beside the base's (two hand-made maps both number objects from 1), and
+        # its map's own references to its objects with them.
+        top_objects, top_properties = own_refs(top.objects, {o.ref for o in base.objects if o.ref}, "top:", top.properties)
         return Level(
             tiles=tiles,
             alphabet=alphabet,
             layers=layers,
-            # The top's refs beside the base's: two hand-made maps both number objects from 1.
-            objects=[*base.objects, *own_refs(top.objects, {o.ref for o in base.objects if o.ref}, "top:")],
-            properties={**base.properties, **top.properties, "overlay_tiles": int(mask.sum())},
+            objects=[*base.objects, *top_objects],
+            properties={**base.properties, **top_properties, "overlay_tiles": int(mask.sum())},
         )
 
 

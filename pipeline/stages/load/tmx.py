@@ -62,7 +62,7 @@ class _Map:
     objects: list[MapObject]
 
 
-@stage("load.tmx", version=5)
+@stage("load.tmx", version=6)
 class LoadTmx(StageParams):
     """Load a map you drew in Tiled (`.tmx`, or Tiled JSON `.tmj`/`.json`) as the map's tiles.
 
@@ -116,19 +116,24 @@ class LoadTmx(StageParams):
         return dict(self._files)
 
     def added_stats(self) -> tuple[str, ...] | None:
-        # The map's own properties, known since the file was read as the recipe loaded.
-        return tuple(self._level.properties) if self._level is not None else None
+        # The map's own properties, known since the file was read as the recipe loaded; but an
+        # object reference names an object, and is no stat a filter or `order_by` can read.
+        if self._level is None:
+            return None
+        return tuple(k for k, v in self._level.properties.items() if not isinstance(v, ObjectRef))
 
     def authored_stats(self) -> tuple[str, ...]:
-        return self.added_stats() or ()
+        return tuple(self._level.properties) if self._level is not None else ()
 
     def warnings(self) -> list[str]:
-        # Exporters write these of every map (where it came from): the map's own are replaced.
-        taken = [name for name in (self._level.properties if self._level is not None else {}) if name in PROVENANCE]
+        # Exporters write these where a map came from: the map's own are replaced.
+        own = self._level.properties if self._level is not None else {}
         return [
-            f"file: {self.file}: its map property {name!r} is one the exporters write of every map (where it came from),"
-            " so the exported map has theirs: rename it"
-            for name in taken
+            f"file: {self.file}: its map property {name!r} is one the exporters write of "
+            + ("a map a filter made again" if name == "attempt" else "every map")
+            + " (where it came from), so the exported map has theirs: rename it"
+            for name in PROVENANCE
+            if name in own
         ]
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
@@ -595,8 +600,9 @@ def _to_level(parsed: _Map, layer: str | None, empty: str) -> tuple[Level, np.nd
         filled = gids != 0
         tiles[filled] = lut_vals[np.searchsorted(lut_keys, gids[filled])]
 
-    # A map this tool exported says where it came from: the next export says it anew.
-    exported = any(prefix is not None for prefix in ours.values())
+    # A map this tool exported says where it came from (every exporter writes these four), and
+    # the next export says it anew: not the map's own. A hand-made map's are warned of.
+    exported = {"pack", "map", "seed", "stages"} <= parsed.properties.keys()
     properties = {k: v for k, v in parsed.properties.items() if not (exported and k in PROVENANCE)}
     return Level(tiles=tiles, alphabet=alphabet, objects=list(parsed.objects), properties=properties), gids != 0
 

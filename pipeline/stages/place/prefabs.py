@@ -49,7 +49,7 @@ class _Variant:
     objects: tuple[MapObject, ...]
 
 
-@stage("place.prefabs", version=3)
+@stage("place.prefabs", version=4)
 class Prefabs(WalkableStage):
     """Stamp hand-made rooms drawn in Tiled (vaults, shops, boss rooms) into the map where they
     fit. `prefabs` is a glob of Tiled maps relative to the recipe (`"prefabs/*.tmx"`), read as
@@ -201,9 +201,12 @@ class Prefabs(WalkableStage):
         layers = {name: layer.copy() for name, layer in level.layers.items()}
         objects = list(level.objects)
         props: dict[str, Union[bool, int, float, str]] = {}
-        # A second prefab stage numbers on from the first's placements, as one list of them.
-        earlier = level.properties.get("prefabs", 0)
-        earlier = earlier if isinstance(earlier, int) and not isinstance(earlier, bool) and earlier >= 0 else 0
+        # A second prefab stage numbers on from the first's placements, as one list of them
+        # (counted from their rectangles: a stage in between may not pass the `prefabs` stat on).
+        earlier = max(
+            (i for o in level.objects if o.type == "prefab" and isinstance(i := o.properties.get("prefab_index"), int) and not isinstance(i, bool)),
+            default=0,
+        )
 
         for k, prefab in enumerate(chosen, start=earlier + 1):
             remap = remaps[prefab.file]
@@ -244,7 +247,7 @@ class Prefabs(WalkableStage):
             ]
             # Each placement's objects refer to each other: never to another placement's copy of
             # the same prefab, nor to objects of the map (or an earlier prefab stage) of that id.
-            objects += own_refs(placed, {o.ref for o in objects if o.ref}, f"{k}:")
+            objects += own_refs(placed, {o.ref for o in objects if o.ref}, f"{k}:")[0]
 
         return Level(
             tiles=tiles, alphabet=alphabet, layers=layers, objects=objects,
