@@ -394,3 +394,16 @@ def test_a_hand_made_maps_own_properties_outlive_stages_that_start_their_stats_a
 
     plain = load_recipe(RECIPES / "dfs_maze.toml")
     assert plain.handed_on == {}
+
+
+def test_a_filter_on_an_object_reference_is_refused_as_the_recipe_loads(tmp_path: Path) -> None:
+    # `goal` names the exit: no stat to compare, and every map would fail "goal not measured".
+    from pipeline.errors import RecipeError
+    from pipeline.recipe import load_recipe
+
+    shutil.copytree(MAPS, tmp_path / "recipes" / "maps")
+    text = HAND_RECIPE.replace('[stage.tmx]\nuse = "export.tmx"\ninput = "start"\n', '[stage.f]\nuse = "filter"\ninput = "start"\nwhere = "goal > 0"\n\n[stage.tmx]\nuse = "export.tmx"\ninput = "f"\n')
+    write_recipe(tmp_path, "hand", text)
+    with pytest.raises(RecipeError) as refused:
+        load_recipe(tmp_path / "recipes" / "hand.toml")
+    assert refused.value.problems[0].endswith("stage.f.where: 'goal' is an object reference (it names an object of the map), not a stat to read")

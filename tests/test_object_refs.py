@@ -267,3 +267,18 @@ def test_a_pinned_maps_ldtk_files_stay_when_the_pack_seed_changes(tmp_path: Path
     assert "built 1/2 maps" in out, out
     assert (tmp_path / "exports" / "refs" / "ldtk" / "world" / "map_000.ldtkl").read_bytes() == pinned
     assert pcg("verify", "refs", cwd=tmp_path).returncode == 0
+
+
+def test_an_overlays_top_keeps_its_map_references_with_its_objects() -> None:
+    # Both maps number their objects from 1: the top's own `villain` must name the top's boss.
+    from pipeline.stages.compose.overlay import Overlay
+
+    def hand_made(name: str) -> Level:
+        level = Level.from_text("W floor #ffffff\n\nWWW\n")
+        level.objects = [MapObject(name, name, 0.5, 0.5, ref="5")]
+        level.properties["villain"] = ObjectRef("5")
+        return level
+
+    laid = Overlay().run([hand_made("guard"), hand_made("boss")], np.random.default_rng(0))
+    by_ref = {o.ref: o.name for o in laid.objects}
+    assert by_ref[laid.properties["villain"].target] == "boss"  # type: ignore[union-attr]

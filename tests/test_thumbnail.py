@@ -299,3 +299,23 @@ def test_verify_finds_a_sheet_that_rebuilds_differently(tmp_path: Path) -> None:
     verified = pcg("verify", "two", cwd=project, check=False)
     assert verified.returncode == 1 and "contact_sheet.png rebuilds differently" in verified.stderr, verified.stderr
     assert "was modified on disk" not in verified.stderr
+
+
+def test_a_sheet_a_stopped_build_did_not_write_is_drawn_again_without_an_edit_warning(tmp_path: Path) -> None:
+    # The manifest (with the new sheet's digest) is written before the sheet: a build stopped
+    # between the two leaves the old sheet, which is ours, not an edit.
+    project = tmp_path / "p"
+    (project / "recipes").mkdir(parents=True)
+    recipe = project / "recipes" / "two.toml"
+    recipe.write_text(SHEET_RECIPE.format(sheet="", first=PLAIN, second=BRAIDED))
+    pcg("build", "recipes", "-q", cwd=project)
+    sheet = project / "exports" / "two" / CONTACT_SHEET
+    old = sheet.read_bytes()
+    recipe.write_text(SHEET_RECIPE.format(sheet="", first=PLAIN, second=BRAIDED).replace("maps = 3", "maps = 2"))
+    pcg("build", "recipes", "-q", cwd=project)
+    new = sheet.read_bytes()
+    sheet.write_bytes(old)  # as if the build had stopped after its manifest
+    assert "draws it again (the recipe changed what it shows)" in " ".join(pcg("explain", cwd=project).stdout.split())
+    build = pcg("build", "recipes", cwd=project)
+    assert "edited" not in build.stderr and "1 file written" in build.stdout, build.stderr + build.stdout
+    assert sheet.read_bytes() == new
