@@ -49,6 +49,10 @@ class _Variant:
     objects: tuple[MapObject, ...]
 
 
+# How many placements of earlier prefab stages `added_stats` leaves room for.
+EARLIER_PLACEMENTS = 32
+
+
 @stage("place.prefabs", version=4)
 class Prefabs(WalkableStage):
     """Stamp hand-made rooms drawn in Tiled (vaults, shops, boss rooms) into the map where they
@@ -165,7 +169,9 @@ class Prefabs(WalkableStage):
         return [self.prefabs]
 
     def added_stats(self) -> tuple[str, ...]:
-        most = most_of(self.count)
+        # A stage after another numbers on from its placements, which the recipe cannot know
+        # as it loads: room for those of a few earlier stages.
+        most = most_of(self.count) + EARLIER_PLACEMENTS
         return ("prefabs", *(f"prefab_{k}" for k in range(1, most + 1)))
 
     # ----------------------------------------------------------------------------------------
