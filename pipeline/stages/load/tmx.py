@@ -82,11 +82,12 @@ class LoadTmx(StageParams):
 
     Objects of every object layer become objects in tiles (pixels divided by the tile size;
     positions that are not on the tile grid stay fractional), with their class (or type) and
-    typed properties; tile objects become rectangles with their top-left corner, polylines
-    keep their points (in tiles, from the object's position), ellipses, polygons and text
-    become their bounding boxes. Tile layers that carry a `values` property (the data layers
-    our exporters write) are left out. Map properties that are int, float, bool
-    or string go into the map's properties. The map and its external tilesets are read when the
+    typed properties (an object-typed one names its object however exporters number them);
+    tile objects become rectangles with their top-left corner, polylines keep their points (in
+    tiles, from the object's position), ellipses, polygons and text become their bounding
+    boxes. Tile layers that carry a `values` property (the data layers our exporters write) are
+    left out. Map properties go into the map's properties, the map's own: a build hands them on
+    through stages that start their stats afresh (`rewrite`). The map and its external tilesets are read when the
     recipe loads and are part of the cache key; tileset images are not read (they change no
     symbol). Only finite orthogonal maps are read; layer data may be XML, CSV or base64 (plain,
     zlib or gzip).

@@ -200,7 +200,7 @@ class Prefabs(WalkableStage):
         walk_table = self.table(work, self.walls, "walls", invert=True).view(np.bool_)
         walk = walk_table[tiles]
         free = np.ones(tiles.shape, dtype=bool)  # cells a prefab may paint
-        free[_object_cells(level)] = False  # and never on an earlier stage's prefab
+        free[_object_cells(level)] = False  # nor on a point object or an earlier stage's prefab
         if self.over:
             free &= self.mask(work, self.over, "over")
         areas = _areas(walk)
