@@ -156,6 +156,18 @@ def object_positions(objects: list[MapObject]) -> dict[str, int]:
     return {o.ref: k for k, o in reversed(list(enumerate(objects))) if o.ref}
 
 
+def dangling_references(properties: dict[str, PropertyValue], objects: list[MapObject]) -> list[str]:
+    """Warnings for references (the map's own, and its objects') to objects the map no longer
+    has: a maze carved into a hand-made map leaves its `boss` behind, and the export says none."""
+    positions = object_positions(objects)
+    lines = []
+    for whose, props in [("the map", properties), *((f"object {o.name!r}", o.properties) for o in objects)]:
+        for name, v in props.items():
+            if isinstance(v, ObjectRef) and v.target and v.target not in positions:
+                lines.append(f"references: property {name!r} of {whose} names an object this map no longer has, so it is written as none")
+    return lines
+
+
 def own_refs(
     objects: list[MapObject], taken: set[str], prefix: str, properties: dict[str, PropertyValue] | None = None
 ) -> tuple[list[MapObject], dict[str, PropertyValue]]:

@@ -282,3 +282,21 @@ def test_an_overlays_top_keeps_its_map_references_with_its_objects() -> None:
     laid = Overlay().run([hand_made("guard"), hand_made("boss")], np.random.default_rng(0))
     by_ref = {o.ref: o.name for o in laid.objects}
     assert by_ref[laid.properties["villain"].target] == "boss"  # type: ignore[union-attr]
+
+
+def test_a_reference_to_an_object_the_map_lost_is_written_as_none_with_a_warning() -> None:
+    # A maze carved into a hand-made map keeps its `villain` (the map's own) but not the boss.
+    from pipeline.registry import ExportContext
+    from pipeline.stages.export.tmx import ExportTmx
+
+    level = Level.from_text("W floor #ffffff\n\nWW\n")
+    level.properties["villain"] = ObjectRef("5")
+    level.objects = [MapObject("lever", "lever", 0.5, 0.5, properties={"opens": ObjectRef("9"), "none": ObjectRef("")}, ref="1")]
+    ctx = ExportContext(stem="m")
+    files = ExportTmx(tile_size=8, preview=False).export(level, ctx)
+    assert ctx.warnings == [
+        "references: property 'villain' of the map names an object this map no longer has, so it is written as none",
+        "references: property 'opens' of object 'lever' names an object this map no longer has, so it is written as none",
+    ]
+    root = ET.fromstring(files["m.tmx"])
+    assert {p.get("name"): p.get("value") for p in root.iter("property") if p.get("type") == "object"} == {"villain": "0", "opens": "0", "none": "0"}

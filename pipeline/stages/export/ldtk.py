@@ -12,7 +12,7 @@ from pipeline.errors import KeyedError, PipelineError
 from pipeline.ldtk import ids
 from pipeline.ldtk.level import check_layer_names, definitions, level_file
 from pipeline.ldtk.project import is_current, project_json, sources_key
-from pipeline.level import Level, PropertyValue
+from pipeline.level import Level, PropertyValue, dangling_references
 from pipeline.paths import check_plain_name, join, relative_to
 from pipeline.registry import ExportContext, PackContext, stage
 from pipeline.stages.export.drawn_map import DrawnMapExporter
@@ -79,6 +79,7 @@ class ExportLdtk(DrawnMapExporter):
 
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
         built, drawn = self._draw(level, ctx)
+        ctx.warnings.extend(dangling_references(level.properties, level.objects))
         sheet = self._sheet()
         tileset_path = relative_to(sheet, self.dir)  # LDtk's paths are relative to the project file
         index = ctx.provenance.get("map", 0)

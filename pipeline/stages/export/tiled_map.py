@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from pipeline.errors import KeyedError, PipelineError
-from pipeline.level import Level, object_ids, object_positions, with_object_ids
+from pipeline.level import Level, dangling_references, object_ids, object_positions, with_object_ids
 from pipeline.paths import join, relative_to
 from pipeline.registry import ExportContext
 from pipeline.stages.export.drawn_map import DrawnMapExporter
@@ -107,6 +107,7 @@ class TiledMapExporter(DrawnMapExporter):
 
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
         built, drawn = self._draw(level, ctx)
+        ctx.warnings.extend(dangling_references(level.properties, level.objects))
         description_path, sheet_path = self._tileset_paths()
         tileset = built.tileset
         # The image path is relative to the file that holds the tileset: the map, or the .tsx/.tsj.
