@@ -157,15 +157,12 @@ class Builder:
                 manifest["pack_files"] = pack_files
             if error is None:
                 report.files_removed = self._remove_obsolete(plan, manifest)
-            if plan.stamps is not None:
-                plan.stamps.save(self.cache.temp_dir)
+            stamps = plan.stamps
             if manifest["maps"] or plan.previous is not None:  # no manifest for a pack that has no map yet
                 recorded_sheet = (plan.previous or {}).get("contact_sheet")
                 # Drawn before the manifest, which records its digest, and written after it: a
                 # build stopped between the two leaves a sheet the next one sees is not current.
-                stamps = plan.stamps
-                hashed = (lambda f: stamps.digest(f, CONTACT_SHEET)) if stamps is not None else sha256_file
-                sheet = plan_contact_sheet(plan.pack_dir, recipe, manifest, recorded_sheet, thumbnails, hashed) if error is None else None
+                sheet = plan_contact_sheet(plan.pack_dir, recipe, manifest, recorded_sheet, thumbnails, stamps) if error is None else None
                 digest = sheet.sha256 if sheet is not None else recorded_sheet  # a failed build leaves the sheet as it was
                 if digest is not None:
                     manifest["contact_sheet"] = digest
@@ -179,11 +176,12 @@ class Builder:
                     apply_contact_sheet(plan.pack_dir, sheet, temp)
                     if stamps is not None and sheet.data is not None and sheet.sha256 is not None:
                         stamps.record(plan.pack_dir / CONTACT_SHEET, CONTACT_SHEET, sheet.sha256)
-                        stamps.save(self.cache.temp_dir)
                     if sheet.change == "edited":
                         report.warnings.append(f"{recipe.path}: {plan.pack_dir / CONTACT_SHEET}: edited since the last build; drawn again (a build owns its files)")
                     report.files_written += sheet.data is not None  # a build that changes it is not "up to date"
                     report.files_removed += sheet.change == "removed"
+            if stamps is not None:
+                stamps.save(self.cache.temp_dir)
             # The manifest on disk is now this one: what it does not claim of what this build
             # (or an unfinished one before it) wrote is nobody's.
             report.files_removed += _sweep(plan, manifest, journal.record if planned else record)

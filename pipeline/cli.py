@@ -156,8 +156,6 @@ def _check_maps(recipes: list["Recipe"], maps: list[int] | None, key: str = "--m
         raise PipelineError(bad)
 
 
-
-
 def _print_report(console: "Console", plan: "PackPlan", report: "PackReport") -> None:
     removed = f"removed {counted(report.files_removed, 'file')} that no map writes any more" if report.files_removed else ""
     if report.up_to_date:

@@ -8,7 +8,7 @@ import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, cast
+from typing import Any, Iterator, cast
 
 from PIL import Image, PngImagePlugin
 
@@ -17,6 +17,7 @@ from pipeline.levels_index import play_order, stat_value
 from pipeline.output import counted
 from pipeline.recipe import Recipe, StageSpec
 from pipeline.registry import Exporter
+from pipeline.stamps import Stamps
 from pipeline.stat_checks import split_stat
 from pipeline.thumbnail import BACKGROUND, DETAIL_KEY, THUMB, from_preview
 
@@ -50,17 +51,17 @@ def plan_contact_sheet(
     manifest: dict[str, Any],
     recorded: str | None,
     thumbnails: dict[str, Image.Image] | None = None,
-    digest: Callable[[Path], str | None] = sha256_file,
+    stamps: Stamps | None = None,
 ) -> SheetUpdate:
     """Draw the pack's contact sheet if its maps or their previews changed, or the sheet on disk
     is not the one the last build wrote (`recorded`: the sha256 its manifest has). `thumbnails`
     (by the sha256 of the preview they show) are those the workers drew small; the others are
-    made from the previews. `digest` hashes the sheet on disk (the pack's stamps: a no-change
-    build reads no file). Nothing is written: the manifest records the digest first, then
+    made from the previews. The sheet on disk is hashed through the pack's `stamps`, if given (a
+    no-change build reads no file). Nothing is written: the manifest records the digest first, then
     `apply_contact_sheet` writes."""
     path = pack_dir / CONTACT_SHEET
     entries, stats, key = _planned(recipe, manifest)
-    change, on_disk = _change(path, key, recorded, digest)
+    change, on_disk = _change(path, key, recorded, stamps)
     if change in (None, "removed"):
         return SheetUpdate(change, None, on_disk if change is None else None)
     if key is None:
@@ -76,13 +77,13 @@ def apply_contact_sheet(pack_dir: Path, update: SheetUpdate, temp_dir: Path | No
         atomic_write(pack_dir / CONTACT_SHEET, update.data, temp_dir)
 
 
-def sheet_change(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], digest: Callable[[Path], str | None] = sha256_file) -> str | None:
+def sheet_change(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], stamps: Stamps | None = None) -> str | None:
     """What a build would do to the sheet (`SheetUpdate.change`), given the last build's
     manifest less the maps it drops."""
-    return _change(pack_dir / CONTACT_SHEET, _planned(recipe, manifest)[2], manifest.get("contact_sheet"), digest)[0]
+    return _change(pack_dir / CONTACT_SHEET, _planned(recipe, manifest)[2], manifest.get("contact_sheet"), stamps)[0]
 
 
-def _change(path: Path, key: str | None, recorded: str | None, digest: Callable[[Path], str | None]) -> tuple[str | None, str | None]:
+def _change(path: Path, key: str | None, recorded: str | None, stamps: Stamps | None) -> tuple[str | None, str | None]:
     """The change, and the sha256 of the sheet on disk when it stays."""
     if key is None:
         return ("removed" if path.exists() else None), None
@@ -93,7 +94,7 @@ def _change(path: Path, key: str | None, recorded: str | None, digest: Callable[
     # did not get to write (stopped after the manifest): redrawn, not an edit. The digest comes
     # from the pack's stamps, so a no-change build reads no pixels. (A manifest from before the
     # sheet's digest was recorded has none to compare.)
-    on_disk = digest(path)
+    on_disk = stamps.digest(path, CONTACT_SHEET) if stamps is not None else sha256_file(path)
     stored = _stored_key(path)
     if recorded is not None and on_disk != recorded and stored in (None, key):
         return "edited", None

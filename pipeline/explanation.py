@@ -7,11 +7,10 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from pipeline.pins import Override
-    from pipeline.plan import PackPlan
     from pipeline.recipe import Recipe
 
 # Raised with `--format json` only if its shape changes, so a script can tell which it reads.
@@ -82,17 +81,8 @@ def explain(recipe: Recipe, maps: list[int] | None, out: Path, cache: Path) -> P
         owner=plan.owner,
         seeds=tuple(o for o in overrides(recipe) if not maps or o.map in maps),
         # With maps to build the sheet follows them anyway; with none, the recipe may still change it.
-        sheet=sheet_change(plan.pack_dir, recipe, _kept(plan.previous, plan.obsolete), _stamped(plan)) if plan.previous and not plan.stale_maps and not maps else None,
+        sheet=sheet_change(plan.pack_dir, recipe, _kept(plan.previous, plan.obsolete), plan.stamps) if plan.previous and not plan.stale_maps and not maps else None,
     )
-
-
-def _stamped(plan: PackPlan) -> Callable[[Path], str | None]:
-    """The sheet's digest from the pack's stamps, as a build reads it."""
-    from pipeline.contact_sheet import CONTACT_SHEET
-    from pipeline.fsio import sha256_file
-
-    stamps = plan.stamps
-    return (lambda f: stamps.digest(f, CONTACT_SHEET)) if stamps is not None else sha256_file
 
 
 def _kept(manifest: dict[str, Any], obsolete: list[int]) -> dict[str, Any]:

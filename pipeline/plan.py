@@ -9,7 +9,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from pipeline.cache import LevelCache
 from pipeline.level import PropertyValue
@@ -281,28 +281,27 @@ def _difference(old: str, new: str, width: int = 30) -> tuple[str, str]:
     )
 
 
+def _on_disk(pack_dir: Path, prev: dict[str, Any], name: str, digests: dict[str, str | None], stamps: Stamps) -> Iterator[tuple[str, str | None, str | None]]:
+    """Each file export stage `name` wrote for the map last time: (path, its sha256 on disk or
+    None, the sha256 the build recorded), hashed once per plan (`digests`: shared files recur)."""
+    recorded = prev.get("files", {})
+    for rel in prev["stages"].get(name, {}).get("files", []):
+        if rel not in digests:
+            digests[rel] = stamps.digest(pack_dir / rel, rel)
+        yield rel, digests[rel], recorded.get(rel)
+
+
 def _edited(pack_dir: Path, prev: dict[str, Any], exports: tuple[str, ...], digests: dict[str, str | None], stamps: Stamps) -> tuple[str, ...]:
     """The files these exports wrote for the map last time that are on disk with other bytes,
     whatever else makes them stale (a recipe edit, --force): the build replaces an edit there."""
-    recorded = prev.get("files", {})
-    edited = []
-    for name in exports:
-        for rel in prev["stages"].get(name, {}).get("files", []):
-            if rel not in digests:
-                digests[rel] = stamps.digest(pack_dir / rel, rel)
-            if digests[rel] is not None and rel in recorded and digests[rel] != recorded[rel]:
-                edited.append(rel)
+    edited = [rel for name in exports for rel, now, then in _on_disk(pack_dir, prev, name, digests, stamps) if now is not None and then is not None and now != then]
     return tuple(dict.fromkeys(edited))
 
 
 def _outputs_changed(pack_dir: Path, prev: dict[str, Any], name: str, digests: dict[str, str | None], stamps: Stamps) -> list[str]:
-    recorded = prev.get("files", {})
-    for rel in prev["stages"][name].get("files", []):
-        if rel not in digests:
-            digests[rel] = stamps.digest(pack_dir / rel, rel)
-        digest = digests[rel]
-        if digest is None:
+    for rel, now, then in _on_disk(pack_dir, prev, name, digests, stamps):
+        if now is None:
             return [f"output missing on disk ({rel})"]
-        if digest != recorded.get(rel):
+        if now != then:
             return [f"output modified on disk ({rel})"]
     return []

@@ -370,14 +370,13 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
 def _shared(problems: list[str]) -> list[str]:
     """Problems that several stages have alike, once: three exporters of one broken tileset
     are one line naming the others, as their warnings are."""
+    parsed = [(line, re.match(r"stage\.([A-Za-z][\w-]*)\.(.+)", line, re.S)) for line in problems]
     stages: dict[str, list[str]] = {}
-    for line in problems:
-        found = re.match(r"stage\.([A-Za-z][\w-]*)\.(.+)", line, re.S)
+    for _, found in parsed:
         if found:
             stages.setdefault(found.group(2), []).append(found.group(1))
     out: list[str] = []
-    for line in problems:
-        found = re.match(r"stage\.([A-Za-z][\w-]*)\.(.+)", line, re.S)
+    for line, found in parsed:
         if found is None:
             out.append(line)
             continue
