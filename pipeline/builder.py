@@ -6,7 +6,6 @@ import itertools
 import math
 import time
 from collections import Counter
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, cast
@@ -114,6 +113,8 @@ class Builder:
         batches = self._batches(recipe, [m for m in stale if m.index not in done], executor.workers, pack_dir)
         for batch, outcome in itertools.chain([ahead] if ahead else [], executor.results(batches)):
             if isinstance(outcome, BaseException):
+                from concurrent.futures.process import BrokenProcessPool
+
                 lost = True
                 if isinstance(outcome, Stopped):
                     why = str(outcome)
@@ -126,7 +127,7 @@ class Builder:
             else:
                 for result in outcome:
                     try:
-                        self._store(plan, result, written, report, temp, journal)
+                        self._store(plan, result, written, report, temp, journal, executor.local_files)
                     except OSError as exc:
                         error = exc
                         break
@@ -221,17 +222,20 @@ class Builder:
         return [Batch(recipe, root, tuple(tasks[i : i + size]), pack_dir) for i in range(0, len(tasks), size)]
 
     def _store(
-        self, plan: PackPlan, result: MapResult, written: dict[str, str], report: PackReport, temp: Path | None, journal: Journal
+        self, plan: PackPlan, result: MapResult, written: dict[str, str], report: PackReport, temp: Path | None, journal: Journal,
+        local: bool = True,
     ) -> None:
         """Write one map's files (atomically, skipping identical ones) or record its failure.
         Files a worker wrote itself arrive as digests alone."""
+        if result.write_error is not None:
+            raise _named_here(result.write_error, plan.pack_dir)
         if result.failure is None:
             digests = result.digests or {path: sha256_bytes(data) for path, data in result.files.items()}
             for path, digest in digests.items():
                 if written.get(path, digest) != digest:
                     result.failure = ("-", clash(path, "another map of this pack"))
             if result.failure is None and digests and not result.files:
-                result.failure = self._unseen(plan, digests)
+                result.failure = self._unseen(plan, digests, read=not local)
         if result.failure is not None:
             for stage, message in [result.failure, *result.more_failures]:
                 report.failures.append(Failure(plan.recipe.path, result.index, stage, message))
@@ -252,14 +256,15 @@ class Builder:
         result.digests = digests
         report.stage_runs.update(result.ran)
 
-    def _unseen(self, plan: PackPlan, digests: dict[str, str]) -> tuple[str, str] | None:
+    def _unseen(self, plan: PackPlan, digests: dict[str, str], read: bool) -> tuple[str, str] | None:
         """Whether files a worker wrote (`--dask-results files`) are here with their bytes: a
         worker whose exports/ is not this machine's writes them where no one looks, and the
-        manifest would claim files the pack does not have."""
+        manifest would claim files the pack does not have. `read`: look at the bytes; a worker
+        of this machine (`-j N`) surely wrote here, and its files are only stamped."""
         stamps = self._stamps(plan)
         for path, digest in digests.items():
             # Read, not the stamp: a network file system may show stale sizes and times a while.
-            if sha256_file(plan.pack_dir / path) != digest:
+            if read and sha256_file(plan.pack_dir / path) != digest:
                 # Alike for every map, so the failures share a row.
                 return ("-", f"a worker wrote the map's files, but {plan.pack_dir} here does not hold them: does every worker see"
                         " this exports/ folder (a shared file system)? If not, build with --dask-results bytes")
@@ -379,6 +384,16 @@ def _diverse(plans: list[PackPlan]) -> list[PackPlan]:
 
 class PackWriteError(PipelineError):
     """A pack's files could not be written (disk full, read-only, permission denied)."""
+
+
+def _named_here(exc: OSError, pack_dir: Path) -> OSError:
+    """A worker's write error, naming its file as the pack is named here (`exports/x/map.tmx`,
+    not the absolute path the worker was given)."""
+    try:
+        rel = Path(str(exc.filename)).relative_to(pack_dir.resolve())
+    except ValueError:
+        return exc
+    return type(exc)(exc.errno, exc.strerror, str(pack_dir / rel))
 
 
 def _map_warnings(recipe: Recipe, results: dict[int, MapResult]) -> list[str]:

@@ -133,6 +133,7 @@ class DaskExecutor:
         self.workers = max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
         # A LocalCluster shares this machine's disk; a remote one may not, unless told.
         self.writes_files = (results or ("files" if self._cluster is not None else "bytes")) == "files"
+        self.local_files = self._cluster is not None
         self._had_workers = bool(info.get("workers"))
         self._seen = time.monotonic()  # when a worker was last known to be there
         self._gave_up = False  # an earlier pack found none: the next one does not wait all over again

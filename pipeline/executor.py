@@ -3,15 +3,15 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import sys
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
-from typing import Iterator, Protocol
+from typing import TYPE_CHECKING, Iterator, Protocol
 
 from pipeline.worker import Batch, MapResult, run_batch
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 Outcome = tuple[Batch, "list[MapResult] | BaseException"]
 
@@ -26,6 +26,9 @@ class Stopped(Exception):
 class Executor(Protocol):
     workers: int
     writes_files: bool  # workers write map files into the pack themselves (a shared file system)
+    # Their writes are on this machine's disk for certain (processes of this one): the build
+    # need not read each file back to see that it arrived.
+    local_files: bool
 
     def results(self, batches: list[Batch]) -> Iterator[Outcome]:
         """Run every batch; yield each with its results (or the exception that lost it) as it finishes."""
@@ -42,6 +45,7 @@ class Executor(Protocol):
 class SerialExecutor:
     workers = 1
     writes_files = False
+    local_files = True
 
     def results(self, batches: list[Batch]) -> Iterator[Outcome]:
         for batch in batches:
@@ -89,7 +93,10 @@ def _exit_with_parent(parent: int) -> None:
 
 
 class ProcessExecutor:
-    writes_files = False
+    # Each worker writes its maps' files: the client writing them all would make every file
+    # (0.5 ms of the kernel's time each on some disks) one after another, while the workers wait.
+    writes_files = True
+    local_files = True
 
     def __init__(self, workers: int):
         self.workers = workers
@@ -98,6 +105,10 @@ class ProcessExecutor:
         self._closed = False  # aborted for good: no build runs any more
 
     def _start(self) -> ProcessPoolExecutor:
+        # Imported here: a build with nothing to do starts no pool.
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         # fork starts workers in milliseconds with the stage modules already imported. Workers are
         # forked here, before the client starts any thread (rich's progress bar has one).
         method = "fork" if sys.platform == "linux" else None
@@ -106,6 +117,9 @@ class ProcessExecutor:
         return pool
 
     def results(self, batches: list[Batch]) -> Iterator[Outcome]:
+        from concurrent.futures import as_completed
+        from concurrent.futures.process import BrokenProcessPool
+
         if self._closed:  # aborted for good (`pcg serve` stopping): nothing more runs
             yield from ((batch, Stopped()) for batch in batches)
             return

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.progress import TaskID
+    from rich.progress import Progress, TaskID
 
     from pipeline.plan import PackPlan
 
@@ -25,17 +25,26 @@ class PackProgress:
     """Bars of packs being built at a terminal; elsewhere (unless `quiet`) a line now and then."""
 
     def __init__(self, console: Console, quiet: bool):
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        # One console for the bar and the report lines, so rich prints the lines above the bar.
-        self.bar = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-            console=console, disable=quiet or not console.is_terminal, transient=True,
-        )
+        self._bar: Progress | None = None
+        self._disabled = quiet or not console.is_terminal
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
         self._console = console
         self._log = not quiet and not console.is_terminal
+
+    @property
+    def bar(self) -> Progress:
+        """Made when a pack has maps to build: a build with nothing to do never imports rich's
+        progress module (a tenth of a no-change build's time)."""
+        if self._bar is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+            # One console for the bar and the report lines, so rich prints the lines above the bar.
+            self._bar = Progress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                console=self._console, disable=self._disabled, transient=True,
+            )
+        return self._bar
 
     def started(self, plan: PackPlan) -> Callable[[int], None] | None:
         """The pack's progress callback (`Workspace.build`'s `started`). Called once the executor
@@ -46,7 +55,7 @@ class PackProgress:
             return None
         if self._log:
             return self._logged(plan.recipe.pack.name, total)
-        if self.bar.disable:  # -q
+        if self._disabled:  # -q
             return None
         if total > FEW:
             task = self._add(plan.recipe.pack.name, total, 0)
@@ -107,7 +116,8 @@ class PackProgress:
 
     def stop(self) -> None:
         self._cancel()
-        self.bar.stop()
+        if self._bar is not None:
+            self._bar.stop()
 
     def _add(self, name: str, total: int, done: int, begun: float | None = None) -> TaskID:
         if not self.bar.live.is_started:

@@ -73,6 +73,9 @@ class MapResult:
     attempt: int = 0
     keys: dict[str, str] | None = None
     seeds: dict[str, tuple[int, ...]] | None = None
+    # Writing the map's files failed (a full disk, a read-only folder): the client stops the
+    # pack with it, as when it fails to write a file itself.
+    write_error: OSError | None = None
 
 
 class StageFailed(Exception):
@@ -85,25 +88,42 @@ def run_batch(batch: Batch) -> list[MapResult]:
     reuse_freed_memory()
     cache = LevelCache(batch.cache_root)
     results = []
+    on_disk: dict[str, str] = {}  # what the batch's maps wrote or found there, by sha256
     for task in batch.tasks:
         try:
             result = run_map(batch.recipe, cache, task)
             if batch.pack_dir is not None and result.failure is None:
-                write_files(result, Path(batch.pack_dir), cache.temp_dir)
+                try:
+                    write_files(result, Path(batch.pack_dir), cache.temp_dir, on_disk)
+                except OSError as exc:
+                    result.write_error, result.files = exc, {}
+                    results.append(result)
+                    break  # the next maps would fail alike
             results.append(result)
         except Exception as exc:  # outside any stage: still this map's failure alone, on every executor
             results.append(MapResult(task.index, failure=("-", f"{type(exc).__name__}: {exc}")))
     return results
 
 
-def write_files(result: MapResult, pack_dir: Path, temp_dir: Path) -> None:
-    """Write a map's files where they belong (skipping identical ones); keep only their digests."""
+def write_files(result: MapResult, pack_dir: Path, temp_dir: Path, on_disk: dict[str, str]) -> None:
+    """Write a map's files where they belong (skipping identical ones); keep only their digests.
+    `on_disk`: the files the batch's earlier maps wrote or found, so that the tileset every map
+    shares is read once a batch, not once a map."""
     result.digests = {path: sha256_bytes(data) for path, data in result.files.items()}
+    for path, digest in result.digests.items():
+        if on_disk.get(path, digest) != digest:  # the client would refuse it: never overwrite the earlier map's
+            result.failure = ("-", clash(path, "another map of this pack"))
+            result.files = {}
+            return
     for path, data in result.files.items():
+        digest = result.digests[path]
+        if on_disk.get(path) == digest:
+            continue
         target = pack_dir / path
-        if sha256_file(target) != result.digests[path]:
+        if sha256_file(target) != digest:
             atomic_write(target, data, temp_dir)
             result.written += 1
+        on_disk[path] = digest
     result.files = {}
 
 

@@ -154,12 +154,13 @@ def consistent(pack: Path) -> bool:
     return all(digests.get(rel) == sha for m in manifest["maps"] for rel, sha in m["files"].items())
 
 
-def test_a_full_disk_fails_cleanly_and_the_next_build_repairs(project: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("jobs", ["1", "2"])  # the build writes the files, or its workers do
+def test_a_full_disk_fails_cleanly_and_the_next_build_repairs(project: Path, tmp_path: Path, jobs: str) -> None:
     with tmpfs(project / "exports", "320k") as exports:
         pcg("build", "recipes", "-q", cwd=project)  # 6 small maps fit
         big = recipe_text(maps=40, cells=(40, 40), seed=7)
         write_recipe(project, "small", big)
-        proc = pcg("build", "recipes", "-j", "1", cwd=project, check=False)
+        proc = pcg("build", "recipes", "-j", jobs, cwd=project, check=False)
         assert proc.returncode == 1
         no_traceback(proc)
         # One line naming the file it could not write (not its temporary name).

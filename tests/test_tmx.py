@@ -179,3 +179,35 @@ def test_a_control_character_a_stage_of_your_own_puts_in_a_name_fails_the_map_no
     exporter = kinds()["export.tmx"].model_validate({})
     with pytest.raises(PipelineError, match=r"holds the control character '\\x07', which a TMX file \(XML\) cannot"):
         exporter.export(maze, ExportContext(stem="map_000"))
+
+
+@pytest.mark.parametrize("encoding, compression", [("csv", "none"), ("base64", "zlib")])
+def test_layer_data_spliced_in_as_written_is_what_elementtree_writes(encoding: str, compression: str) -> None:
+    """Layer data goes into the document after it is laid out (it needs neither escaping nor the
+    control-character check); names and values that look like a <data> element stay text."""
+    import xml.etree.ElementTree as ET
+
+    import pipeline
+    from pipeline.level import MapObject
+    from pipeline.registry import ExportContext, kinds
+    from pipeline.tiled.xmlout import to_bytes
+
+    maze = pipeline.generate("maze.backtracker", seed=3, cells=(5, 4))
+    maze.properties["note"] = '<data encoding="csv"/> & </data>'
+    maze.objects.append(MapObject('<data encoding="csv"/>', "chest", 1.0, 1.0))
+    exporter = kinds()["export.tmx"].model_validate({"encoding": encoding, "compression": compression})
+    data = exporter.export(maze, ExportContext(stem="map_000"))["map_000.tmx"]
+
+    root = ET.fromstring(data)
+    # The same tree written whole by ElementTree gives the same bytes.
+    assert to_bytes(ET.fromstring(data)) == data
+    layer = root.find("layer/data")
+    assert layer is not None and layer.text is not None
+    if encoding == "csv":
+        gids = np.array([int(v) for v in layer.text.replace("\n", "").split(",")]).reshape(maze.height, maze.width)
+    else:
+        gids = np.frombuffer(zlib.decompress(base64.b64decode(layer.text.strip())), dtype="<u4").reshape(maze.height, maze.width)
+    assert np.array_equal(gids - 1, maze.tiles)
+    note = root.find("properties/property[@name='note']")
+    assert note is not None and note.get("value") == '<data encoding="csv"/> & </data>'
+    assert [o.get("name") for o in root.iter("object")] == ['<data encoding="csv"/>']

@@ -67,6 +67,7 @@ class TmxMap:
             },
         )
         add_properties(root, self.properties)
+        texts: list[str] = []
         root.append(self.tileset.element(firstgid=1, source=self.tileset_source))
         for firstgid, tileset, source in self.more_tilesets:
             root.append(tileset.element(firstgid=firstgid, source=source))
@@ -81,13 +82,16 @@ class TmxMap:
                 attrs["opacity"] = _number(layer.opacity)
             node = ET.SubElement(root, "layer", attrs)
             add_properties(node, layer.properties)
-            node.append(layer_data(layer.gids, self.encoding, self.compression))
+            data = layer_data(layer.gids, self.encoding, self.compression)
+            texts.append(data.text or "")
+            data.text = None  # spliced in as the document is written
+            node.append(data)
         if has_objects:
             group = ET.SubElement(root, "objectgroup", {"id": str(len(self.layers) + 1), "name": "objects"})
             gids = self.object_gids or [0] * len(self.objects)
             for object_id, (obj, gid) in enumerate(zip(self.objects, gids), start=1):
                 group.append(object_element(obj, object_id, self.tile_width, self.tile_height, gid))
-        return to_bytes(root)
+        return to_bytes(root, texts)
 
 
 def object_element(obj: MapObject, object_id: int, tile_width: int, tile_height: int, gid: int = 0) -> ET.Element:
