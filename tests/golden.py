@@ -337,6 +337,15 @@ input = "carved"
 prefabs = "prefabs/v*.tmx"
 count = 1
 rotate = true
+
+[stage.weighed]
+use = "place.prefabs"
+input = "dungeon"
+prefabs = "prefabs/*.tmx"
+required = ["prefabs/shop.tmx"]
+weights = { "prefabs/vault.tmx" = 3 }
+count = 2
+rotate = true
 """,
     # A hand-made Tiled map (recipes/maps/start.tmx, its tileset room.tsx), copied beside the fixture.
     "load.tmx": '[stage.subject]\nuse = "load.tmx"\nfile = "maps/start.tmx"\n',

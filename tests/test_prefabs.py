@@ -305,6 +305,29 @@ def test_a_second_prefab_stage_places_beside_the_first_and_numbers_on(seed: int)
     assert [p["k"] for p in placements(twice)] == [1, 2]
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_a_required_prefab_goes_into_every_map_first_and_once(seed: int) -> None:
+    base = dungeon(size=[81, 51], seed=seed)
+    stage = prefabs(RECIPES, required=["prefabs/boss.tmx"], count=[0, 2], rotate=True, mirror=True)
+    level = stage.run([base], np.random.default_rng(seed))
+    files = [p["file"] for p in placements(level)]
+    assert files[0] == "prefabs/boss.tmx" and files.count("prefabs/boss.tmx") == 1, files
+    assert 1 <= len(files) <= 3 and level.properties["prefabs"] == len(files)
+
+
+def test_weights_set_how_often_each_prefab_is_drawn() -> None:
+    """A file of weight 0 is never drawn, one of weight 1 beside 5 about a sixth of the time;
+    unnamed files weigh 1. 120 draws of a fair choice would give the heavy one 50-70% at 1 - 1e-4."""
+    stage = prefabs(RECIPES, count=3, weights={"prefabs/boss.tmx": 0, "prefabs/shop.tmx": 5})
+    drawn = [p.file for seed in range(40) for p in stage._choose(3, np.random.default_rng(seed))]
+    assert "prefabs/boss.tmx" not in drawn and len(drawn) == 120
+    assert drawn.count("prefabs/shop.tmx") > 90 and drawn.count("prefabs/vault.tmx") > 5, drawn
+    # Without weights or required files, the draw is the one every earlier version made.
+    plain = prefabs(RECIPES, count=5)
+    order = np.random.default_rng(3).permutation(3)
+    assert [p.file for p in plain._choose(5, np.random.default_rng(3))] == [plain._prefabs[int(order[k % 3])].file for k in range(5)]
+
+
 # --------------------------------------------------------------------------------------------
 # Errors
 # --------------------------------------------------------------------------------------------
@@ -445,3 +468,23 @@ def test_tmxrasterizer_draws_the_prefabs(tmp_path: Path) -> None:
         out = tmp_path / f"{src.stem}.png"
         proc = subprocess.run([str(TMXRASTERIZER), str(src), str(out)], env=tiled_env(), capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0 and out.is_file(), (src, proc.stderr)
+
+
+@pytest.mark.parametrize(
+    "body, key, words",
+    [
+        ('required = ["prefabs/bos.tmx"]', "stage.vaults.required", "'prefabs/bos.tmx' is not among the files 'prefabs/*.tmx' matches: prefabs/boss.tmx, prefabs/shop.tmx, prefabs/vault.tmx (did you mean 'prefabs/boss.tmx'?)"),
+        ('required = ["prefabs/boss.tmx", "prefabs/boss.tmx"]', "stage.vaults.required", "names 'prefabs/boss.tmx' twice"),
+        ('weights = { "prefabs/shops.tmx" = 2 }', "stage.vaults.weights", "'prefabs/shops.tmx' is not among the files"),
+        ('weights = { "prefabs/shop.tmx" = -1 }', "stage.vaults.weights.prefabs/shop.tmx", "must be a number of 0 or more (got -1.0)"),
+        ('weights = { "prefabs/shop.tmx" = nan }', "stage.vaults.weights.prefabs/shop.tmx", "must be a number of 0 or more (got nan)"),
+        ('required = ["prefabs/boss.tmx"]\nweights = { "prefabs/shop.tmx" = 0, "prefabs/vault.tmx" = 0 }', "stage.vaults.count",
+         "draws up to 1 prefabs, but every file 'prefabs/*.tmx' matches is required or weighs 0"),
+    ],
+)
+def test_required_and_weights_name_files_the_glob_matched_and_leave_one_to_draw(tmp_path: Path, body: str, key: str, words: str) -> None:
+    for f in PREFABS.iterdir():
+        (tmp_path / "prefabs").mkdir(exist_ok=True)
+        shutil.copy(f, tmp_path / "prefabs" / f.name)
+    (line,) = problems(recipe(tmp_path, f'[stage.vaults]\nuse = "place.prefabs"\ninput = "maze"\nprefabs = "prefabs/*.tmx"\n{body}\n'))
+    assert f"{key}: {words}" in line, line

@@ -11,7 +11,7 @@ from typing import Callable, ClassVar, Union
 import numpy as np
 from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 
-from pipeline.errors import KeyedError, PipelineError, Rejected
+from pipeline.errors import KeyedError, PipelineError, Rejected, did_you_mean
 from pipeline.level import Level, MapObject, PropertyValue, Symbol, own_refs
 from pipeline.registry import stage
 from pipeline.stages.place.count import count_type, draw_count, most_of
@@ -59,8 +59,10 @@ class Prefabs(WalkableStage):
     fit. `prefabs` is a glob of Tiled maps relative to the recipe (`"prefabs/*.tmx"`), read as
     `load.tmx` reads a map (each painted tile's `symbol` property); `count` prefabs are placed
     per map (`[min, max]`: drawn per map), going through the prefabs in a random order, each
-    used once before any is used again. With `rotate` and `mirror` a prefab may be turned by
-    90-degree steps and flipped left-right.
+    used once before any is used again. `required` files (a boss room) go into every map, once
+    each and first, and are not drawn for `count`; with `weights` ({file = weight}, 1 for a file
+    not named, 0 never drawn) each of the `count` placements draws its prefab by weight. With
+    `rotate` and `mirror` a prefab may be turned by 90-degree steps and flipped left-right.
 
     A prefab's painted tiles replace the map's; its empty cells (no tile) keep the map's tile.
     Its symbols merge with the map's by name. A placement is valid when it lies inside the map,
@@ -99,6 +101,12 @@ class Prefabs(WalkableStage):
         (), description='Painted cells may cover only these symbols of the map (e.g. ["wall"]: carved into the rock); empty: any.'
     )
     layer: str | None = Field(None, description="The one tile layer of each prefab to read (unset: all of them, upper tiles over lower).")
+    required: tuple[str, ...] = Field(
+        (), description='Prefab files (as the glob matches them, e.g. "prefabs/boss.tmx") placed in every map, once each and before the drawn ones; never drawn for count.'
+    )
+    weights: dict[str, float] = Field(
+        {}, description='How often each file is drawn for count, e.g. {"prefabs/shop.tmx" = 3}: 1 for a file not named, 0 never (unset: each once before any twice).'
+    )
     tries: int = Field(500, ge=1, le=1_000_000, description="Most positions tested for connectivity per prefab and map.")
     attempts: int = Field(10, ge=1, le=100_000, description="Most times a map is made again when a prefab finds no place in it.")
 
@@ -126,7 +134,25 @@ class Prefabs(WalkableStage):
             digests.update(loaded.files)
         self._prefabs = tuple(prefabs)
         self._files = dict(sorted(digests.items()))
+        self._check_choice(files)
         return self
+
+    def _check_choice(self, files: list[str]) -> None:
+        """`required` and `weights` name files the glob matched, and leave something to draw."""
+        for key, named in (("required", list(self.required)), ("weights", list(self.weights))):
+            for name in named:
+                if name not in files:
+                    raise KeyedError(key, f"{name!r} is not among the files {self.prefabs!r} matches: {', '.join(files)}{did_you_mean(name, files)}")
+        if len(set(self.required)) != len(self.required):
+            twice = next(f for f in self.required if self.required.count(f) > 1)
+            raise KeyedError("required", f"names {twice!r} twice (a required prefab goes into every map once)")
+        for name, weight in self.weights.items():
+            if not math.isfinite(weight) or weight < 0:
+                raise KeyedError(f"weights.{name}", f"must be a number of 0 or more (got {weight})")
+        pool = [f for f in files if f not in self.required and self.weights.get(f, 1.0) > 0]
+        if most_of(self.count) > 0 and not pool:
+            why = "is required" if all(f in self.required for f in files) else "is required or weighs 0"
+            raise KeyedError("count", f"draws up to {most_of(self.count)} prefabs, but every file {self.prefabs!r} matches {why}: set count = 0, or give one a weight")
 
     def _check_doors(self, prefab: _Prefab) -> None:
         """Refuse a prefab that no map could take: walkable tiles with no door, or a door with
@@ -171,7 +197,7 @@ class Prefabs(WalkableStage):
     def added_stats(self) -> tuple[str, ...]:
         # A stage after another numbers on from its placements, which the recipe cannot know
         # as it loads: room for those of a few earlier stages.
-        most = most_of(self.count) + EARLIER_PLACEMENTS
+        most = most_of(self.count) + len(self.required) + EARLIER_PLACEMENTS
         return ("prefabs", *(f"prefab_{k}" for k in range(1, most + 1)))
 
     # ----------------------------------------------------------------------------------------
@@ -181,7 +207,7 @@ class Prefabs(WalkableStage):
         if not self._prefabs:  # only a validated stage has them
             raise PipelineError(["place.prefabs: the stage was not validated (make it with model_validate)"])
         count = draw_count(self.count, rng)
-        order = rng.permutation(len(self._prefabs))
+        chosen = self._choose(count, rng)
 
         # Every prefab's symbols join the map's alphabet, in file order, placed or not: every
         # map of a pack then has the same symbols, so exporters write one tileset for all.
@@ -193,7 +219,6 @@ class Prefabs(WalkableStage):
             remap = np.zeros(len(prefab.alphabet), dtype=np.uint8)
             remap[used] = sub
             remaps[prefab.file] = remap
-        chosen = [self._prefabs[int(order[k % len(order)])] for k in range(count)]
 
         tiles = level.tiles.copy()
         work = Level(tiles=tiles, alphabet=alphabet)
@@ -227,7 +252,7 @@ class Prefabs(WalkableStage):
             found = self._place(variants, remap, walk_table, walk, free, areas, rng)
             if found is None:
                 raise Rejected(
-                    f"prefabs: {prefab.file} (placement {k - earlier} of {count}) finds no place in this map where its doors meet the"
+                    f"prefabs: {prefab.file} (placement {k - earlier} of {len(chosen)}) finds no place in this map where its doors meet the"
                     f" walkable tiles and the walkable area stays connected (loosen over, allow rotate and mirror, or make room)",
                     self.attempts,
                 )
@@ -257,8 +282,23 @@ class Prefabs(WalkableStage):
 
         return Level(
             tiles=tiles, alphabet=alphabet, layers=layers, objects=objects,
-            properties={**level.properties, "prefabs": earlier + count, **props},
+            properties={**level.properties, "prefabs": earlier + len(chosen), **props},
         )
+
+    def _choose(self, count: int, rng: np.random.Generator) -> list[_Prefab]:
+        """The prefabs this map gets, in order: the required ones, then `count` drawn."""
+        if not self.required and not self.weights:  # the draw every earlier version made
+            order = rng.permutation(len(self._prefabs))
+            return [self._prefabs[int(order[k % len(order)])] for k in range(count)]
+        by_file = {p.file: p for p in self._prefabs}
+        pool = [p for p in self._prefabs if p.file not in self.required]
+        if self.weights:
+            weights = np.array([self.weights.get(p.file, 1.0) for p in pool])
+            drawn = rng.choice(len(pool), size=count, p=weights / weights.sum()).tolist() if count else []
+        else:
+            order = rng.permutation(len(pool))
+            drawn = [int(order[k % len(order)]) for k in range(count)]
+        return [by_file[f] for f in self.required] + [pool[i] for i in drawn]
 
     def _variants(self, prefab: _Prefab) -> list[_Variant]:
         out = []
