@@ -275,6 +275,21 @@ class Recipe:
         for warning, names in sharers.items():
             also = f" (also {', '.join(f'stage.{n}' for n in names[1:])})" if len(names) > 1 else ""
             lines.append(f"{self.path}: stage.{names[0]}.{warning}{also}")
+        lines += self._replaced_properties()
+        return lines
+
+    def _replaced_properties(self) -> list[str]:
+        """A stat a stage adds under the name of a hand-made map's own property replaces it."""
+        from pipeline.stat_checks import authored_replaced
+
+        lines = []
+        for spec in self.stages:
+            if spec.inputs and not spec.is_exporter:
+                for stat, source in authored_replaced(self.stages, spec.name):
+                    lines.append(
+                        f"{self.path}: stage.{spec.name}: adds the stat {stat!r}, which replaces the map property of that name"
+                        f" written by hand (stage.{source}): rename the property, or read the stat instead"
+                    )
         return lines
 
 

@@ -52,6 +52,19 @@ def authored_reaching(specs: Sequence[StageSpec], name: str, stats_only: bool = 
     return tuple(dict.fromkeys(found))
 
 
+def authored_replaced(specs: Sequence[StageSpec], name: str) -> list[tuple[str, str]]:
+    """(stat, stage that authored it) for each stat stage `name` adds under the name of a map
+    property a person wrote (`authored_stats`) that reaches it: the stage's value replaces it."""
+    by_name = {spec.name: spec for spec in specs}
+    adds = set(by_name[name].params.added_stats() or ())
+    out = []
+    for stat in authored_reaching(specs, name):
+        if stat in adds:
+            source = next(s.name for s in specs if stat in s.params.authored_stats() and s.name != name)
+            out.append((stat, source))
+    return out
+
+
 def stats_reaching(specs: Sequence[StageSpec], names: Sequence[str]) -> set[str] | None:
     """The stats the Levels of stages `names` hold: those each adds, and those of its inputs
     where it passes them on. None when a stage on the way does not declare what it adds."""

@@ -407,3 +407,24 @@ def test_a_filter_on_an_object_reference_is_refused_as_the_recipe_loads(tmp_path
     with pytest.raises(RecipeError) as refused:
         load_recipe(tmp_path / "recipes" / "hand.toml")
     assert refused.value.problems[0].endswith("stage.f.where: 'goal' is an object reference (it names an object of the map), not a stat to read")
+
+
+def test_a_stat_named_like_a_hand_made_property_is_a_warning(tmp_path: Path) -> None:
+    # The designer's `regions` (a note) was replaced by regions.label's count without a word.
+    from pipeline.recipe import load_recipe
+
+    shutil.copytree(MAPS, tmp_path / "recipes" / "maps")
+    start = tmp_path / "recipes" / "maps" / "start.tmx"
+    start.write_text(start.read_text().replace('<property name="author" value="hand-made"/>', '<property name="regions" value="three rooms"/>'))
+    text = HAND_RECIPE.replace('[stage.tmx]\nuse = "export.tmx"\ninput = "start"\n', '[stage.areas]\nuse = "regions.label"\ninput = "start"\n\n[stage.tmx]\nuse = "export.tmx"\ninput = "areas"\n')
+    write_recipe(tmp_path, "hand", text)
+    path = tmp_path / "recipes" / "hand.toml"
+    assert load_recipe(path).warnings() == [
+        f"{path}: stage.areas: adds the stat 'regions', which replaces the map property of that name written by hand (stage.start):"
+        " rename the property, or read the stat instead"
+    ]
+    built = pcg("build", "recipes", "-q", cwd=tmp_path)
+    assert "adds the stat 'regions'" in built.stderr
+    # The map's other properties meet no stat of theirs: nothing to say.
+    start.write_text(start.read_text().replace('<property name="regions" value="three rooms"/>', '<property name="author" value="hand-made"/>'))
+    assert load_recipe(path).warnings() == []
