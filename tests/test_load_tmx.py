@@ -428,3 +428,26 @@ def test_a_stat_named_like_a_hand_made_property_is_a_warning(tmp_path: Path) -> 
     # The map's other properties meet no stat of theirs: nothing to say.
     start.write_text(start.read_text().replace('<property name="regions" value="three rooms"/>', '<property name="author" value="hand-made"/>'))
     assert load_recipe(path).warnings() == []
+
+
+def test_a_class_property_is_a_warning_and_a_tile_object_of_no_tileset_an_error(maps: Path) -> None:
+    # Both were accepted without a word: the property vanished, and the object's tile is one
+    # that Tiled draws as missing.
+    start = maps / "start.tmx"
+    original = start.read_text()
+    start.write_text(original.replace(
+        '<property name="author" value="hand-made"/>',
+        '<property name="author" value="hand-made"/>\n  <property name="stats" type="class" propertytype="Stats">'
+        '<properties><property name="hp" type="int" value="3"/></properties></property>',
+    ))
+    stage = LoadTmx.model_validate({"file": "maps/start.tmx"}, context={"recipe_dir": maps.parent})
+    assert stage.warnings() == [
+        "file: maps/start.tmx: map property 'stats' (of type 'class') is not read: a Level holds string, int, float, bool, color,"
+        " file and object properties"
+    ]
+    assert "stats" not in stage.run([], np.random.default_rng(0)).properties
+    start.write_text(original.replace('<object id="1" name="spawn" type="spawn" x="40" y="120">',
+                                      '<object id="1" name="spawn" type="spawn" gid="999" x="40" y="136" width="16" height="16">'))
+    with pytest.raises(ValidationError) as refused:
+        LoadTmx.model_validate({"file": "maps/start.tmx"}, context={"recipe_dir": maps.parent})
+    assert "object 1: its tile gid 999 is in none of the map's tilesets" in str(refused.value)

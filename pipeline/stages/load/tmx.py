@@ -16,6 +16,7 @@ import itertools
 import math
 import posixpath
 import xml.etree.ElementTree as ET
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -101,6 +102,7 @@ class LoadTmx(StageParams):
 
     _level: Level | None = PrivateAttr(None)
     _files: dict[str, str] = PrivateAttr(default_factory=dict)
+    _dropped: list[str] = PrivateAttr(default_factory=list)
 
     @model_validator(mode="after")
     def _load(self, info: ValidationInfo) -> LoadTmx:
@@ -111,6 +113,7 @@ class LoadTmx(StageParams):
             raise KeyedError("file", f"{recipe_dir / self.file}: {exc}") from None
         self._level = loaded.level
         self._files = loaded.files
+        self._dropped = loaded.dropped
         return self
 
     def files_read(self) -> dict[str, str]:
@@ -135,6 +138,9 @@ class LoadTmx(StageParams):
             + " (where it came from), so the exported map has theirs: rename it"
             for name in PROVENANCE
             if name in own
+        ] + [
+            f"file: {self.file}: {dropped} is not read: a Level holds string, int, float, bool, color, file and object properties"
+            for dropped in self._dropped
         ]
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
@@ -157,15 +163,24 @@ class MapFile:
     level: Level
     filled: np.ndarray  # (h, w) bool: False where no (chosen) layer has a tile
     files: dict[str, str]  # every file read, relative to the recipe folder -> sha256
+    dropped: list[str] = field(default_factory=list)  # properties of types a Level cannot hold (class)
 
 
 def read_map_file(recipe_dir: Path, relative: str, layer: str | None = None, empty: str = "wall") -> MapFile:
     """Read the Tiled map `relative` (to `recipe_dir`) and the tilesets it uses, as load.tmx
     does; a problem is a MapFileError, without the file's name (the caller puts it in front)."""
     reader = _Reader(recipe_dir)
-    parsed = reader.read_map(relative)
+    notes = _Notes()
+    token = _NOTES.set(notes)
+    try:
+        parsed = reader.read_map(relative)
+    finally:
+        _NOTES.reset(token)
     level, filled = _to_level(parsed, layer, empty)
-    return MapFile(level, filled, reader.digests)
+    for where, gid in notes.object_gids:
+        if _tileset_of(parsed.tilesets, gid) is None:
+            raise MapFileError(f"{where}: its tile gid {gid} is in none of the map's tilesets")
+    return MapFile(level, filled, reader.digests, notes.dropped)
 
 
 # --------------------------------------------------------------------------------------------
@@ -276,8 +291,22 @@ def _typed(name: str, kind: str, value: Any, where: str) -> PropertyValue | None
             return Color(str(value))
         except ValueError as exc:
             raise MapFileError(f"{what}: {exc}") from None
+    notes = _NOTES.get()
+    if notes is not None and not where.startswith("tileset "):  # a tile's other properties are not read anyway
+        notes.dropped.append(f"{what} (of type {kind!r})")
     return None
 
+
+@dataclass
+class _Notes:
+    """What reading a map met that is no error: properties a Level cannot hold, and the gids of
+    tile objects (checked against the tilesets once all are read)."""
+
+    dropped: list[str] = field(default_factory=list)
+    object_gids: list[tuple[str, int]] = field(default_factory=list)
+
+
+_NOTES: ContextVar[_Notes | None] = ContextVar("pcg_load_tmx_notes", default=None)
 
 
 def _object(name: str, cls: str, px: tuple[float, float, float, float], tile_gid: int, points: list[tuple[float, float]] | None,
@@ -287,6 +316,9 @@ def _object(name: str, cls: str, px: tuple[float, float, float, float], tile_gid
         raise MapFileError(f"{where} is rotated ({rotation} degrees): load.tmx reads unrotated objects")
     if tile_gid:
         y -= h  # a tile object's y is its bottom edge
+        notes = _NOTES.get()
+        if notes is not None:
+            notes.object_gids.append((where, tile_gid))
     if polyline and points and not tile_gid:
         return MapObject(name=name, type=cls, x=x / tw, y=y / th, properties=props, points=tuple((px_ / tw, py_ / th) for px_, py_ in points), ref=ref)
     if points:
@@ -540,6 +572,14 @@ def _json_type(value: Any) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+def _tileset_of(tilesets: list[_Tileset], gid: int) -> _Tileset | None:
+    """The tileset holding `gid`, or None: below every firstgid, or past its tileset's last tile."""
+    ts = next((t for t in reversed(sorted(tilesets, key=lambda t: t.firstgid)) if t.firstgid <= gid), None)
+    if ts is None or (ts.tilecount is not None and gid - ts.firstgid >= ts.tilecount):
+        return None
+    return ts
+
+
 def _to_level(parsed: _Map, layer: str | None, empty: str) -> tuple[Level, np.ndarray]:
     if not parsed.layers:
         raise MapFileError("has no tile layer")
@@ -565,9 +605,9 @@ def _to_level(parsed: _Map, layer: str | None, empty: str) -> tuple[Level, np.nd
     first_props: dict[str, dict[str, Any]] = {}
     ours: dict[int, str | None] = {}  # by firstgid: the prefix of a tileset our exporters wrote
     for gid in used.tolist():
-        ts = next((t for t in reversed(tilesets) if t.firstgid <= gid), None)
+        ts = _tileset_of(tilesets, gid)
         local = gid - ts.firstgid if ts else -1
-        if ts is None or (ts.tilecount is not None and local >= ts.tilecount):
+        if ts is None:
             raise MapFileError(f"{_where(gid, gids, source, chosen)}: tile gid {gid} is in none of the map's tilesets")
         props = ts.tiles.get(local, {})
         prefix = ours.setdefault(ts.firstgid, _exported(ts))
