@@ -9,6 +9,7 @@ imported when a function runs. That keeps `import pipeline` (and `pcg --help`, w
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -119,6 +120,7 @@ def build(
     maps: int | Iterable[int] | None = None,
     cache_max: int | str | None = None,
     progress: Progress | None = None,
+    timeout: float | None = None,
 ) -> BuildResult:
     """Build level packs from recipes, as `pcg build` does: only what is stale, through the same
     build layer (pack ownership, locks, journal, cache bound), with byte-identical files.
@@ -127,7 +129,8 @@ def build(
     and `cache` are taken from the current folder, as `pcg` takes them. `jobs` is the number of
     worker processes (default: every core), `maps` the map index or indices to build (None or
     empty: every map), `cache_max` the cache bound in bytes or as `pcg build --cache-max` reads it
-    ("500M", "2G"). `progress(pack, done, total)` is called, in this thread, when a pack with
+    ("500M", "2G"), `timeout` the seconds a map may take before it fails (None: no limit; as
+    `pcg build --timeout`). `progress(pack, done, total)` is called, in this thread, when a pack with
     stale maps starts (done = 0) and as batches of its maps finish.
 
     Nothing is printed. What `pcg build` reports and exits 1 for is in the result instead: a
@@ -144,6 +147,8 @@ def build(
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise PipelineError([f"jobs: must be a whole number >= 1, or None for every core (got {jobs!r})"])
     limit = _cache_bound(cache_max)
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf):
+        raise PipelineError([f"timeout: seconds, more than 0, or None for no limit (got {timeout!r})"])
     if isinstance(maps, int) and not isinstance(maps, bool):
         maps = [maps]  # one map: `maps=3`, as `pcg build --map 3`
     only = sorted(set(_map_indices(maps))) if maps else None
@@ -171,7 +176,7 @@ def build(
         return advance
 
     outcome = workspace.build(
-        recipes, lambda todo: open_executor(jobs, todo), force=force, only=only, cache_max=limit, started=started
+        recipes, lambda todo: open_executor(jobs, todo), force=force, only=only, cache_max=limit, started=started, timeout=timeout
     )
     return BuildResult(
         packs=tuple(_pack_result(report, plan.recipe.warnings()) for plan, report in outcome.reports),

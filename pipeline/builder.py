@@ -69,6 +69,7 @@ class Builder:
     cache: LevelCache
     force: bool = False
     only: list[int] | None = None  # build these map indices alone
+    timeout: float | None = None  # seconds a map may take
 
     def plan(self, recipe: Recipe) -> PackPlan:
         previous = read_manifest(self.exports_root / recipe.pack.name / MANIFEST)
@@ -219,7 +220,7 @@ class Builder:
             for m in maps
         ]
         root = str(self.cache.root.resolve())  # workers elsewhere (a Dask cluster) may run in another folder
-        return [Batch(recipe, root, tuple(tasks[i : i + size]), pack_dir) for i in range(0, len(tasks), size)]
+        return [Batch(recipe, root, tuple(tasks[i : i + size]), pack_dir, self.timeout) for i in range(0, len(tasks), size)]
 
     def _store(
         self, plan: PackPlan, result: MapResult, written: dict[str, str], report: PackReport, temp: Path | None, journal: Journal,
@@ -234,8 +235,10 @@ class Builder:
             for path, digest in digests.items():
                 if written.get(path, digest) != digest:
                     result.failure = ("-", clash(path, "another map of this pack"))
-            if result.failure is None and digests and not result.files:
-                result.failure = self._unseen(plan, digests, read=not local)
+            # What the worker wrote itself (files mode): all but the shared files it sent.
+            theirs = {path: digest for path, digest in digests.items() if path not in result.files and path not in written}
+            if result.failure is None and theirs:
+                result.failure = self._unseen(plan, theirs, read=not local)
         if result.failure is not None:
             for stage, message in [result.failure, *result.more_failures]:
                 report.failures.append(Failure(plan.recipe.path, result.index, stage, message))

@@ -3,6 +3,7 @@ that `pcg --help` starts fast."""
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, List, Optional, TypeVar
@@ -198,6 +199,9 @@ def build(
     strict: bool = typer.Option(
         False, "--strict", help="Warnings are errors (for CI): a recipe with one is not built, and one found while building makes the exit status 1."
     ),
+    timeout: Optional[float] = typer.Option(
+        None, "--timeout", help="A map that takes longer than this many seconds fails (a stage that never ends); the others still build. Default: no limit."
+    ),
     out: Path = EXPORTS,
     cache: Path = CACHE,
     quiet: bool = QUIET,
@@ -215,6 +219,8 @@ def build(
             raise PipelineError([wrong])
     if dask_results not in (None, "files", "bytes"):
         raise PipelineError([f"--dask-results: files or bytes (got {dask_results!r})"])
+    if timeout is not None and not (timeout > 0 and math.isfinite(timeout)):
+        raise PipelineError([f"--timeout: seconds, more than 0 (got {timeout:g})"])
     for option, given in (("--dask-results", dask_results), ("--wait-for-workers", wait_for_workers)):
         if given is not None and not (scheduler or dask_local):
             raise PipelineError([f"{option}: only with --scheduler or --dask-local"])
@@ -233,7 +239,7 @@ def build(
         from pipeline.dask_executor import NO_WORKERS_TIMEOUT, DaskOptions
 
         dask = DaskOptions(scheduler, dask_local or 0, dask_results, wait_for_workers or NO_WORKERS_TIMEOUT)  # type: ignore[arg-type]
-    _build(recipes, problems, jobs, force, maps, out, cache, quiet, _console(), dask, limit, strict)
+    _build(recipes, problems, jobs, force, maps, out, cache, quiet, _console(), dask, limit, strict, timeout)
 
 
 STRICT = " (a warning: not built, as --strict makes warnings errors)"
@@ -242,7 +248,7 @@ STRICT = " (a warning: not built, as --strict makes warnings errors)"
 def _build(
     recipes: list["Recipe"], problems: list[str], jobs: int | None, force: bool, maps: list[int] | None,
     out: Path, cache: Path, quiet: bool, console: "Console", dask: "DaskOptions | None" = None,
-    cache_max: int | None = None, strict: bool = False,
+    cache_max: int | None = None, strict: bool = False, timeout: float | None = None,
 ) -> None:
     from pipeline.jit import compile_notice
     from pipeline.pack_progress import PackProgress
@@ -273,7 +279,7 @@ def _build(
     try:
         outcome = Workspace(out, cache).build(
             recipes, lambda todo: _executor(jobs, todo, dask), force=force, only=sorted(set(maps)) if maps else None,
-            cache_max=cache_max, waiting=waiting, started=bars.started, finished=finished, compiling=compiling,
+            cache_max=cache_max, waiting=waiting, started=bars.started, finished=finished, compiling=compiling, timeout=timeout,
         )
     finally:
         bars.stop()

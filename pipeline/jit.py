@@ -145,6 +145,8 @@ def _one_at_a_time(compile: Callable[[Any], Any], kernel: str) -> Callable[[Any]
     from numba.core import sigutils
     from numba.core.compiler_lock import global_compiler_lock
 
+    from pipeline.time_limit import paused
+
     overloads = compile.__self__.overloads  # type: ignore[attr-defined]
 
     def locked_compile(sig: Any) -> Any:
@@ -153,7 +155,7 @@ def _one_at_a_time(compile: Callable[[Any], Any], kernel: str) -> Callable[[Any]
         existing = overloads.get(tuple(sigutils.normalize_signature(sig)[0]))
         if existing is not None:
             return existing.entry_point
-        with global_compiler_lock, _kernel_lock(kernel):
+        with paused(), global_compiler_lock, _kernel_lock(kernel):
             return compile(sig)
 
     return locked_compile

@@ -27,6 +27,7 @@ from pipeline.plugins import file_name, is_plugin_file
 from pipeline.recipe import Recipe
 from pipeline.registry import ExportContext, Exporter
 from pipeline.seeds import rng_for
+from pipeline.time_limit import MapTimeout, time_limit
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -50,6 +51,7 @@ class Batch:
     cache_root: str
     tasks: tuple[MapTask, ...]
     pack_dir: str | None = None  # set: the worker writes the map's files there itself
+    timeout: float | None = None  # seconds a map may take (`pcg build --timeout`)
 
 
 @dataclass
@@ -89,12 +91,17 @@ def run_batch(batch: Batch) -> list[MapResult]:
     cache = LevelCache(batch.cache_root)
     results = []
     on_disk: dict[str, str] = {}  # what the batch's maps wrote or found there, by sha256
+    shared = {path for spec in batch.recipe.exporters for path in cast(Exporter, spec.params).shared_outputs()}
     for task in batch.tasks:
         try:
-            result = run_map(batch.recipe, cache, task)
+            try:
+                with time_limit(batch.timeout):
+                    result = run_map(batch.recipe, cache, task)
+            except MapTimeout as exc:  # outside any stage (loading a Level, exporting)
+                result = MapResult(task.index, failure=("-", str(exc)))
             if batch.pack_dir is not None and result.failure is None:
                 try:
-                    write_files(result, Path(batch.pack_dir), cache.temp_dir, on_disk)
+                    write_files(result, Path(batch.pack_dir), cache.temp_dir, on_disk, shared)
                 except OSError as exc:
                     result.write_error, result.files = exc, {}
                     results.append(result)
@@ -105,26 +112,29 @@ def run_batch(batch: Batch) -> list[MapResult]:
     return results
 
 
-def write_files(result: MapResult, pack_dir: Path, temp_dir: Path, on_disk: dict[str, str]) -> None:
-    """Write a map's files where they belong (skipping identical ones); keep only their digests.
-    `on_disk`: the files the batch's earlier maps wrote or found, so that the tileset every map
-    shares is read once a batch, not once a map."""
+def write_files(result: MapResult, pack_dir: Path, temp_dir: Path, on_disk: dict[str, str], shared: set[str]) -> None:
+    """Write a map's own files where they belong (skipping identical ones), and keep their
+    digests. Files every map shares (`shared`: a tileset) go back to the client, which writes
+    each once (workers writing them side by side would each count it); a batch sends each only
+    with its first map. `on_disk`: what the batch's earlier maps sent, wrote or found."""
     result.digests = {path: sha256_bytes(data) for path, data in result.files.items()}
     for path, digest in result.digests.items():
         if on_disk.get(path, digest) != digest:  # the client would refuse it: never overwrite the earlier map's
             result.failure = ("-", clash(path, "another map of this pack"))
             result.files = {}
             return
+    kept: dict[str, bytes] = {}
     for path, data in result.files.items():
         digest = result.digests[path]
         if on_disk.get(path) == digest:
             continue
-        target = pack_dir / path
-        if sha256_file(target) != digest:
-            atomic_write(target, data, temp_dir)
+        if path in shared:
+            kept[path] = data
+        elif sha256_file(pack_dir / path) != digest:
+            atomic_write(pack_dir / path, data, temp_dir)
             result.written += 1
         on_disk[path] = digest
-    result.files = {}
+    result.files = kept
 
 
 def clash(path: str, other: str) -> str:
@@ -381,10 +391,16 @@ def _call(stage: str, fn):  # type: ignore[no-untyped-def]
         raise
     except PipelineError as exc:
         raise StageFailed(stage, "; ".join(exc.problems)) from None
+    except MapTimeout as exc:  # where a plugin's stage was, if it was one: the clock's own line says nothing
+        raise StageFailed(stage, f"{exc}{_where(exc) if _in_plugin(exc) else ''}") from None
     except SystemExit as exc:  # sys.exit() in a plugin's stage: this map's failure, not the build's end
         raise StageFailed(stage, f"called sys.exit({exc.code!r}){_where(exc)}: a stage raises an exception to fail") from None
     except Exception as exc:
         raise StageFailed(stage, f"{type(exc).__name__}: {exc}{_where(exc)}") from None
+
+
+def _in_plugin(exc: BaseException) -> bool:
+    return any(is_plugin_file(f.filename) for f in traceback.extract_tb(exc.__traceback__))
 
 
 def _where(exc: BaseException) -> str:

@@ -73,8 +73,8 @@ class Workspace:
 
     # -- building -------------------------------------------------------------------------
 
-    def builder(self, force: bool = False, only: list[int] | None = None) -> Builder:
-        return Builder(exports_root=self.out, cache=LevelCache(self.cache), force=force, only=only)
+    def builder(self, force: bool = False, only: list[int] | None = None, timeout: float | None = None) -> Builder:
+        return Builder(exports_root=self.out, cache=LevelCache(self.cache), force=force, only=only, timeout=timeout)
 
     def build(
         self,
@@ -88,13 +88,15 @@ class Workspace:
         started: Callable[[PackPlan], Progress | None] = lambda plan: None,
         finished: Callable[[PackPlan, PackReport], None] = lambda plan, report: None,
         compiling: Callable[[bool], None] = lambda first_run: None,
+        timeout: float | None = None,
     ) -> BuildOutcome:
         """Build `recipes` (pack names already claimed) under their locks, then bound the cache to
         `cache_max` bytes (default DEFAULT_MAX_BYTES). `compiling(first_run)` is told once, as a
         worker starts compiling a kernel this checkout has not compiled: `first_run` on a first
         build, else a stage kind or rule node not run before; `started(plan)` may
-        return a progress callback for the pack; `finished` sees each pack's report."""
-        builder = self.builder(force, only)
+        return a progress callback for the pack; `finished` sees each pack's report; a map that
+        takes longer than `timeout` seconds fails."""
+        builder = self.builder(force, only, timeout)
         outcome = BuildOutcome([], [])
         with pack_locks(self.lock_dir, [r.pack.name for r in recipes], waiting):
             plans = []
