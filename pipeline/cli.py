@@ -233,7 +233,10 @@ def build(
         except ValueError as exc:
             raise PipelineError([f"--cache-max: {exc}"]) from None
     recipes, problems = _load_all(targets or [DEFAULT_RECIPES], out, cache)
-    _check_maps(recipes, maps)
+    try:
+        _check_maps(recipes, maps)
+    except PipelineError as exc:
+        raise PipelineError([*exc.problems, "--map: so nothing was built (name the recipes whose packs have that map)"]) from None
     dask = None
     if scheduler or dask_local:
         from pipeline.dask_executor import NO_WORKERS_TIMEOUT, DaskOptions
@@ -547,7 +550,8 @@ def _print_pins(console: "Console", recipe: "Recipe", shown: "tuple[Override, ..
     from rich.markup import escape
 
     # A line, not a table title: a title wraps to the width of this narrow table.
-    console.print(escape(f"{counted(len(shown), 'map')} with a seed of its own in [pack.seeds] (the pack seed is {recipe.pack.seed}):"), soft_wrap=True)
+    own = "a seed of its own" if len(shown) == 1 else "seeds of their own"
+    console.print(escape(f"{counted(len(shown), 'map')} with {own} in [pack.seeds] (the pack seed is {recipe.pack.seed}):"), soft_wrap=True)
     table = new_table(console)
     for col in ("map", "seed", "how"):
         table.add_column(col)
@@ -798,8 +802,7 @@ def stages(
     ),
     recipes: list[Path] = typer.Option([], "--recipe", "-r", help="Also the stages of these recipes' plugins (a file or a folder)."),
 ) -> None:
-    """List every stage kind, one line each by family; `pcg stages KIND` shows one in full,
-    `pcg stages FAMILY` lists one family."""
+    """List every stage kind, one line each by family (`pcg stages KIND`: one in full, FAMILY: one family)."""
     from pipeline import registry
     from pipeline.errors import PipelineError, unknown_kind
     from pipeline.recipe import plugin_kinds_of
@@ -915,6 +918,9 @@ def show(
     desktop = sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
     if not (desktop if open_ is None else open_):
         return
+    if not desktop:  # --open asked for, and no screen to show it on: xdg-open would fail unseen
+        _warn([f"--open: no desktop here (neither DISPLAY nor WAYLAND_DISPLAY is set), so {sheet} was not opened"])
+        return
     if sys.platform == "win32":
         os.startfile(sheet)  # type: ignore[attr-defined]
         return
@@ -949,8 +955,7 @@ def init(
     folder: Path = typer.Argument(Path("."), help="Where the project goes (made if missing); by default here."),
     examples: bool = typer.Option(False, "--examples", help="Also every example recipe (and the maps, prefabs, rules and plugins they read)."),
 ) -> None:
-    """Start a project: recipes/ with a starter recipe, tilesets/, the recipe schema for your
-    editor and a Makefile (`make maps`). Never overwrites a file."""
+    """Start a project: a starter recipe, tilesets, the recipe schema and a Makefile; overwrites nothing."""
     from pipeline.scaffold import init_project
 
     written = init_project(folder, examples)

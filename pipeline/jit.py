@@ -38,7 +38,7 @@ UNUSED_DAYS = 14
 
 def kernels_cached() -> bool:
     """Whether this version's kernels were compiled for this checkout before (a first build
-    compiles every kernel it uses, about 20 s on 2 cores); marks the version's folder as used.
+    compiles every kernel it uses, about 16 s on 2 cores); marks the version's folder as used.
 
     numba keeps a folder per source folder, named after its absolute path: a second checkout
     of the same version shares the version's folder but compiles into folders of its own.
@@ -183,7 +183,7 @@ def _kernel_lock(kernel: str) -> Iterator[None]:
 def compile_notice(first_run: bool) -> str:
     """What a build says as it starts compiling (`pcg build`, `pcg watch`, `pcg serve`)."""
     if first_run:
-        return "compiling kernels, first run only (about 20 s on 2 cores for the example recipes; later builds load them) ..."
+        return "compiling kernels, first run only (about 16 s on 2 cores for the example recipes; later builds load them) ..."
     return "compiling kernels of stages or rule nodes not run before, once (a rule program's nodes can take a minute) ..."
 
 

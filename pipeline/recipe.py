@@ -149,7 +149,7 @@ class PackConfig(BaseModel):
         for name, spec, conv in fields:
             if name != "map" or conv is not None or not _MAP_SPEC.match(spec):
                 shown = "{" + name + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}"
-                raise ValueError(f"must be a file name pattern using only {{map}} or {{map:0Nd}} (not {shown})")
+                raise ValueError(f"must be a file name pattern using only {{map}}, {{map:d}} or {{map:0Nd}} (not {shown})")
         for index in range(10):  # com{map} is a Windows device name from map 1 on
             check_plain_name(value.format(map=index))
         return value
@@ -501,7 +501,8 @@ def _load_stages(
 ) -> tuple[list[StageSpec], dict[str, tuple[str, ...]]]:
     """The valid stages, and the inputs of every stage whose `input`/`inputs` parsed (valid or not,
     so that a wrong input name is reported together with a wrong parameter). Stages that ask for
-    exporters of their own (a recording rewrite stage's GIF) bring them along as `NAME.SUFFIX`."""
+    exporters of their own (a recording rewrite stage's GIF) bring them along as `NAME.SUFFIX`,
+    unless the recipe has a stage of that kind reading them."""
     if table is None:
         problems.append("stage: no stages (add [stage.NAME] tables with `use = \"kind\"`)")
         return [], {}
@@ -510,6 +511,9 @@ def _load_stages(
         return [], {}
     specs: list[StageSpec] = []
     wiring: dict[str, tuple[str, ...]] = {}
+    # (kind, input) of the recipe's own stages: a companion gives way to one the recipe writes
+    # (an export.gif of a recording stage, with a speed and size of its own).
+    written = {(body.get("use"), body.get("input")) for body in table.values() if isinstance(body, dict)}
     for name, body in table.items():
         key = f"stage.{name}"
         if not _STAGE_NAME.match(name):
@@ -547,7 +551,8 @@ def _load_stages(
             continue
         specs.append(StageSpec(name=name, params=validated, inputs=inputs))
         for suffix, companion in validated.companions(name):
-            specs.append(StageSpec(name=f"{name}.{suffix}", params=companion, inputs=(name,)))
+            if (type(companion).kind, name) not in written:
+                specs.append(StageSpec(name=f"{name}.{suffix}", params=companion, inputs=(name,)))
     return specs, wiring
 
 

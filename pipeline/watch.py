@@ -20,6 +20,7 @@ from pipeline.builder import Progress
 from pipeline.errors import PipelineError, os_error_line
 from pipeline.executor import Executor
 from pipeline.jit import compile_notice
+from pipeline.output import counted
 from pipeline.plan import PackPlan
 from pipeline.recipe import Recipe, find_recipes, load_recipe
 from pipeline.workspace import Workspace, borrowed, claim_packs
@@ -182,9 +183,9 @@ class Watcher:
             self.echo(f"warning: {line}")
         for plan, report in outcome.reports:
             if report.built:
-                self.echo(f"{recipe.pack.name}: rebuilt {report.built} of {len(plan.maps)} maps in {took:.2f} s ({report.files_written} files written)")
+                self.echo(f"{recipe.pack.name}: rebuilt {report.built} of {len(plan.maps)} maps in {took:.2f} s ({counted(report.files_written, 'file')} written)")
             elif report.files_removed or report.files_written:
-                done = [f"{n} files {what}" for n, what in ((report.files_written, "written"), (report.files_removed, "removed")) if n]
+                done = [f"{counted(n, 'file')} {what}" for n, what in ((report.files_written, "written"), (report.files_removed, "removed")) if n]
                 self.echo(f"{recipe.pack.name}: {' and '.join(done)} in {took:.2f} s")
             elif not report.failures:
                 self.echo(f"{recipe.pack.name}: up to date ({took:.2f} s)")

@@ -219,6 +219,12 @@ def test_every_command_that_takes_a_pack_takes_it_the_same_ways(wide: Path, monk
         assert invoke("show", way, "--no-open").stdout.strip() == "exports/wide/contact_sheet.png"
         assert "rebuild byte for byte" in invoke("verify", way, "-j", "1").stdout
         assert "a_rather_long_name_for_the_backtracker" in invoke("stats", way, "--format", "csv").stdout
+    # --open without a desktop says so (xdg-open failed unseen, and the command said nothing).
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    opened = invoke("show", "wide", "--open")
+    assert opened.stdout.strip() == "exports/wide/contact_sheet.png"
+    assert "--open: no desktop here (neither DISPLAY nor WAYLAND_DISPLAY is set), so exports/wide/contact_sheet.png was not opened" in " ".join(opened.stderr.split())
     for command in (("show", "nope", "--no-open"), ("verify", "nope"), ("stats", "nope"), ("clean", "nope")):
         stderr = invoke(*command, code=1).stderr
         assert "nope: not a built pack (no manifest.json in nope or exports/nope)" in stderr, stderr

@@ -200,7 +200,7 @@ def test_cli_takes_the_pack_and_explain_shows_the_pins(tiny: Path) -> None:
     }
     explain = pcg("explain", "recipes/tiny.toml", cwd=tiny).stdout
     assert "map seed pinned (7 -> 12)" in explain
-    assert "3 maps with a seed of its own in [pack.seeds] (the pack seed is 7):" in explain
+    assert "3 maps with seeds of their own in [pack.seeds] (the pack seed is 7):" in explain
     rows = [line.split() for line in explain.splitlines()[-3:]]
     assert rows == [["0", "7", "pinned"], ["1", "12", "pinned"], ["3", str(seed), "re-rolled", "1x"]]
     assert load_recipe(tiny / "recipes" / "tiny.toml").pack.seed_of(3) == seed

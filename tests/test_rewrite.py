@@ -436,6 +436,26 @@ def test_recording_writes_a_gif_next_to_the_map(tmp_path: Path) -> None:
     assert math.isclose(gif.info["duration"], 1000) or gif.n_frames > 1
 
 
+def test_an_export_gif_of_ones_own_takes_the_place_of_the_added_one(tmp_path: Path) -> None:
+    # To slow the GIF down one wrote an export.gif stage, and got two GIFs, the added one too.
+    from PIL import Image
+
+    from pipeline.recipe import load_recipe
+
+    path = write_recipe(
+        tmp_path,
+        "rec",
+        '[pack]\nname = "rec"\nseed = 1\nmaps = 1\n\n'
+        '[stage.maze]\nuse = "rewrite"\nsize = [9, 9]\nvalues = "BRGW"\norigin = true\nrecord = true\n'
+        'program = { markov = [ { one = "RBB=GGR" }, { one = "RGG=WWR" } ] }\n\n'
+        '[stage.slow]\nuse = "export.gif"\ninput = "maze"\ndir = "gifs"\nframe_ms = 200\n',
+    )
+    assert [s.name for s in load_recipe(tmp_path / path).stages] == ["maze", "slow"]
+    pcg("build", "recipes/rec.toml", cwd=tmp_path)
+    assert [p.relative_to(tmp_path / "exports" / "rec").as_posix() for p in (tmp_path / "exports" / "rec").rglob("*.gif")] == ["gifs/map_000.gif"]
+    assert Image.open(tmp_path / "exports" / "rec" / "gifs" / "map_000.gif").info["duration"] == 200
+
+
 def test_origin_marks_the_centre_of_an_input_too() -> None:
     maze = pipeline.generate("maze.backtracker", seed=1, cells=(3, 3))  # 7 x 7, B walls and W floors
     marked = pipeline.generate("rewrite", inputs=maze, values="BRW", origin=True, program={"one": "R=R", "steps": 1})

@@ -100,7 +100,7 @@ def serve(
     )
     server = uvicorn.Server(config)
     shown = f"[{host}]" if ":" in host else host
-    echo(f"serving the gallery at http://{shown}:{port}/ ; Ctrl+C to stop")
+    echo(f"serving the gallery at http://{shown}:{port}/ (Ctrl+C to stop)")
     builds.start()
     try:
         server.run(sockets=[listening])
