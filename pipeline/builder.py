@@ -111,7 +111,7 @@ class Builder:
         lost = False  # a batch came back as an exception: its worker may still write (files mode)
         pack_dir = str(plan.pack_dir.resolve()) if executor.writes_files else None
         done = {task.index for task in ahead[0].tasks} if ahead else set()
-        batches = self._batches(recipe, [m for m in stale if m.index not in done], executor.workers, pack_dir)
+        batches = self._batches(recipe, [m for m in stale if m.index not in done], executor.workers, pack_dir, temp is None)
         for batch, outcome in itertools.chain([ahead] if ahead else [], executor.results(batches)):
             if isinstance(outcome, BaseException):
                 from concurrent.futures.process import BrokenProcessPool
@@ -202,7 +202,7 @@ class Builder:
         (temporary files beside their targets)."""
         return self.cache.temp_dir if same_file_system(self.cache.root, plan.pack_dir) else None
 
-    def _batches(self, recipe: Recipe, maps: list[MapPlan], workers: int, pack_dir: str | None) -> list[Batch]:
+    def _batches(self, recipe: Recipe, maps: list[MapPlan], workers: int, pack_dir: str | None, temp_beside: bool = False) -> list[Batch]:
         if not maps:
             return []
         size = max(1, min(MAX_BATCH, math.ceil(len(maps) / (4 * workers))))
@@ -220,7 +220,7 @@ class Builder:
             for m in maps
         ]
         root = str(self.cache.root.resolve())  # workers elsewhere (a Dask cluster) may run in another folder
-        return [Batch(recipe, root, tuple(tasks[i : i + size]), pack_dir, self.timeout) for i in range(0, len(tasks), size)]
+        return [Batch(recipe, root, tuple(tasks[i : i + size]), pack_dir, self.timeout, temp_beside) for i in range(0, len(tasks), size)]
 
     def _store(
         self, plan: PackPlan, result: MapResult, written: dict[str, str], report: PackReport, temp: Path | None, journal: Journal,
@@ -238,7 +238,7 @@ class Builder:
             # What the worker wrote itself (files mode): all but the shared files it sent.
             theirs = {path: digest for path, digest in digests.items() if path not in result.files and path not in written}
             if result.failure is None and theirs:
-                result.failure = self._unseen(plan, theirs, read=not local)
+                result.failure = self._unseen(plan, theirs, result.stamps, read=not local)
         if result.failure is not None:
             for stage, message in [result.failure, *result.more_failures]:
                 report.failures.append(Failure(plan.recipe.path, result.index, stage, message))
@@ -259,11 +259,12 @@ class Builder:
         result.digests = digests
         report.stage_runs.update(result.ran)
 
-    def _unseen(self, plan: PackPlan, digests: dict[str, str], read: bool) -> tuple[str, str] | None:
+    def _unseen(self, plan: PackPlan, digests: dict[str, str], seen: dict[str, tuple[int, int]], read: bool) -> tuple[str, str] | None:
         """Whether files a worker wrote (`--dask-results files`) are here with their bytes: a
         worker whose exports/ is not this machine's writes them where no one looks, and the
         manifest would claim files the pack does not have. `read`: look at the bytes; a worker
-        of this machine (`-j N`) surely wrote here, and its files are only stamped."""
+        of this machine (`-j N`) surely wrote here, and its files are stamped with the size and
+        time it saw just after writing (`seen`): a file edited since is then found edited."""
         stamps = self._stamps(plan)
         for path, digest in digests.items():
             # Read, not the stamp: a network file system may show stale sizes and times a while.
@@ -271,7 +272,10 @@ class Builder:
                 # Alike for every map, so the failures share a row.
                 return ("-", f"a worker wrote the map's files, but {plan.pack_dir} here does not hold them: does every worker see"
                         " this exports/ folder (a shared file system)? If not, build with --dask-results bytes")
-            stamps.record(plan.pack_dir / path, path, digest)
+            if not read and path in seen:
+                stamps.remember(path, *seen[path], digest)
+            else:
+                stamps.record(plan.pack_dir / path, path, digest)
         return None
 
     def _stamps(self, plan: PackPlan) -> Stamps:

@@ -221,6 +221,8 @@ def build(
         raise PipelineError([f"--dask-results: files or bytes (got {dask_results!r})"])
     if timeout is not None and not (timeout > 0 and math.isfinite(timeout)):
         raise PipelineError([f"--timeout: seconds, more than 0 (got {timeout:g})"])
+    if timeout is not None and (scheduler or dask_local):
+        _warn(["--timeout: Dask runs maps in its workers' threads, where no timer can stop them: no limit applies"])
     for option, given in (("--dask-results", dask_results), ("--wait-for-workers", wait_for_workers)):
         if given is not None and not (scheduler or dask_local):
             raise PipelineError([f"{option}: only with --scheduler or --dask-local"])
@@ -236,7 +238,7 @@ def build(
     try:
         _check_maps(recipes, maps)
     except PipelineError as exc:
-        raise PipelineError([*exc.problems, "--map: so nothing was built (name the recipes whose packs have that map)"]) from None
+        raise PipelineError([*exc.problems, "--map: nothing was built, as a pack lacks that map (name the recipes whose packs have it)"]) from None
     dask = None
     if scheduler or dask_local:
         from pipeline.dask_executor import NO_WORKERS_TIMEOUT, DaskOptions

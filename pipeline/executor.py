@@ -25,7 +25,7 @@ class Stopped(Exception):
 
 class Executor(Protocol):
     workers: int
-    writes_files: bool  # workers write map files into the pack themselves (a shared file system)
+    writes_files: bool  # workers write each map's own files into the pack themselves (they see its folder)
     # Their writes are on this machine's disk for certain (processes of this one): the build
     # need not read each file back to see that it arrived.
     local_files: bool

@@ -513,7 +513,7 @@ def _load_stages(
     wiring: dict[str, tuple[str, ...]] = {}
     # (kind, input) of the recipe's own stages: a companion gives way to one the recipe writes
     # (an export.gif of a recording stage, with a speed and size of its own).
-    written = {(body.get("use"), body.get("input")) for body in table.values() if isinstance(body, dict)}
+    written = {(body.get("use"), _one_input(body)) for body in table.values() if isinstance(body, dict) and isinstance(body.get("use"), str)}
     for name, body in table.items():
         key = f"stage.{name}"
         if not _STAGE_NAME.match(name):
@@ -613,6 +613,14 @@ def _check_outputs(specs: list[StageSpec], pack: PackConfig, problems: list[str]
                 f"stage.{spec.name}: writes {', '.join(paths)}, which stage.{other} also writes"
                 " (give one of them another `dir` or file name)"
             )
+
+
+def _one_input(body: dict[str, Any]) -> str | None:
+    """The stage a table reads, if it names one (`input`, or `inputs` of one), unchecked."""
+    value = body.get("input", body.get("inputs"))
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    return value if isinstance(value, str) else None
 
 
 def _inputs(body: dict[str, Any], key: str, problems: list[str]) -> tuple[str, ...] | None:

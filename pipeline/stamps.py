@@ -46,6 +46,11 @@ class Stamps:
         self.entries[key] = [st.st_size, st.st_mtime_ns, digest]
         self.changed = True
 
+    def remember(self, key: str, size: int, mtime_ns: int, digest: str) -> None:
+        """Stamp a file another process wrote, as that process saw it just after writing."""
+        self.entries[key] = [size, mtime_ns, digest]
+        self.changed = True
+
     def save(self, temp_dir: Path | None = None) -> None:
         if self.changed:
             atomic_write(self.path, json.dumps(self.entries, sort_keys=True).encode("utf-8"), temp_dir)

@@ -34,14 +34,7 @@ def authored_reaching(specs: Sequence[StageSpec], name: str, stats_only: bool = 
     """The authored map properties (`authored_stats`) of every stage before stage `name`, in
     recipe order: what a stage that starts its stats afresh still hands on (`stats_only`: those
     that are also stats, `added_stats`, which leaves out object references)."""
-    by_name = {spec.name: spec for spec in specs}
-    before: set[str] = set()
-    todo = list(by_name[name].inputs)
-    while todo:
-        source = todo.pop()
-        if source not in before:
-            before.add(source)
-            todo.extend(by_name[source].inputs)
+    before = _before(specs, name)
     found = [
         stat
         for spec in specs
@@ -55,14 +48,27 @@ def authored_reaching(specs: Sequence[StageSpec], name: str, stats_only: bool = 
 def authored_replaced(specs: Sequence[StageSpec], name: str) -> list[tuple[str, str]]:
     """(stat, stage that authored it) for each stat stage `name` adds under the name of a map
     property a person wrote (`authored_stats`) that reaches it: the stage's value replaces it."""
-    by_name = {spec.name: spec for spec in specs}
-    adds = set(by_name[name].params.added_stats() or ())
+    adds = set(next(s for s in specs if s.name == name).params.added_stats() or ())
+    before = _before(specs, name)
     out = []
     for stat in authored_reaching(specs, name):
         if stat in adds:
-            source = next(s.name for s in specs if stat in s.params.authored_stats() and s.name != name)
+            source = next(s.name for s in specs if s.name in before and stat in s.params.authored_stats())
             out.append((stat, source))
     return out
+
+
+def _before(specs: Sequence[StageSpec], name: str) -> set[str]:
+    """The stages stage `name` reads, directly or through others."""
+    by_name = {spec.name: spec for spec in specs}
+    before: set[str] = set()
+    todo = list(by_name[name].inputs)
+    while todo:
+        source = todo.pop()
+        if source not in before:
+            before.add(source)
+            todo.extend(by_name[source].inputs)
+    return before
 
 
 def stats_reaching(specs: Sequence[StageSpec], names: Sequence[str]) -> set[str] | None:

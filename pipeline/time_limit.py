@@ -3,8 +3,9 @@ that never ends (a plugin's loop that never meets its exit) holding the build fo
 
 The limit is an interval timer (SIGALRM) in the process that makes the map: its handler raises
 MapTimeout in the stage's Python code. Compiled kernels are not interrupted: the timeout lands
-when the kernel returns; the clock stops while a kernel compiles (a first build). Where no timer can be set (a thread other than the main one: Dask's
-workers, `pcg serve`'s builds; Windows), maps run without a limit.
+when the kernel returns; the clock stops while a kernel compiles (a first build). Where no timer
+can be set (a thread other than the main one: Dask's workers, `pcg serve`'s builds; Windows),
+maps run without a limit.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+import time
 from typing import Any, Iterator
 
 
@@ -29,6 +31,8 @@ class MapTimeout(BaseException):
 
 # Whether a limit runs in this process (set in its main thread only).
 _running = False
+# The longest limit: more than a day is no limit a build means, and the OS timer's range is finite.
+MOST_SECONDS = 1e6
 
 
 @contextlib.contextmanager
@@ -48,23 +52,33 @@ def paused() -> Iterator[None]:
 
 @contextlib.contextmanager
 def time_limit(seconds: float | None) -> Iterator[None]:
-    """Raise MapTimeout in this thread once `seconds` have passed inside the block."""
+    """Raise MapTimeout in this thread once `seconds` have passed inside the block. A timer the
+    caller had set (a script's own alarm) runs on afterwards, less the time the block took."""
     if seconds is None or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
         return
+    global _running
+    previous: Any = signal.getsignal(signal.SIGALRM)
 
     def expired(signum: int, frame: Any) -> None:
-        raise MapTimeout(seconds)
+        # The timer fires once: put the caller's handler back first, so that however the
+        # exception unwinds (even through the finally below) nothing of ours stays installed.
+        signal.signal(signal.SIGALRM, previous)
+        if _running:
+            raise MapTimeout(seconds)
 
-    global _running
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    _running = True
+    started = time.monotonic()
+    outer = (0.0, 0.0)
     try:
+        signal.signal(signal.SIGALRM, expired)
+        outer = signal.setitimer(signal.ITIMER_REAL, min(seconds, MOST_SECONDS))
+        _running = True
         yield
     finally:
         _running = False
         try:
             signal.setitimer(signal.ITIMER_REAL, 0)
-        finally:  # even when the timer went off just as the block ended
+        finally:
             signal.signal(signal.SIGALRM, previous)
+            if outer[0] > 0:
+                signal.setitimer(signal.ITIMER_REAL, max(outer[0] - (time.monotonic() - started), 1e-3), outer[1])

@@ -4,13 +4,16 @@ Workers need nothing of the client's file system: what a stage reads (a rule mod
 file and its image) is read once as the recipe loads and travels inside it. They read and write
 cache entries under the client's cache path, which on another machine is a cache of their own
 (or none, where they cannot create it: the cache is best effort). Files under exports/ go back to
-the client as bytes, or, on a cluster with a shared file system, the worker writes them itself
-(`Batch.pack_dir`), each atomically, and returns their digests; the client alone writes the
-manifest, so a killed worker never leaves a half-written file or a manifest naming one.
+the client as bytes, or, where the worker sees the pack's folder (`-j N`, a cluster with a shared
+file system: `Batch.pack_dir`), the worker writes each map's own files itself, atomically, and
+returns their digests, while the files every map shares (tilesets) still go back for the client
+to write once. The client alone writes the manifest, so a killed worker never leaves a
+half-written file or a manifest naming one.
 """
 
 from __future__ import annotations
 
+import os
 import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -52,6 +55,8 @@ class Batch:
     tasks: tuple[MapTask, ...]
     pack_dir: str | None = None  # set: the worker writes the map's files there itself
     timeout: float | None = None  # seconds a map may take (`pcg build --timeout`)
+    # exports/ is on another file system than the cache: temporary files go beside their targets.
+    temp_beside: bool = False
 
 
 @dataclass
@@ -71,6 +76,7 @@ class MapResult:
     # most; encoding and decoding a PNG would cost the sheet's maps more than the pipe does)
     thumbnail: tuple[str, Image.Image] | None = None
     written: int = 0  # files the worker wrote itself (they differed from those on disk)
+    stamps: dict[str, tuple[int, int]] = field(default_factory=dict)  # their size and mtime_ns, as written
     # Set when a filter made the map again: the attempt that passed, and its keys and seeds.
     attempt: int = 0
     keys: dict[str, str] | None = None
@@ -101,7 +107,7 @@ def run_batch(batch: Batch) -> list[MapResult]:
                 result = MapResult(task.index, failure=("-", str(exc)))
             if batch.pack_dir is not None and result.failure is None:
                 try:
-                    write_files(result, Path(batch.pack_dir), cache.temp_dir, on_disk, shared)
+                    write_files(result, Path(batch.pack_dir), None if batch.temp_beside else cache.temp_dir, on_disk, shared)
                 except OSError as exc:
                     result.write_error, result.files = exc, {}
                     results.append(result)
@@ -112,7 +118,7 @@ def run_batch(batch: Batch) -> list[MapResult]:
     return results
 
 
-def write_files(result: MapResult, pack_dir: Path, temp_dir: Path, on_disk: dict[str, str], shared: set[str]) -> None:
+def write_files(result: MapResult, pack_dir: Path, temp_dir: Path | None, on_disk: dict[str, str], shared: set[str]) -> None:
     """Write a map's own files where they belong (skipping identical ones), and keep their
     digests. Files every map shares (`shared`: a tileset) go back to the client, which writes
     each once (workers writing them side by side would each count it); a batch sends each only
@@ -130,9 +136,12 @@ def write_files(result: MapResult, pack_dir: Path, temp_dir: Path, on_disk: dict
             continue
         if path in shared:
             kept[path] = data
-        elif sha256_file(pack_dir / path) != digest:
-            atomic_write(pack_dir / path, data, temp_dir)
-            result.written += 1
+        else:
+            if sha256_file(pack_dir / path) != digest:
+                atomic_write(pack_dir / path, data, temp_dir)
+                result.written += 1
+            st = os.stat(pack_dir / path)
+            result.stamps[path] = (st.st_size, st.st_mtime_ns)
         on_disk[path] = digest
     result.files = kept
 

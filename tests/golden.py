@@ -351,7 +351,10 @@ rotate = true
     "load.tmx": '[stage.subject]\nuse = "load.tmx"\nfile = "maps/start.tmx"\n',
     # Exporters.
     "export.png": _FURNISHED + '\n[stage.subject]\nuse = "export.png"\ninput = "regions"\nscale = 2\n',
-    "export.gif": _RECORDED + '\n[stage.slow]\nuse = "export.gif"\ninput = "grow"\ndir = "slow"\nscale = 3\nframe_ms = 100\n',
+    # The GIF a recording stage adds (grow.gif), and one written in the recipe, which takes the
+    # place of the added one of the stage it reads (again).
+    "export.gif": _RECORDED + _RECORDED.replace("[stage.grow]", "[stage.again]")
+    + '\n[stage.slow]\nuse = "export.gif"\ninput = "again"\ndir = "slow"\nscale = 3\nframe_ms = 100\n',
     "export.tmx": _tiled("export.tmx"),
     "export.tmj": _tiled("export.tmj", 'profile = "phaser"\n'),
     "export.lua": _tiled("export.lua"),

@@ -315,6 +315,11 @@ def test_a_required_prefab_goes_into_every_map_first_and_once(seed: int) -> None
     assert 1 <= len(files) <= 3 and level.properties["prefabs"] == len(files)
 
 
+def test_stages_without_required_or_weights_keep_their_cache_keys() -> None:
+    # Both were written into the params as [] and {}: every prefab pack built before them went stale.
+    assert set(prefabs(RECIPES).model_dump(mode="json")) == {"prefabs", "count", "rotate", "mirror", "door", "over", "layer", "tries", "attempts", "walls"}
+
+
 def test_weights_set_how_often_each_prefab_is_drawn() -> None:
     """A file of weight 0 is never drawn, one of weight 1 beside 5 about a sixth of the time;
     unnamed files weigh 1. 120 draws of a fair choice would give the heavy one 50-70% at 1 - 1e-4."""
@@ -476,10 +481,13 @@ def test_tmxrasterizer_draws_the_prefabs(tmp_path: Path) -> None:
         ('required = ["prefabs/bos.tmx"]', "stage.vaults.required", "'prefabs/bos.tmx' is not among the files 'prefabs/*.tmx' matches: prefabs/boss.tmx, prefabs/shop.tmx, prefabs/vault.tmx (did you mean 'prefabs/boss.tmx'?)"),
         ('required = ["prefabs/boss.tmx", "prefabs/boss.tmx"]', "stage.vaults.required", "names 'prefabs/boss.tmx' twice"),
         ('weights = { "prefabs/shops.tmx" = 2 }', "stage.vaults.weights", "'prefabs/shops.tmx' is not among the files"),
-        ('weights = { "prefabs/shop.tmx" = -1 }', "stage.vaults.weights.prefabs/shop.tmx", "must be a number of 0 or more (got -1.0)"),
-        ('weights = { "prefabs/shop.tmx" = nan }', "stage.vaults.weights.prefabs/shop.tmx", "must be a number of 0 or more (got nan)"),
+        ('weights = { "prefabs/shop.tmx" = -1 }', 'stage.vaults.weights."prefabs/shop.tmx"', "must be a number from 0 to 1e+09 (got -1.0)"),
+        ('weights = { "prefabs/shop.tmx" = nan }', 'stage.vaults.weights."prefabs/shop.tmx"', "must be a number from 0 to 1e+09 (got nan)"),
+        ('weights = { "prefabs/shop.tmx" = 1e308, "prefabs/vault.tmx" = 1e308 }', 'stage.vaults.weights."prefabs/shop.tmx"', "must be a number from 0 to 1e+09"),
+        ('required = ["prefabs/boss.tmx"]\nweights = { "prefabs/boss.tmx" = 2 }', 'stage.vaults.weights."prefabs/boss.tmx"',
+         "is a required file, placed in every map and never drawn: its weight would do nothing"),
         ('required = ["prefabs/boss.tmx"]\nweights = { "prefabs/shop.tmx" = 0, "prefabs/vault.tmx" = 0 }', "stage.vaults.count",
-         "draws up to 1 prefabs, but every file 'prefabs/*.tmx' matches is required or weighs 0"),
+         "draws up to 1 prefab, but every file 'prefabs/*.tmx' matches is required or weighs 0"),
     ],
 )
 def test_required_and_weights_name_files_the_glob_matched_and_leave_one_to_draw(tmp_path: Path, body: str, key: str, words: str) -> None:

@@ -440,6 +440,7 @@ def test_an_export_gif_of_ones_own_takes_the_place_of_the_added_one(tmp_path: Pa
     # To slow the GIF down one wrote an export.gif stage, and got two GIFs, the added one too.
     from PIL import Image
 
+    from pipeline.errors import RecipeError
     from pipeline.recipe import load_recipe
 
     path = write_recipe(
@@ -454,6 +455,13 @@ def test_an_export_gif_of_ones_own_takes_the_place_of_the_added_one(tmp_path: Pa
     pcg("build", "recipes/rec.toml", cwd=tmp_path)
     assert [p.relative_to(tmp_path / "exports" / "rec").as_posix() for p in (tmp_path / "exports" / "rec").rglob("*.gif")] == ["gifs/map_000.gif"]
     assert Image.open(tmp_path / "exports" / "rec" / "gifs" / "map_000.gif").info["duration"] == 200
+    # `inputs` of one stage reads as `input`; an input written as a list is one error line, not a traceback.
+    text = (tmp_path / path).read_text()
+    (tmp_path / path).write_text(text.replace('input = "maze"', 'inputs = ["maze"]'))
+    assert [s.name for s in load_recipe(tmp_path / path).stages] == ["maze", "slow"]
+    (tmp_path / path).write_text(text.replace('input = "maze"', 'input = ["maze"]'))
+    with pytest.raises(RecipeError, match=r"stage.slow.input: must be the name of another stage \(got \['maze'\]\)"):
+        load_recipe(tmp_path / path)
 
 
 def test_origin_marks_the_centre_of_an_input_too() -> None:

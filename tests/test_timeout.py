@@ -90,3 +90,28 @@ def test_the_clock_stops_while_kernels_compile() -> None:
             with paused():
                 time.sleep(0.1)
             time.sleep(1)
+
+
+def test_the_handler_and_a_callers_own_timer_survive_a_limit() -> None:
+    import signal
+
+    def mine(signum: int, frame: object) -> None:
+        raise TimeoutError("the script's own alarm")
+
+    before = signal.signal(signal.SIGALRM, mine)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.6)
+        with pytest.raises(MapTimeout):
+            with time_limit(0.1):
+                time.sleep(1)
+        assert signal.getsignal(signal.SIGALRM) is mine
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 0.2 < left < 0.55, left  # the script's alarm runs on, less the time the limit took
+        with pytest.raises(TimeoutError, match="the script's own alarm"):
+            time.sleep(1)
+        with time_limit(1e12):  # no OverflowError: a limit beyond a day is as good as none
+            pass
+        assert signal.getsignal(signal.SIGALRM) is mine and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)

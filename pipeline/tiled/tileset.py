@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,10 +12,6 @@ from pipeline.tiled import FORMAT_VERSION, TILED_VERSION
 from pipeline.tiled.autotile import TILED_TYPE, WangKind
 from pipeline.tiled.properties import json_properties
 from pipeline.tiled.xmlout import add_properties, to_bytes
-
-
-# The tilesets this process wrote last, and their .tsx bytes.
-_TSX_WRITTEN: list[tuple[Tileset, bytes]] = []
 
 
 def sheet_grid(width: int, height: int, tile_width: int, tile_height: int, margin: int, spacing: int) -> tuple[int, int]:
@@ -162,15 +157,7 @@ class Tileset:
         return tile
 
     def tsx(self) -> bytes:
-        # Every map of a pack writes the same tileset: its bytes are made once per process.
-        for known, data in _TSX_WRITTEN:
-            if known == self:
-                return data
-        data = to_bytes(self.element())
-        # A copy: the dicts of a frozen dataclass can still change, and then must not match.
-        _TSX_WRITTEN.insert(0, (copy.deepcopy(self), data))
-        del _TSX_WRITTEN[4:]
-        return data
+        return to_bytes(self.element())
 
     def json(self, firstgid: int | None = None) -> dict[str, Any]:
         """The tileset as Tiled JSON writes it: embedded in a map (with `firstgid`) or as a .tsj."""

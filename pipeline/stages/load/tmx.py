@@ -177,8 +177,9 @@ def read_map_file(recipe_dir: Path, relative: str, layer: str | None = None, emp
     finally:
         _NOTES.reset(token)
     level, filled = _to_level(parsed, layer, empty)
+    tilesets = sorted(parsed.tilesets, key=lambda t: t.firstgid)
     for where, gid in notes.object_gids:
-        if _tileset_of(parsed.tilesets, gid) is None:
+        if _tileset_of(tilesets, gid) is None:
             raise MapFileError(f"{where}: its tile gid {gid} is in none of the map's tilesets")
     return MapFile(level, filled, reader.digests, notes.dropped)
 
@@ -573,8 +574,9 @@ def _json_type(value: Any) -> str:
 
 
 def _tileset_of(tilesets: list[_Tileset], gid: int) -> _Tileset | None:
-    """The tileset holding `gid`, or None: below every firstgid, or past its tileset's last tile."""
-    ts = next((t for t in reversed(sorted(tilesets, key=lambda t: t.firstgid)) if t.firstgid <= gid), None)
+    """The tileset holding `gid` (`tilesets` sorted by firstgid), or None: below every firstgid,
+    or past its tileset's last tile."""
+    ts = next((t for t in reversed(tilesets) if t.firstgid <= gid), None)
     if ts is None or (ts.tilecount is not None and gid - ts.firstgid >= ts.tilecount):
         return None
     return ts

@@ -13,6 +13,7 @@ from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 
 from pipeline.errors import KeyedError, PipelineError, Rejected, did_you_mean
 from pipeline.level import Level, MapObject, PropertyValue, Symbol, own_refs
+from pipeline.output import counted
 from pipeline.registry import stage
 from pipeline.stages.place.count import count_type, draw_count, most_of
 from pipeline.stages.compose.overlay import merge_alphabets
@@ -51,6 +52,8 @@ class _Variant:
 
 # How many placements of earlier prefab stages `added_stats` leaves room for.
 EARLIER_PLACEMENTS = 32
+# A weight's bound: far beyond any odds a person means, and a sum of weights stays finite.
+MAX_WEIGHT = 1e9
 
 
 @stage("place.prefabs", version=4)
@@ -101,11 +104,14 @@ class Prefabs(WalkableStage):
         (), description='Painted cells may cover only these symbols of the map (e.g. ["wall"]: carved into the rock); empty: any.'
     )
     layer: str | None = Field(None, description="The one tile layer of each prefab to read (unset: all of them, upper tiles over lower).")
+    # Both left out of the params when unset, so stages built before they existed keep their keys.
     required: tuple[str, ...] = Field(
-        (), description='Prefab files (as the glob matches them, e.g. "prefabs/boss.tmx") placed in every map, once each and before the drawn ones; never drawn for count.'
+        (), exclude_if=lambda files: not files,
+        description='Prefab files (as the glob matches them, e.g. "prefabs/boss.tmx") placed in every map, once each and before the drawn ones; never drawn for count.',
     )
     weights: dict[str, float] = Field(
-        {}, description='How often each file is drawn for count, e.g. {"prefabs/shop.tmx" = 3}: 1 for a file not named, 0 never (unset: each once before any twice).'
+        {}, exclude_if=lambda weights: not weights,
+        description='How often each file is drawn for count, e.g. {"prefabs/shop.tmx" = 3}: 1 for a file not named, 0 never (unset: each once before any twice).',
     )
     tries: int = Field(500, ge=1, le=1_000_000, description="Most positions tested for connectivity per prefab and map.")
     attempts: int = Field(10, ge=1, le=100_000, description="Most times a map is made again when a prefab finds no place in it.")
@@ -147,12 +153,16 @@ class Prefabs(WalkableStage):
             twice = next(f for f in self.required if self.required.count(f) > 1)
             raise KeyedError("required", f"names {twice!r} twice (a required prefab goes into every map once)")
         for name, weight in self.weights.items():
-            if not math.isfinite(weight) or weight < 0:
-                raise KeyedError(f"weights.{name}", f"must be a number of 0 or more (got {weight})")
+            if not (math.isfinite(weight) and 0 <= weight <= MAX_WEIGHT):
+                raise KeyedError(f'weights."{name}"', f"must be a number from 0 to {MAX_WEIGHT:g} (got {weight})")
+            if name in self.required:
+                raise KeyedError(f'weights."{name}"', "is a required file, placed in every map and never drawn: its weight would do nothing")
         pool = [f for f in files if f not in self.required and self.weights.get(f, 1.0) > 0]
         if most_of(self.count) > 0 and not pool:
             why = "is required" if all(f in self.required for f in files) else "is required or weighs 0"
-            raise KeyedError("count", f"draws up to {most_of(self.count)} prefabs, but every file {self.prefabs!r} matches {why}: set count = 0, or give one a weight")
+            raise KeyedError(
+                "count", f"draws up to {counted(most_of(self.count), 'prefab')}, but every file {self.prefabs!r} matches {why}: set count = 0, or give one a weight"
+            )
 
     def _check_doors(self, prefab: _Prefab) -> None:
         """Refuse a prefab that no map could take: walkable tiles with no door, or a door with
