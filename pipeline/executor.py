@@ -93,7 +93,7 @@ def _exit_with_parent(parent: int) -> None:
 
 
 class ProcessExecutor:
-    # Each worker writes its maps' files: the client writing them all would make every file
+    # Each worker writes its maps' own files: the client writing them all would make every file
     # (0.5 ms of the kernel's time each on some disks) one after another, while the workers wait.
     writes_files = True
     local_files = True
