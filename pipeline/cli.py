@@ -49,6 +49,9 @@ CACHE = typer.Option(Path(".pcg-cache"), "--cache", help="Folder for cached inte
 TARGETS = typer.Argument(None, help="Recipe files, or folders whose *.toml files are recipes (default: recipes/).")
 JOBS = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores).")
 QUIET = typer.Option(False, "--quiet", "-q", help="Print only errors.")
+TIMEOUT = typer.Option(
+    None, "--timeout", help="A map that takes longer than this many seconds fails (a stage that never ends); the others still build. Default: no limit."
+)
 # `pcg watch` and `pcg serve` watch recipes alike.
 POLL = typer.Option(False, "--poll", help="Poll for changes instead of OS events (network drives, container mounts).")
 INTERVAL = typer.Option(0.25, "--interval", min=0.01, help="Seconds between polls, with --poll.")
@@ -199,9 +202,7 @@ def build(
     strict: bool = typer.Option(
         False, "--strict", help="Warnings are errors (for CI): a recipe with one is not built, and one found while building makes the exit status 1."
     ),
-    timeout: Optional[float] = typer.Option(
-        None, "--timeout", help="A map that takes longer than this many seconds fails (a stage that never ends); the others still build. Default: no limit."
-    ),
+    timeout: Optional[float] = TIMEOUT,
     out: Path = EXPORTS,
     cache: Path = CACHE,
     quiet: bool = QUIET,
@@ -219,8 +220,7 @@ def build(
             raise PipelineError([wrong])
     if dask_results not in (None, "files", "bytes"):
         raise PipelineError([f"--dask-results: files or bytes (got {dask_results!r})"])
-    if timeout is not None and not (timeout > 0 and math.isfinite(timeout)):
-        raise PipelineError([f"--timeout: seconds, more than 0 (got {timeout:g})"])
+    _check_timeout(timeout)
     if timeout is not None and (scheduler or dask_local):
         _warn(["--timeout: Dask runs maps in its workers' threads, where no timer can stop them: no limit applies"])
     for option, given in (("--dask-results", dask_results), ("--wait-for-workers", wait_for_workers)):
@@ -248,6 +248,13 @@ def build(
 
 
 STRICT = " (a warning: not built, as --strict makes warnings errors)"
+
+
+def _check_timeout(timeout: float | None) -> None:
+    from pipeline.errors import PipelineError
+
+    if timeout is not None and not (timeout > 0 and math.isfinite(timeout)):
+        raise PipelineError([f"--timeout: seconds, more than 0 (got {timeout:g})"])
 
 
 def _build(
@@ -375,6 +382,7 @@ def watch(
     interval: float = INTERVAL,
     debounce: float = DEBOUNCE,
     show: bool = typer.Option(False, "--show", help="After each rebuild, print the pack's contact sheet as a file:// link."),
+    timeout: Optional[float] = TIMEOUT,
     out: Path = EXPORTS,
     cache: Path = CACHE,
 ) -> None:
@@ -386,6 +394,7 @@ def watch(
     from pipeline.watch import Watcher, run
     from pipeline.workspace import Workspace
 
+    _check_timeout(timeout)
     targets = _watched(targets)
     echo = _stamped(_console())
 
@@ -396,7 +405,7 @@ def watch(
 
     # Worker processes are forked before watchdog starts its threads.
     executor = make_executor(jobs or default_workers())
-    watcher = Watcher(targets, Workspace(out, cache), executor, echo, debounce=debounce, on_built=shown if show else None)
+    watcher = Watcher(targets, Workspace(out, cache), executor, echo, debounce=debounce, on_built=shown if show else None, timeout=timeout)
     signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
     # A shell starts background jobs with SIGINT ignored, and Python then leaves it ignored:
     # `kill -INT` (or Ctrl+C once brought to the foreground) must still stop the watcher.

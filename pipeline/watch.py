@@ -53,6 +53,7 @@ class Watcher:
     on_built: Callable[[Recipe], None] | None = None
     # A progress callback per pack build (maps done so far), as `Workspace.build` takes one.
     started: Callable[[PackPlan], Progress | None] = lambda plan: None
+    timeout: float | None = None  # seconds a map may take (`--timeout`)
     deps: dict[Path, set[Path]] = field(default_factory=dict)  # recipe -> files it reads
     globs: dict[Path, list[str]] = field(default_factory=dict)  # recipe -> absolute glob patterns it reads
     loaded: dict[Path, Recipe] = field(default_factory=dict)  # recipe -> its last version that loaded
@@ -174,6 +175,7 @@ class Watcher:
             waiting=lambda what: self.echo(f"waiting for {what} ..."),
             started=self.started,
             compiling=lambda first_run: self.echo(compile_notice(first_run)),
+            timeout=self.timeout,
         )
         self.builds += 1
         took = time.perf_counter() - start

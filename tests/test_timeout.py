@@ -70,6 +70,21 @@ def test_a_map_that_never_ends_fails_with_the_stage_and_the_others_build(tmp_pat
     assert sorted(p.name for p in (tmp_path / "exports" / "spin").glob("map_*.tmx")) == [f"map_00{i}.tmx" for i in (1, 2, 4, 5)]
 
 
+def test_pcg_watch_takes_a_timeout_too(tmp_path: Path) -> None:
+    from test_watch import Watch
+
+    (tmp_path / "recipes" / "stages").mkdir(parents=True)
+    (tmp_path / "recipes" / "stages" / "spin.py").write_text(SPIN)
+    write_recipe(tmp_path, "spin", RECIPE)
+    watch = Watch(tmp_path, "--timeout", "1")
+    try:
+        watch.wait_for(r"spin: rebuilt 4 of 6 maps")
+        watch.wait_for(r"error: recipes/spin.toml: map 0: stage spin: took longer than 1 s")
+        watch.wait_for(r"watching recipes")  # and it goes on watching
+    finally:
+        assert watch.stop() == 0
+
+
 def test_a_timeout_must_be_positive(tmp_path: Path) -> None:
     import pipeline
     from pipeline.errors import PipelineError
