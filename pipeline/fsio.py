@@ -78,15 +78,24 @@ def atomic_write(path: Path, data: bytes, temp_dir: Path | None = None, sync: bo
             finally:
                 os.close(fd)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        _discard(tmp)
         if exc.filename == str(path):
             raise
         # Name the file being written, not its temporary name (nor none: a full disk's write
         # error carries no name), so that the user's one line says which file.
         raise type(exc)(exc.errno, exc.strerror, str(path)) from exc
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _discard(tmp)
         raise
+
+
+def _discard(tmp: Path) -> None:
+    """Remove a temporary file, if it can be: on a read-only file system it never was made, and
+    the unlink's own error would hide the one that matters (and name the temporary file)."""
+    try:
+        tmp.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 class NotRegularFile(OSError):

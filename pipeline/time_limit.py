@@ -26,7 +26,7 @@ class MapTimeout(BaseException):
         self.seconds = seconds
 
     def __str__(self) -> str:
-        return f"took longer than {self.seconds:g} s, the build's --timeout (a stage that never ends?)"
+        return f"took longer than {self.seconds:g} s, the build's timeout (a stage that never ends?)"
 
 
 # Whether a limit runs in this process (set in its main thread only).

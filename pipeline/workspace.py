@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, ContextManager, Iterable
+from typing import Any, Callable, ContextManager, Iterable
 
 from pipeline.builder import Builder, PackReport, PackWriteError, Progress
 from pipeline.cache import DEFAULT_MAX_BYTES, LevelCache, Trimmed
@@ -215,7 +216,7 @@ class Workspace:
                 if folder.is_symlink():
                     raise PipelineError([f"{folder}: is a symbolic link; pcg deletes only pack folders it built"])
                 if folder.exists():
-                    shutil.rmtree(folder)
+                    remove_tree(folder)
                     removed.append(folder)
                 Journal(self.cache, folder).end()
             # Everything but the locks (a build blocked on a lock file must find it still there)
@@ -224,7 +225,7 @@ class Workspace:
             entries = sorted(p for p in self.cache.iterdir() if p.name not in kept) if self.cache.is_dir() else []
             for entry in entries:
                 if entry.is_dir() and not entry.is_symlink():
-                    shutil.rmtree(entry)
+                    remove_tree(entry)
                 else:
                     entry.unlink()
             journals = self.cache / JOURNALS
@@ -233,6 +234,22 @@ class Workspace:
             if entries:
                 removed.append(self.cache)
         return removed
+
+
+def remove_tree(folder: Path) -> None:
+    """shutil.rmtree, whose errors name the file in full: it deletes by names relative to each
+    folder, and a read-only disk's error would say `contact_sheet.png` alone."""
+
+    def named(func: Any, path: str, exc: Any) -> None:
+        error = exc[1] if isinstance(exc, tuple) else exc
+        if isinstance(error, OSError):
+            raise type(error)(error.errno, error.strerror, str(path)) from error
+        raise error
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(folder, onexc=named)
+    else:
+        shutil.rmtree(folder, onerror=named)
 
 
 def claim_packs(recipes: list[Recipe]) -> tuple[list[Recipe], list[str]]:

@@ -184,11 +184,13 @@ def test_a_read_only_or_full_file_system_is_one_line_in_every_command(project: P
         pcg("build", "recipes", "-q", cwd=project)
         remount(exports, "ro")
         write_recipe(project, "small", recipe_text(seed=9))
-        for args in (["build", "recipes"], ["clean", "small"]):
+        for args in (["build", "recipes"], ["build", "recipes", "-j", "1"], ["clean", "small"]):
             proc = pcg(*args, cwd=project, check=False)
             assert proc.returncode == 1, args
             no_traceback(proc)
-            assert "the file system is read-only" in proc.stderr, proc.stderr
+            # Naming a file of the pack, in full: not a temporary name, nor a bare file name.
+            assert re.search(r"^error: (recipes/small.toml: )?exports/small/[^ ]+: the file system is read-only", proc.stderr, re.M), proc.stderr
+            assert ".tmp" not in proc.stderr, proc.stderr
 
         watch = Watch(project)
         try:

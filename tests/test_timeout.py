@@ -66,7 +66,7 @@ def test_a_map_that_never_ends_fails_with_the_stage_and_the_others_build(tmp_pat
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert time.monotonic() - start < 60
     text = " ".join(proc.stderr.split())
-    assert "2 maps failed" in text and "0, 3 spin took longer than 1 s, the build's --timeout (a stage that never ends?) (at stages/spin.py:" in text, text
+    assert "2 maps failed" in text and "0, 3 spin took longer than 1 s, the build's timeout (a stage that never ends?) (at stages/spin.py:" in text, text
     assert sorted(p.name for p in (tmp_path / "exports" / "spin").glob("map_*.tmx")) == [f"map_00{i}.tmx" for i in (1, 2, 4, 5)]
 
 

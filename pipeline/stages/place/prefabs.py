@@ -6,10 +6,10 @@ import math
 import posixpath
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, ClassVar, Union
+from typing import Annotated, Callable, ClassVar, Union
 
 import numpy as np
-from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from pipeline.errors import KeyedError, PipelineError, Rejected, did_you_mean
 from pipeline.level import Level, MapObject, PropertyValue, Symbol, own_refs
@@ -109,7 +109,7 @@ class Prefabs(WalkableStage):
         (), exclude_if=lambda files: not files,
         description='Prefab files (as the glob matches them, e.g. "prefabs/boss.tmx") placed in every map, once each and before the drawn ones; never drawn for count.',
     )
-    weights: dict[str, float] = Field(
+    weights: dict[str, Annotated[float, Field(ge=0, le=MAX_WEIGHT, allow_inf_nan=False)]] = Field(
         {}, exclude_if=lambda weights: not weights,
         description='How often each file is drawn for count, e.g. {"prefabs/shop.tmx" = 3}: 1 for a file not named, 0 never (unset: each once before any twice).',
     )
@@ -118,6 +118,17 @@ class Prefabs(WalkableStage):
 
     _prefabs: tuple[_Prefab, ...] = PrivateAttr(())
     _files: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    # Named as the glob is written (`./prefabs/boss.tmx`) or as it matched: the same file.
+    @field_validator("required")
+    @classmethod
+    def _normal_files(cls, files: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(posixpath.normpath(f) for f in files)
+
+    @field_validator("weights")
+    @classmethod
+    def _normal_keys(cls, weights: dict[str, float]) -> dict[str, float]:
+        return {posixpath.normpath(f): w for f, w in weights.items()}
 
     @model_validator(mode="after")
     def _load(self, info: ValidationInfo) -> Prefabs:
@@ -152,17 +163,14 @@ class Prefabs(WalkableStage):
         if len(set(self.required)) != len(self.required):
             twice = next(f for f in self.required if self.required.count(f) > 1)
             raise KeyedError("required", f"names {twice!r} twice (a required prefab goes into every map once)")
-        for name, weight in self.weights.items():
-            if not (math.isfinite(weight) and 0 <= weight <= MAX_WEIGHT):
-                raise KeyedError(f'weights."{name}"', f"must be a number from 0 to {MAX_WEIGHT:g} (got {weight})")
+        for name in self.weights:
             if name in self.required:
-                raise KeyedError(f'weights."{name}"', "is a required file, placed in every map and never drawn: its weight would do nothing")
+                raise KeyedError(f"weights.{name}", "is a required file, placed in every map and never drawn: its weight would do nothing")
         pool = [f for f in files if f not in self.required and self.weights.get(f, 1.0) > 0]
         if most_of(self.count) > 0 and not pool:
-            why = "is required" if all(f in self.required for f in files) else "is required or weighs 0"
-            raise KeyedError(
-                "count", f"draws up to {counted(most_of(self.count), 'prefab')}, but every file {self.prefabs!r} matches {why}: set count = 0, or give one a weight"
-            )
+            every = all(f in self.required for f in files)
+            why, fix = ("is required", "take one out of required") if every else ("is required or weighs 0", "give one a weight")
+            raise KeyedError("count", f"draws up to {counted(most_of(self.count), 'prefab')}, but every file {self.prefabs!r} matches {why}: set count = 0, or {fix}")
 
     def _check_doors(self, prefab: _Prefab) -> None:
         """Refuse a prefab that no map could take: walkable tiles with no door, or a door with
