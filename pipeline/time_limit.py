@@ -31,7 +31,7 @@ class MapTimeout(BaseException):
 
 # Whether a limit runs in this process (set in its main thread only).
 _running = False
-# The longest limit: more than a day is no limit a build means, and the OS timer's range is finite.
+# The longest limit (11 days): no map means more, and the OS timer's range is finite.
 MOST_SECONDS = 1e6
 
 
@@ -58,7 +58,10 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         yield
         return
     global _running
+    # None: a handler installed outside Python, which Python cannot put back; the default then.
     previous: Any = signal.getsignal(signal.SIGALRM)
+    if previous is None:
+        previous = signal.SIG_DFL
 
     def expired(signum: int, frame: Any) -> None:
         # The timer fires once: put the caller's handler back first, so that however the
