@@ -9,7 +9,6 @@ imported when a function runs. That keeps `import pipeline` (and `pcg --help`, w
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -140,6 +139,7 @@ def build(
     a bad `jobs` or `cache_max`), and OSError when the cache itself cannot be written.
     """
     from pipeline.errors import PipelineError
+    from pipeline.time_limit import is_limit
     from pipeline.workspace import Workspace
 
     paths = [Path(targets)] if isinstance(targets, (str, os.PathLike)) else [Path(t) for t in targets]
@@ -147,7 +147,7 @@ def build(
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise PipelineError([f"jobs: must be a whole number >= 1, or None for every core (got {jobs!r})"])
     limit = _cache_bound(cache_max)
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf):
+    if timeout is not None and not is_limit(timeout):
         raise PipelineError([f"timeout: seconds, more than 0, or None for no limit (got {timeout!r})"])
     if isinstance(maps, int) and not isinstance(maps, bool):
         maps = [maps]  # one map: `maps=3`, as `pcg build --map 3`

@@ -14,7 +14,7 @@ from pipeline.cache import LevelCache
 from pipeline.executor import Executor, Outcome, Stopped
 from pipeline.contact_sheet import CONTACT_SHEET, apply_contact_sheet, plan_contact_sheet
 from pipeline.errors import PipelineError, os_error_line
-from pipeline.fsio import atomic_write, remove_stale_temps, same_file_system, sha256_bytes, sha256_file
+from pipeline.fsio import atomic_write, naming, remove_stale_temps, same_file_system, sha256_bytes, sha256_file
 from pipeline.journal import Journal, Record
 from pipeline.levels_index import LEVELS, unordered, update_levels_index
 from pipeline.manifest import MANIFEST, assemble, config_id, environment, environment_id, read_manifest, recipe_record, write_manifest
@@ -400,7 +400,7 @@ def _named_here(exc: OSError, pack_dir: Path) -> OSError:
         rel = Path(str(exc.filename)).relative_to(pack_dir.resolve())
     except ValueError:
         return exc
-    return type(exc)(exc.errno, exc.strerror, str(pack_dir / rel))
+    return naming(exc, pack_dir / rel)
 
 
 def _map_warnings(recipe: Recipe, results: dict[int, MapResult]) -> list[str]:

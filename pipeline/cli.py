@@ -3,7 +3,6 @@ that `pcg --help` starts fast."""
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, List, Optional, TypeVar
@@ -252,8 +251,9 @@ STRICT = " (a warning: not built, as --strict makes warnings errors)"
 
 def _check_timeout(timeout: float | None) -> None:
     from pipeline.errors import PipelineError
+    from pipeline.time_limit import is_limit
 
-    if timeout is not None and not (timeout > 0 and math.isfinite(timeout)):
+    if timeout is not None and not is_limit(timeout):
         raise PipelineError([f"--timeout: seconds, more than 0 (got {timeout:g})"])
 
 

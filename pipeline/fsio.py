@@ -83,10 +83,16 @@ def atomic_write(path: Path, data: bytes, temp_dir: Path | None = None, sync: bo
             raise
         # Name the file being written, not its temporary name (nor none: a full disk's write
         # error carries no name), so that the user's one line says which file.
-        raise type(exc)(exc.errno, exc.strerror, str(path)) from exc
+        raise naming(exc, path) from exc
     except BaseException:
         _discard(tmp)
         raise
+
+
+def naming(exc: OSError, path: Path | str) -> OSError:
+    """The same error, naming `path`: the file the user knows of, in full (not a temporary name,
+    nor a name relative to some folder), for the one line they are told."""
+    return type(exc)(exc.errno, exc.strerror, str(path))
 
 
 def _discard(tmp: Path) -> None:

@@ -11,7 +11,7 @@ import json
 import os
 import re
 import string
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -293,7 +293,7 @@ class Recipe:
         return lines
 
 
-def upstream(stages: tuple[StageSpec, ...] | list[StageSpec], name: str) -> list[StageSpec]:
+def upstream(stages: Sequence[StageSpec], name: str) -> list[StageSpec]:
     """`name` and every stage it depends on among `stages` (ordered inputs first), in that order."""
     needed = {name}
     for spec in reversed(stages):
@@ -513,7 +513,11 @@ def _load_stages(
     wiring: dict[str, tuple[str, ...]] = {}
     # (kind, input) of the recipe's own stages: a companion gives way to one the recipe writes
     # (an export.gif of a recording stage, with a speed and size of its own).
-    written = {(body.get("use"), _one_input(body)) for body in table.values() if isinstance(body, dict) and isinstance(body.get("use"), str)}
+    written: set[tuple[str, str]] = set()
+    for body in table.values():
+        read = _inputs(body, "", []) if isinstance(body, dict) else None  # its problems are told below
+        if read is not None and len(read) == 1 and isinstance(body.get("use"), str):
+            written.add((body["use"], read[0]))
     for name, body in table.items():
         key = f"stage.{name}"
         if not _STAGE_NAME.match(name):
@@ -613,14 +617,6 @@ def _check_outputs(specs: list[StageSpec], pack: PackConfig, problems: list[str]
                 f"stage.{spec.name}: writes {', '.join(paths)}, which stage.{other} also writes"
                 " (give one of them another `dir` or file name)"
             )
-
-
-def _one_input(body: dict[str, Any]) -> str | None:
-    """The stage a table reads, if it names one (`input`, or `inputs` of one), unchecked."""
-    value = body.get("input", body.get("inputs"))
-    if isinstance(value, list) and len(value) == 1:
-        value = value[0]
-    return value if isinstance(value, str) else None
 
 
 def _inputs(body: dict[str, Any], key: str, problems: list[str]) -> tuple[str, ...] | None:

@@ -59,16 +59,10 @@ def authored_replaced(specs: Sequence[StageSpec], name: str) -> list[tuple[str, 
 
 
 def _before(specs: Sequence[StageSpec], name: str) -> set[str]:
-    """The stages stage `name` reads, directly or through others."""
-    by_name = {spec.name: spec for spec in specs}
-    before: set[str] = set()
-    todo = list(by_name[name].inputs)
-    while todo:
-        source = todo.pop()
-        if source not in before:
-            before.add(source)
-            todo.extend(by_name[source].inputs)
-    return before
+    """The stages stage `name` reads, directly or through others (`specs` in recipe order)."""
+    from pipeline.recipe import upstream  # the recipe module imports this one
+
+    return {spec.name for spec in upstream(specs, name)} - {name}
 
 
 def stats_reaching(specs: Sequence[StageSpec], names: Sequence[str]) -> set[str] | None:

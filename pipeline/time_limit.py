@@ -11,6 +11,7 @@ maps run without a limit.
 from __future__ import annotations
 
 import contextlib
+import math
 import signal
 import threading
 import time
@@ -33,6 +34,11 @@ class MapTimeout(BaseException):
 _running = False
 # The longest limit (11 days): no map means more, and the OS timer's range is finite.
 MOST_SECONDS = 1e6
+
+
+def is_limit(seconds: object) -> bool:
+    """Whether `seconds` is a time limit: a number of seconds more than 0, finite."""
+    return not isinstance(seconds, bool) and isinstance(seconds, (int, float)) and 0 < seconds < math.inf
 
 
 @contextlib.contextmanager

@@ -24,7 +24,7 @@ from pipeline.builder import Builder, PackReport, PackWriteError, Progress
 from pipeline.cache import DEFAULT_MAX_BYTES, LevelCache, Trimmed
 from pipeline.errors import PipelineError, RecipeError, os_error_line
 from pipeline.executor import Executor
-from pipeline.fsio import atomic_write, read_regular
+from pipeline.fsio import atomic_write, naming, read_regular
 from pipeline.jit import kernels_cached, notice_compiles, remove_unused_kernels
 from pipeline.journal import JOURNALS, Journal
 from pipeline.lock import LOCKS, cache_lock, pack_locks
@@ -243,7 +243,7 @@ def remove_tree(folder: Path) -> None:
     def named(func: Any, path: str, exc: Any) -> None:
         error = exc[1] if isinstance(exc, tuple) else exc
         if isinstance(error, OSError):
-            raise type(error)(error.errno, error.strerror, str(path)) from error
+            raise naming(error, path) from error
         raise error
 
     if sys.version_info >= (3, 12):

@@ -16,7 +16,6 @@ import itertools
 import math
 import posixpath
 import xml.etree.ElementTree as ET
-from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -170,18 +169,13 @@ def read_map_file(recipe_dir: Path, relative: str, layer: str | None = None, emp
     """Read the Tiled map `relative` (to `recipe_dir`) and the tilesets it uses, as load.tmx
     does; a problem is a MapFileError, without the file's name (the caller puts it in front)."""
     reader = _Reader(recipe_dir)
-    notes = _Notes()
-    token = _NOTES.set(notes)
-    try:
-        parsed = reader.read_map(relative)
-    finally:
-        _NOTES.reset(token)
+    parsed = reader.read_map(relative)
     level, filled = _to_level(parsed, layer, empty)
     tilesets = sorted(parsed.tilesets, key=lambda t: t.firstgid)
-    for where, gid in notes.object_gids:
+    for where, gid in reader.notes.object_gids:
         if _tileset_of(tilesets, gid) is None:
             raise MapFileError(f"{where}: its tile gid {gid} is in none of the map's tilesets")
-    return MapFile(level, filled, reader.digests, notes.dropped)
+    return MapFile(level, filled, reader.digests, reader.notes.dropped)
 
 
 # --------------------------------------------------------------------------------------------
@@ -193,6 +187,7 @@ class _Reader:
     def __init__(self, recipe_dir: Path):
         self.recipe_dir = recipe_dir
         self.digests: dict[str, str] = {}
+        self.notes = _Notes()
 
     def read(self, relative: str, what: str) -> bytes:
         path = self.recipe_dir / relative
@@ -265,8 +260,9 @@ def _object_ref(value: Any, where: str) -> str:
     return "" if value is None else str(_int(value, f"{where} id"))
 
 
-def _typed(name: str, kind: str, value: Any, where: str) -> PropertyValue | None:
-    """A Tiled property's value with its type; None for types a Level cannot hold (class)."""
+def _typed(name: str, kind: str, value: Any, where: str, notes: _Notes | None = None) -> PropertyValue | None:
+    """A Tiled property's value with its type; None for types a Level cannot hold (class),
+    which `notes` then records."""
     what = f"{where}property {name!r}"
     if kind in ("string", ""):
         return "" if value is None else str(value)
@@ -292,22 +288,18 @@ def _typed(name: str, kind: str, value: Any, where: str) -> PropertyValue | None
             return Color(str(value))
         except ValueError as exc:
             raise MapFileError(f"{what}: {exc}") from None
-    notes = _NOTES.get()
-    if notes is not None and not where.startswith("tileset "):  # a tile's other properties are not read anyway
+    if notes is not None:
         notes.dropped.append(f"{what} (of type {kind!r})")
     return None
 
 
 @dataclass
 class _Notes:
-    """What reading a map met that is no error: properties a Level cannot hold, and the gids of
-    tile objects (checked against the tilesets once all are read)."""
+    """What reading a map met that is no error: map and object properties a Level cannot hold,
+    and the gids of tile objects (checked against the tilesets once all are read)."""
 
     dropped: list[str] = field(default_factory=list)
     object_gids: list[tuple[str, int]] = field(default_factory=list)
-
-
-_NOTES: ContextVar[_Notes | None] = ContextVar("pcg_load_tmx_notes", default=None)
 
 
 def _object(name: str, cls: str, px: tuple[float, float, float, float], tile_gid: int, points: list[tuple[float, float]] | None,
@@ -317,9 +309,6 @@ def _object(name: str, cls: str, px: tuple[float, float, float, float], tile_gid
         raise MapFileError(f"{where} is rotated ({rotation} degrees): load.tmx reads unrotated objects")
     if tile_gid:
         y -= h  # a tile object's y is its bottom edge
-        notes = _NOTES.get()
-        if notes is not None:
-            notes.object_gids.append((where, tile_gid))
     if polyline and points and not tile_gid:
         return MapObject(name=name, type=cls, x=x / tw, y=y / th, properties=props, points=tuple((px_ / tw, py_ / th) for px_, py_ in points), ref=ref)
     if points:
@@ -351,7 +340,7 @@ class _MapXml:
         layers: list[_Layer] = []
         objects: list[MapObject] = []
         self._layers(root, width, height, tw, th, layers, objects)
-        return _Map(width, height, tw, th, _properties_xml(root, "map "), tilesets, layers, objects)
+        return _Map(width, height, tw, th, _properties_xml(root, "map ", self.reader.notes), tilesets, layers, objects)
 
     def _layers(self, parent: ET.Element, width: int, height: int, tw: int, th: int, layers: list[_Layer], objects: list[MapObject]) -> None:
         for node in parent:
@@ -401,9 +390,11 @@ class _MapXml:
                     raise MapFileError(f"{where}: bad {tag} points") from None
         px = tuple(_num(node.get(k, "0"), f"{where} {k}") for k in ("x", "y", "width", "height"))
         gid = _int(node.get("gid", "0"), f"{where} gid") & GID_MASK
+        if gid:
+            self.reader.notes.object_gids.append((where, gid))
         return _object(
             node.get("name", ""), node.get("class", node.get("type", "")), px, gid, points,  # type: ignore[arg-type]
-            _num(node.get("rotation", "0"), f"{where} rotation"), _properties_xml(node, f"{where}: "), tw, th, where, polyline,
+            _num(node.get("rotation", "0"), f"{where} rotation"), _properties_xml(node, f"{where}: ", self.reader.notes), tw, th, where, polyline,
             _object_ref(node.get("id"), where),
         )
 
@@ -426,7 +417,7 @@ class _MapXml:
         return _Tileset(firstgid, name, _int(count, "tilecount") if count is not None else None, tiles)
 
 
-def _properties_xml(node: ET.Element, where: str) -> dict[str, Any]:
+def _properties_xml(node: ET.Element, where: str, notes: _Notes | None = None) -> dict[str, Any]:
     props: dict[str, Any] = {}
     block = node.find("properties")
     if block is None:
@@ -436,7 +427,7 @@ def _properties_xml(node: ET.Element, where: str) -> dict[str, Any]:
         value = prop.get("value")
         if value is None:
             value = prop.text or ""  # multi-line strings are the element's text
-        typed = _typed(name, prop.get("type", "string"), value, where)
+        typed = _typed(name, prop.get("type", "string"), value, where, notes)
         if typed is not None:
             props[name] = typed
     return props
@@ -464,7 +455,7 @@ class _MapJson:
         layers: list[_Layer] = []
         objects: list[MapObject] = []
         self._layers(doc.get("layers", []), width, height, tw, th, layers, objects)
-        return _Map(width, height, tw, th, _properties_json(doc.get("properties"), "map "), tilesets, layers, objects)
+        return _Map(width, height, tw, th, _properties_json(doc.get("properties"), "map ", self.reader.notes), tilesets, layers, objects)
 
     def _layers(self, items: Any, width: int, height: int, tw: int, th: int, layers: list[_Layer], objects: list[MapObject]) -> None:
         for item in items if isinstance(items, list) else []:
@@ -507,9 +498,12 @@ class _MapJson:
                 points = [(_num(p.get("x"), f"{where} point"), _num(p.get("y"), f"{where} point")) for p in obj[key]]
         px = tuple(_num(obj.get(k, 0), f"{where} {k}") for k in ("x", "y", "width", "height"))
         cls = obj.get("class", obj.get("type", "")) or ""
+        gid = _int(obj.get("gid", 0), f"{where} gid") & GID_MASK
+        if gid:
+            self.reader.notes.object_gids.append((where, gid))
         return _object(
-            str(obj.get("name", "")), str(cls), px, _int(obj.get("gid", 0), f"{where} gid") & GID_MASK, points,  # type: ignore[arg-type]
-            _num(obj.get("rotation", 0), f"{where} rotation"), _properties_json(obj.get("properties"), f"{where}: "), tw, th, where, polyline,
+            str(obj.get("name", "")), str(cls), px, gid, points,  # type: ignore[arg-type]
+            _num(obj.get("rotation", 0), f"{where} rotation"), _properties_json(obj.get("properties"), f"{where}: ", self.reader.notes), tw, th, where, polyline,
             _object_ref(obj.get("id"), where),
         )
 
@@ -546,13 +540,13 @@ def _tileset_json(ts: Any, firstgid: int, label: str) -> _Tileset:
     return _Tileset(firstgid, name, _int(count, "tilecount") if count is not None else None, tiles)
 
 
-def _properties_json(items: Any, where: str) -> dict[str, Any]:
+def _properties_json(items: Any, where: str, notes: _Notes | None = None) -> dict[str, Any]:
     props: dict[str, Any] = {}
     if isinstance(items, dict):  # Tiled before 1.2: a plain table, types in "propertytypes"
         items = [{"name": k, "type": _json_type(v), "value": v} for k, v in items.items()]
     for prop in items or []:
         name = str(prop.get("name", ""))
-        typed = _typed(name, str(prop.get("type", "string")), prop.get("value"), where)
+        typed = _typed(name, str(prop.get("type", "string")), prop.get("value"), where, notes)
         if typed is not None:
             props[name] = typed
     return props
