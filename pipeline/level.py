@@ -262,13 +262,13 @@ class Level:
             if problem is not None:
                 break
             where = f"object {k + 1} ({obj.name!r})"
-            numbers = [_number(v) for v in (obj.x, obj.y, obj.w, obj.h, *(c for p in obj.points for c in p))]
-            if None in numbers:
+            coordinates = (obj.x, obj.y, obj.w, obj.h, *(c for p in obj.points for c in p))
+            if any(_number(v) is None for v in coordinates):
                 problem = f"{where} has a position, size or point that is not a finite number"
             elif obj.ref and refs.setdefault(obj.ref, k) != k:
                 problem = f"{where} has the ref {obj.ref!r} of object {refs[obj.ref] + 1}: a reference to it would be ambiguous"
             else:
-                if any(isinstance(v, np.generic) for v in (obj.x, obj.y, obj.w, obj.h, *(c for p in obj.points for c in p))):
+                if any(isinstance(v, np.generic) for v in coordinates):
                     # numpy coordinates as Python's, which every writer takes (ints stay ints)
                     obj = replace(
                         obj, x=_py(obj.x), y=_py(obj.y), w=_py(obj.w), h=_py(obj.h), points=tuple((_py(x), _py(y)) for x, y in obj.points)
