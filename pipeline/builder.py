@@ -14,7 +14,7 @@ from pipeline.cache import LevelCache
 from pipeline.executor import Executor, Outcome, Stopped
 from pipeline.contact_sheet import CONTACT_SHEET, apply_contact_sheet, plan_contact_sheet
 from pipeline.errors import PipelineError, os_error_line
-from pipeline.fsio import atomic_write, naming, remove_stale_temps, same_file_system, sha256_bytes, sha256_file
+from pipeline.fsio import atomic_write, land, naming, remove_stale_temps, same_file_system, sha256_bytes, sha256_file
 from pipeline.journal import Journal, Record
 from pipeline.levels_index import LEVELS, unordered, update_levels_index
 from pipeline.manifest import MANIFEST, assemble, config_id, environment, environment_id, read_manifest, recipe_record, write_manifest
@@ -24,7 +24,7 @@ from pipeline.plan import MapPlan, PackPlan, plan_pack
 from pipeline.recipe import Recipe
 from pipeline.registry import Exporter
 from pipeline.stamps import Stamps
-from pipeline.worker import Batch, MapResult, MapTask, clash
+from pipeline.worker import Batch, MapResult, MapTask, clash, discard_staged
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -103,15 +103,26 @@ class Builder:
         record = journal.leftover()  # what an unfinished earlier build planned and wrote
         planned = _planned_paths(plan, stale)
         if planned:
-            journal.begin(Record(record.planned | planned, record.wrote), self.cache.temp_dir)
+            journal.begin(Record(record.planned | planned, _merged(record.wrote, _claimed(plan.previous, planned))), self.cache.temp_dir)
+        # Write-ahead: the manifest on disk stops naming what this build may replace before any
+        # of it is replaced, so that every file it names has, at every instant, the sha256 it gives.
+        unjournaled = _unjournaled(plan, record)  # looked at before this build replaces them
+        on_disk = _retracted(plan)
+        if on_disk is not plan.previous:
+            write_manifest(plan.pack_dir / MANIFEST, on_disk, temp)
         results: dict[int, MapResult] = {}
         thumbnails: dict[str, Image.Image] = {}  # preview sha256 -> the contact sheet's thumbnail of it
-        written: dict[str, str] = {}  # path -> sha256 of what this build wrote there
+        # path -> sha256 of what this build wrote there, or of what a map it keeps has there: a
+        # map that would write other bytes over either fails instead.
+        written: dict[str, str] = {path: digest for m in (on_disk or {}).get("maps", []) for path, digest in m["files"].items()}
         error: OSError | None = None
         lost = False  # a batch came back as an exception: its worker may still write (files mode)
         pack_dir = str(plan.pack_dir.resolve()) if executor.writes_files else None
         done = {task.index for task in ahead[0].tasks} if ahead else set()
-        batches = self._batches(recipe, [m for m in stale if m.index not in done], executor.workers, pack_dir, temp is None)
+        # Temporary files beside their targets where the cache's folder is on another file system,
+        # or may be another machine's (a cluster's workers): this process renames them.
+        beside = temp is None or not executor.local_files
+        batches = self._batches(recipe, [m for m in stale if m.index not in done], executor.workers, pack_dir, beside)
         for batch, outcome in itertools.chain([ahead] if ahead else [], executor.results(batches)):
             if isinstance(outcome, BaseException):
                 from concurrent.futures.process import BrokenProcessPool
@@ -131,6 +142,8 @@ class Builder:
                         self._store(plan, result, written, report, temp, journal, executor.local_files)
                     except OSError as exc:
                         error = exc
+                        for unstored in outcome:
+                            discard_staged(unstored)
                         break
                     if result.failure is None:
                         results[result.index] = result
@@ -145,7 +158,7 @@ class Builder:
                 break  # the maps not yet stored keep their earlier files and entries
         report.built = len(results)
         report.warnings += _map_warnings(recipe, results)
-        report.warnings += _remade_edits(plan, results)
+        report.warnings += _remade_edits(plan, results, unjournaled)
         if plan.damaged:
             report.warnings.append(f"{recipe.path}: {plan.pack_dir / MANIFEST}: damaged, unreadable or of another format, so the maps were built anew")
         manifest = self._manifest(plan, results)
@@ -165,19 +178,25 @@ class Builder:
                 # Drawn before the manifest, which records its digest, and written after it: a
                 # build stopped between the two leaves a sheet the next one sees is not current.
                 sheet = plan_contact_sheet(plan.pack_dir, recipe, manifest, recorded_sheet, thumbnails, stamps) if error is None else None
-                digest = sheet.sha256 if sheet is not None else recorded_sheet  # a failed build leaves the sheet as it was
+                digest = sheet.sha256 if sheet is not None else (on_disk or {}).get("contact_sheet")  # a failed build leaves the sheet as it was
                 if digest is not None:
                     manifest["contact_sheet"] = digest
-                if manifest != plan.previous:  # comparing dicts is far cheaper than encoding 1,000 maps
+                if sheet is not None:
+                    # In place before the manifest that names it; one that names another must
+                    # stop naming it first.
+                    if on_disk is not None and on_disk.get("contact_sheet") not in (None, sheet.sha256):
+                        on_disk = {k: v for k, v in on_disk.items() if k != "contact_sheet"}
+                        write_manifest(plan.pack_dir / MANIFEST, on_disk, temp)
+                    apply_contact_sheet(plan.pack_dir, sheet, temp)
+                    if stamps is not None and sheet.data is not None and sheet.sha256 is not None:
+                        stamps.record(plan.pack_dir / CONTACT_SHEET, CONTACT_SHEET, sheet.sha256)
+                if manifest != on_disk:  # comparing dicts is far cheaper than encoding 1,000 maps
                     write_manifest(plan.pack_dir / MANIFEST, manifest, temp)
                 if sheet is not None:
                     update_levels_index(plan.pack_dir, recipe.pack.name, recipe.pack.order_by, manifest, temp)
                     why = unordered(manifest["maps"], recipe.pack.order_by)
                     if why is not None:
                         report.warnings.append(f"{recipe.path}: {why}")
-                    apply_contact_sheet(plan.pack_dir, sheet, temp)
-                    if stamps is not None and sheet.data is not None and sheet.sha256 is not None:
-                        stamps.record(plan.pack_dir / CONTACT_SHEET, CONTACT_SHEET, sheet.sha256)
                     if sheet.change == "edited":
                         report.warnings.append(f"{recipe.path}: {plan.pack_dir / CONTACT_SHEET}: edited since the last build; drawn again (a build owns its files)")
                     report.files_written += sheet.data is not None  # a build that changes it is not "up to date"
@@ -226,8 +245,9 @@ class Builder:
         self, plan: PackPlan, result: MapResult, written: dict[str, str], report: PackReport, temp: Path | None, journal: Journal,
         local: bool = True,
     ) -> None:
-        """Write one map's files (atomically, skipping identical ones) or record its failure.
-        Files a worker wrote itself arrive as digests alone."""
+        """Put one map's files in place (atomically, skipping identical ones) or record its
+        failure. Files a worker made itself arrive as digests and temporary files, renamed into
+        place here only after the journal has their digests."""
         if result.write_error is not None:
             raise _named_here(result.write_error, plan.pack_dir)
         if result.failure is None:
@@ -235,18 +255,29 @@ class Builder:
             for path, digest in digests.items():
                 if written.get(path, digest) != digest:
                     result.failure = ("-", clash(path, "another map of this pack"))
-            # What the worker wrote itself (files mode): all but the shared files it sent.
-            theirs = {path: digest for path, digest in digests.items() if path not in result.files and path not in written}
-            if result.failure is None and theirs:
-                result.failure = self._unseen(plan, theirs, result.stamps, read=not local)
+            if result.failure is None and not local:
+                result.failure = self._unseen(plan, digests, result)
         if result.failure is not None:
+            discard_staged(result)
             for stage, message in [result.failure, *result.more_failures]:
                 report.failures.append(Failure(plan.recipe.path, result.index, stage, message))
             report.stage_runs.update(result.ran)
             return
         if journal.record.planned:  # begun: the build planned these files
-            journal.wrote(digests)  # before they are written (or just after a worker wrote them)
+            journal.wrote(digests)  # before they are written: record, then write
         stamps = self._stamps(plan)
+        try:
+            for path, tmp in result.staged.items():
+                land(Path(tmp), plan.pack_dir / path)
+        finally:
+            discard_staged(result)  # what a failed rename left
+        # What the worker made or found in place (all but the shared files it sent), stamped as it
+        # saw them: a file edited since is then found edited.
+        for path in sorted(digests.keys() - result.files.keys() - written.keys()):
+            if local and path in result.stamps:
+                stamps.remember(path, *result.stamps[path], digests[path])
+            else:
+                stamps.record(plan.pack_dir / path, path, digests[path])
         for path, data in result.files.items():
             target = plan.pack_dir / path
             if written.get(path) is None and stamps.digest(target, path) != digests[path]:
@@ -259,23 +290,18 @@ class Builder:
         result.digests = digests
         report.stage_runs.update(result.ran)
 
-    def _unseen(self, plan: PackPlan, digests: dict[str, str], seen: dict[str, tuple[int, int]], read: bool) -> tuple[str, str] | None:
-        """Whether files a worker wrote (`--dask-results files`) are here with their bytes: a
-        worker whose exports/ is not this machine's writes them where no one looks, and the
-        manifest would claim files the pack does not have. `read`: look at the bytes; a worker
-        of this machine (`-j N`) surely wrote here, and its files are stamped with the size and
-        time it saw just after writing (`seen`): a file edited since is then found edited."""
-        stamps = self._stamps(plan)
+    def _unseen(self, plan: PackPlan, digests: dict[str, str], result: MapResult) -> tuple[str, str] | None:
+        """Whether files a worker of another machine made (`--dask-results files`) are here with
+        their bytes: a worker whose exports/ is not this machine's writes them where no one looks,
+        and the manifest would claim files the pack does not have. Read, not stamped: a network
+        file system may show stale sizes and times a while."""
         for path, digest in digests.items():
-            # Read, not the stamp: a network file system may show stale sizes and times a while.
-            if read and sha256_file(plan.pack_dir / path) != digest:
+            if path in result.files:
+                continue
+            if sha256_file(Path(result.staged[path]) if path in result.staged else plan.pack_dir / path) != digest:
                 # Alike for every map, so the failures share a row.
                 return ("-", f"a worker wrote the map's files, but {plan.pack_dir} here does not hold them: does every worker see"
                         " this exports/ folder (a shared file system)? If not, build with --dask-results bytes")
-            if not read and path in seen:
-                stamps.remember(path, *seen[path], digest)
-            else:
-                stamps.record(plan.pack_dir / path, path, digest)
         return None
 
     def _stamps(self, plan: PackPlan) -> Stamps:
@@ -413,10 +439,11 @@ def _map_warnings(recipe: Recipe, results: dict[int, MapResult]) -> list[str]:
     return [f"{recipe.path}: {line} (map{'s' if len(found) > 1 else ''} {spans(found)})" for line, found in maps.items()]
 
 
-def _remade_edits(plan: PackPlan, results: dict[int, MapResult]) -> list[str]:
+def _remade_edits(plan: PackPlan, results: dict[int, MapResult], unjournaled: dict[int, list[str]]) -> list[str]:
     """One warning naming the files edited by hand since the last build that this build made
     again: a level polished in exports/ is lost, and should not go without a word."""
-    edited = sorted({rel for m in plan.stale_maps if m.index in results and results[m.index].failure is None for rel in m.edited})
+    built = [m for m in plan.stale_maps if m.index in results and results[m.index].failure is None]
+    edited = sorted({rel for m in built for rel in (*m.edited, *unjournaled.get(m.index, ()))})
     if not edited:
         return []
     more = f" and {counted(len(edited) - 1, 'other file')}" if len(edited) > 1 else ""
@@ -428,10 +455,65 @@ def _remade_edits(plan: PackPlan, results: dict[int, MapResult]) -> list[str]:
 
 def _planned_paths(plan: PackPlan, maps: list[MapPlan]) -> set[str]:
     """Every file the stale maps' export stages may write (relative to the pack folder)."""
-    exporters = {s.name: cast(Exporter, s.params) for s in plan.recipe.exporters}
-    paths = {path for m in maps for name in m.exports for path in exporters[name].outputs(m.stem)}
+    paths = {path for m in maps for path in _map_paths(plan, m)}
+    exporters = [cast(Exporter, s.params) for s in plan.recipe.exporters]
     # Pack files are rewritten when any map is: a build killed before its manifest leaves them unclaimed.
-    return paths | {path for e in exporters.values() for path in e.pack_outputs()} if paths else paths
+    return paths | {path for e in exporters for path in e.pack_outputs()} if paths else paths
+
+
+def _unjournaled(plan: PackPlan, leftover: Record) -> dict[int, list[str]]:
+    """Per stale map that the manifest does not name, its files that an unfinished build took
+    out of the manifest (journaling what was there) and that now hold bytes no build wrote: an
+    edit by hand, which the manifest can no longer show (plan's `edited`)."""
+    if not leftover.wrote or plan.stamps is None:
+        return {}
+    named = {m["index"] for m in (plan.previous or {}).get("maps", [])}
+    found: dict[int, list[str]] = {}
+    for m in plan.stale_maps:
+        if m.index in named:
+            continue
+        for path in sorted(set(_map_paths(plan, m)) & leftover.wrote.keys()):
+            now = plan.stamps.digest(plan.pack_dir / path, path)
+            if now is not None and now not in leftover.wrote[path]:
+                found.setdefault(m.index, []).append(path)
+    return found
+
+
+def _claimed(manifest: dict[str, Any] | None, paths: set[str]) -> dict[str, set[str]]:
+    """The sha256 a manifest gives for each of `paths`: bytes a build wrote there."""
+    claimed: dict[str, set[str]] = {}
+    for entry in (manifest or {}).get("maps", []):
+        for path, digest in entry["files"].items():
+            if path in paths:
+                claimed.setdefault(path, set()).add(digest)
+    for path, digest in (manifest or {}).get("pack_files", {}).items():
+        if path in paths:
+            claimed.setdefault(path, set()).add(digest)
+    return claimed
+
+
+def _merged(a: dict[str, set[str]], b: dict[str, set[str]]) -> dict[str, set[str]]:
+    return {path: a.get(path, set()) | b.get(path, set()) for path in a.keys() | b.keys()}
+
+
+def _retracted(plan: PackPlan) -> dict[str, Any] | None:
+    """The last manifest without what this build may replace or remove: the entries of its stale
+    and obsolete maps, and, when any map changes, the pack files and contact sheet. The manifest
+    itself (`plan.previous`) when it names none of that."""
+    previous = plan.previous
+    if previous is None:
+        return None
+    touched = {m.index for m in plan.stale_maps}
+    kept = [m for m in previous["maps"] if m["index"] not in touched and m["index"] < plan.recipe.pack.maps]
+    if not touched and len(kept) == len(previous["maps"]):
+        return previous
+    retracted = {**{k: v for k, v in previous.items() if k not in ("contact_sheet", "pack_files")}, "maps": kept}
+    return previous if retracted == previous else retracted
+
+
+def _map_paths(plan: PackPlan, m: MapPlan) -> list[str]:
+    """Every file the map's stale export stages may write, but the pack's own."""
+    return [path for name in m.exports for path in cast(Exporter, plan.recipe.by_name[name].params).outputs(m.stem)]
 
 
 # Files of the pack that the builder itself writes from the manifest.
@@ -443,7 +525,8 @@ def _sweep(plan: PackPlan, manifest: dict[str, Any], record: Record) -> int:
     wrote exactly those bytes there or no earlier manifest ever claimed the path; a file edited
     by hand since is kept. Returns how many were deleted."""
     claimed = {f for m in manifest["maps"] for f in m["files"]} | PACK_FILES | set(manifest.get("pack_files", {}))
-    before = {f for m in (plan.previous or {}).get("maps", []) for f in m["files"]}
+    # Paths whose bytes a manifest or the journal knows: only those bytes are a build's to delete.
+    before = {f for m in (plan.previous or {}).get("maps", []) for f in m["files"]} | record.wrote.keys()
     removed = 0
     for rel in sorted(record.planned - claimed):
         target = plan.pack_dir / rel

@@ -8,12 +8,14 @@ file is made beside the target under a hidden name that the next build sweeps aw
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import itertools
 import os
 import stat
 from pathlib import Path
+from typing import Iterator
 
 _counter = itertools.count()
 
@@ -59,17 +61,32 @@ def atomic_write(path: Path, data: bytes, temp_dir: Path | None = None, sync: bo
     """Readers see the old file or the new one, never a half-written one. The temporary file is
     made in `temp_dir` if given and on the target's file system, else beside the target. With
     `sync`, the bytes reach the disk before the rename (for records that must survive a crash)."""
+    land(stage(path, data, temp_dir, sync), path, sync)
+
+
+def stage(path: Path, data: bytes, temp_dir: Path | None = None, sync: bool = False) -> Path:
+    """Write `data` to a new temporary file meant for `path` (in `temp_dir` if given, else beside
+    `path`) and return its name, for `land` to rename into place later: the bytes can be made in
+    one process and put under their real name by another, once it has recorded them."""
     folder = temp_dir if temp_dir is not None else path.parent
     tmp = folder / f"{_PREFIX}{os.getpid()}-{next(_counter)}-{path.name}{_SUFFIX}"
-    try:
+    with _discarded_on_failure(tmp, path):
         _write_new(tmp, data, sync)
+    return tmp
+
+
+def land(tmp: Path, path: Path, sync: bool = False) -> None:
+    """Rename the staged file `tmp` over `path`. Where a rename cannot reach `path` (another file
+    system), its bytes are written beside it and renamed from there. A failure removes `tmp`."""
+    with _discarded_on_failure(tmp, path):
         try:
             _replace(tmp, path)
         except OSError as exc:
-            if exc.errno != errno.EXDEV or temp_dir is None:
+            if exc.errno != errno.EXDEV:
                 raise
+            data = read_regular(tmp)
             tmp.unlink(missing_ok=True)  # another file system: a rename cannot cross it
-            atomic_write(path, data, sync=sync)
+            land(stage(path, data, None, sync), path, sync)
             return
         if sync:  # the rename itself reaches the disk with its folder
             fd = os.open(path.parent, os.O_RDONLY)
@@ -77,12 +94,19 @@ def atomic_write(path: Path, data: bytes, temp_dir: Path | None = None, sync: bo
                 os.fsync(fd)
             finally:
                 os.close(fd)
+
+
+@contextlib.contextmanager
+def _discarded_on_failure(tmp: Path, path: Path) -> Iterator[None]:
+    """Remove the temporary file `tmp` if the block fails. An OSError is raised naming `path`, the
+    file being written, not its temporary name (nor none: a full disk's write error carries no
+    name), so that the user's one line says which file."""
+    try:
+        yield
     except OSError as exc:
         _discard(tmp)
         if exc.filename == str(path):
             raise
-        # Name the file being written, not its temporary name (nor none: a full disk's write
-        # error carries no name), so that the user's one line says which file.
         raise naming(exc, path) from exc
     except BaseException:
         _discard(tmp)

@@ -16,6 +16,7 @@ into two `--out` folders never consume each other's.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -73,8 +74,16 @@ class Journal:
         line = json.dumps({"wrote": {p: [d] for p, d in sorted(digests.items())}}, ensure_ascii=False) + "\n"
         # Appended, not synced: a kill (the common fault) loses nothing the kernel has; after a
         # power loss a missing line only means an orphan is kept, never that a file is lost.
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(line)
+        try:
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(line)
+        except FileNotFoundError:
+            # Its folder went: `rm -r .pcg-cache` (or a cleaner) while the build ran. Writing on
+            # without a journal could leave files no later build knows it made.
+            cache = self.path.parent.parent
+            raise FileNotFoundError(
+                errno.ENOENT, "deleted while this build was writing the pack, so the build stopped (its journal of the files"
+                " it writes was gone); build again", str(cache)) from None
 
     def end(self) -> None:
         self.path.unlink(missing_ok=True)

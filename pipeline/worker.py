@@ -5,10 +5,11 @@ file and its image) is read once as the recipe loads and travels inside it. They
 cache entries under the client's cache path, which on another machine is a cache of their own
 (or none, where they cannot create it: the cache is best effort). Files under exports/ go back to
 the client as bytes, or, where the worker sees the pack's folder (`-j N`, a cluster with a shared
-file system: `Batch.pack_dir`), the worker writes each map's own files itself, atomically, and
-returns their digests, while the files every map shares (tilesets) still go back for the client
-to write once. The client alone writes the manifest, so a killed worker never leaves a
-half-written file or a manifest naming one.
+file system: `Batch.pack_dir`), the worker writes each map's own files itself under temporary
+names and returns their digests, while the files every map shares (tilesets) still go back for
+the client to write once. The client alone puts files under the pack's names (after recording
+them in the pack's journal) and writes the manifest, so a killed build never leaves a
+half-written file, a file it did not record, or a manifest naming one.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, cast
 from pipeline.best import Tried
 from pipeline.cache import LevelCache
 from pipeline.errors import PipelineError, Rejected
-from pipeline.fsio import atomic_write, sha256_bytes, sha256_file
+from pipeline.fsio import sha256_bytes, sha256_file, stage
 from pipeline.level import Level, ObjectRef, PropertyValue
 from pipeline.memory import reuse_freed_memory
 from pipeline.plan import KeyMaker, export_provenance
@@ -76,6 +77,9 @@ class MapResult:
     # most; encoding and decoding a PNG would cost the sheet's maps more than the pipe does)
     thumbnail: tuple[str, Image.Image] | None = None
     written: int = 0  # files the worker wrote itself (they differed from those on disk)
+    # Those files, each under a temporary name for the client to rename into place once it has
+    # journaled their digests: a build stopped before then leaves no file it did not record.
+    staged: dict[str, str] = field(default_factory=dict)
     stamps: dict[str, tuple[int, int]] = field(default_factory=dict)  # their size and mtime_ns, as written
     # Set when a filter made the map again: the attempt that passed, and its keys and seeds.
     attempt: int = 0
@@ -109,6 +113,7 @@ def run_batch(batch: Batch) -> list[MapResult]:
                 try:
                     write_files(result, Path(batch.pack_dir), None if batch.temp_beside else cache.temp_dir, on_disk, shared)
                 except OSError as exc:
+                    discard_staged(result)
                     result.write_error, result.files = exc, {}
                     results.append(result)
                     break  # the next maps would fail alike
@@ -119,8 +124,8 @@ def run_batch(batch: Batch) -> list[MapResult]:
 
 
 def write_files(result: MapResult, pack_dir: Path, temp_dir: Path | None, on_disk: dict[str, str], shared: set[str]) -> None:
-    """Write a map's own files where they belong (skipping identical ones), and keep their
-    digests. Files every map shares (`shared`: a tileset) go back to the client, which writes
+    """Stage a map's own files for the client to rename into place (skipping those already there
+    with these bytes), and keep their digests. Files every map shares (`shared`: a tileset) go back to the client, which writes
     each once (workers writing them side by side would each count it); a batch sends each only
     with its first map. `on_disk`: what the batch's earlier maps sent, wrote or found."""
     result.digests = {path: sha256_bytes(data) for path, data in result.files.items()}
@@ -137,13 +142,22 @@ def write_files(result: MapResult, pack_dir: Path, temp_dir: Path | None, on_dis
         if path in shared:
             kept[path] = data
         else:
-            if sha256_file(pack_dir / path) != digest:
-                atomic_write(pack_dir / path, data, temp_dir)
+            where = pack_dir / path
+            if sha256_file(where) != digest:
+                where = stage(where, data, temp_dir)
+                result.staged[path] = str(where)
                 result.written += 1
-            st = os.stat(pack_dir / path)
+            st = os.stat(where)  # a rename keeps the size and modification time
             result.stamps[path] = (st.st_size, st.st_mtime_ns)
         on_disk[path] = digest
     result.files = kept
+
+
+def discard_staged(result: MapResult) -> None:
+    """Remove the temporary files of a result whose files will not be put in place."""
+    for tmp in result.staged.values():
+        Path(tmp).unlink(missing_ok=True)
+    result.staged = {}
 
 
 def clash(path: str, other: str) -> str:
