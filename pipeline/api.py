@@ -139,6 +139,7 @@ def build(
     a bad `jobs` or `cache_max`), and OSError when the cache itself cannot be written.
     """
     from pipeline.errors import PipelineError
+    from pipeline.recipe_order import Deferred
     from pipeline.time_limit import is_limit
     from pipeline.workspace import Workspace
 
@@ -157,7 +158,8 @@ def build(
     workspace = Workspace(Path(out), Path(cache))
     recipes, problems = workspace.load(paths)
     if only:
-        bad = [f"{r.path}: maps: {i} is not a map of the pack (it has 0..{r.pack.maps - 1})" for r in recipes for i in only if i >= r.pack.maps]
+        loaded = [r for r in recipes if not isinstance(r, Deferred)]  # the others are checked as they load
+        bad = [f"{r.path}: maps: {i} is not a map of the pack (it has 0..{r.pack.maps - 1})" for r in loaded for i in only if i >= r.pack.maps]
         if bad:
             raise PipelineError(bad)
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pipeline.pins import Override, SeedChange
     from pipeline.plan import PackPlan
     from pipeline.recipe import Recipe
+    from pipeline.recipe_order import Deferred
     from pipeline.registry import StageParams
 
 
@@ -139,7 +140,17 @@ def _stdout_reader_gone() -> bool:
 
 
 def _load_all(targets: list[Path], out: Path, cache: Path) -> tuple[list["Recipe"], list[str]]:
-    """Every recipe found under `targets`, and the problems of those that do not load."""
+    """Every recipe found under `targets` that loads now, and the problems of the others."""
+    from pipeline.recipe_order import Deferred
+
+    items, problems = _load_for_build(targets, out, cache)
+    recipes = [r for r in items if not isinstance(r, Deferred)]
+    return recipes, problems + [line for r in items if isinstance(r, Deferred) for line in r.problems]
+
+
+def _load_for_build(targets: list[Path], out: Path, cache: Path) -> tuple[list["Recipe | Deferred"], list[str]]:
+    """Every recipe found under `targets` in the order they build (Deferred: one that loads once
+    a pack it reads is built), and the problems of those that do not load."""
     from pipeline.errors import PipelineError
     from pipeline.workspace import Workspace
 
@@ -148,13 +159,16 @@ def _load_all(targets: list[Path], out: Path, cache: Path) -> tuple[list["Recipe
     return Workspace(out, cache).load(targets)
 
 
-def _check_maps(recipes: list["Recipe"], maps: list[int] | None, key: str = "--map") -> None:
-    """Refuse map indices outside any of the packs, each under `key` (the option or argument)."""
+def _check_maps(recipes: "list[Recipe] | list[Recipe | Deferred]", maps: list[int] | None, key: str = "--map") -> None:
+    """Refuse map indices outside any of the packs, each under `key` (the option or argument);
+    a recipe not loaded yet (Deferred) is checked as it loads."""
     from pipeline.errors import PipelineError
+    from pipeline.recipe_order import Deferred
 
     if not maps:
         return
-    bad = [f"{r.path}: {key} {i}: the pack has maps 0..{r.pack.maps - 1}" for r in recipes for i in maps if not 0 <= i < r.pack.maps]
+    loaded = [r for r in recipes if not isinstance(r, Deferred)]
+    bad = [f"{r.path}: {key} {i}: the pack has maps 0..{r.pack.maps - 1}" for r in loaded for i in maps if not 0 <= i < r.pack.maps]
     if bad:
         raise PipelineError(bad)
 
@@ -233,7 +247,7 @@ def build(
             limit = parse_size(cache_max)
         except ValueError as exc:
             raise PipelineError([f"--cache-max: {exc}"]) from None
-    recipes, problems = _load_all(targets or [DEFAULT_RECIPES], out, cache)
+    recipes, problems = _load_for_build(targets or [DEFAULT_RECIPES], out, cache)
     try:
         _check_maps(recipes, maps)
     except PipelineError as exc:
@@ -258,15 +272,16 @@ def _check_timeout(timeout: float | None) -> None:
 
 
 def _build(
-    recipes: list["Recipe"], problems: list[str], jobs: int | None, force: bool, maps: list[int] | None,
+    recipes: "list[Recipe] | list[Recipe | Deferred]", problems: list[str], jobs: int | None, force: bool, maps: list[int] | None,
     out: Path, cache: Path, quiet: bool, console: "Console", dask: "DaskOptions | None" = None,
     cache_max: int | None = None, strict: bool = False, timeout: float | None = None,
 ) -> None:
     from pipeline.jit import compile_notice
     from pipeline.pack_progress import PackProgress
+    from pipeline.recipe_order import Deferred
     from pipeline.workspace import Workspace
 
-    warned = [(r, r.warnings()) for r in recipes]
+    warned = [(r, [] if isinstance(r, Deferred) else r.warnings()) for r in recipes]
     if strict:  # a recipe with a warning is refused as one with a problem is: not built
         problems = problems + [line + STRICT for _, lines in warned for line in lines]
         recipes = [r for r, lines in warned if not lines]

@@ -23,6 +23,7 @@ from pipeline.jit import compile_notice
 from pipeline.output import counted
 from pipeline.plan import PackPlan
 from pipeline.recipe import Recipe, find_recipes, load_recipe
+from pipeline.recipe_order import RecipeFile, dependents, ordered
 from pipeline.workspace import Workspace, borrowed, claim_packs
 
 # Files editors write beside the one being saved: swap, backup, lock and temporary files.
@@ -114,6 +115,13 @@ class Watcher:
 
     # -- builds (the main thread) --------------------------------------------------------
 
+    def in_order(self, paths: list[Path]) -> list[Path]:
+        """`paths` with every recipe after those whose packs it reads (a cycle's last, where its
+        builds refuse them)."""
+        files = [RecipeFile.read(p) for p in paths]
+        placed, caught = ordered(files, self.workspace.out)
+        return [Path(f.path) for f in placed] + [Path(f.path) for f in files if f.path in caught]
+
     def next_batch(self) -> list[Path] | None:
         """Wait for dirty recipes and `debounce` seconds without events; None once stopped."""
         with self._wake:
@@ -143,6 +151,8 @@ class Watcher:
             self.echo(f"error: {_shown(path)}: {os_error_line(exc)}")
 
     def _build(self, path: Path) -> None:
+        with self._wake:
+            self._dirty.discard(path)  # built now, after what it reads (see `dependents`)
         shown = _shown(path)
         if not path.is_file():
             self.loaded.pop(path, None)
@@ -158,6 +168,10 @@ class Watcher:
             self.deps[path] = self.deps.get(path, set()) | _plugin_files(path)
             self.loaded.pop(path, None)
             raise
+        cycle = ordered([RecipeFile.read(p) for p in dict.fromkeys([*self.recipes(), path])], self.workspace.out)[1].get(str(path))
+        if cycle is not None:
+            self.loaded.pop(path, None)
+            raise PipelineError([cycle.replace(str(path), shown, 1)])
         plugins = {(path.parent / name).resolve() for name in recipe.pack.plugins}
         self.deps[path] = {(path.parent / f).resolve() for s in recipe.stages for f in s.params.files_read()} | plugins
         self.globs[path] = sorted({str(path.parent.resolve() / g) for s in recipe.stages for g in s.params.globs_read()})
@@ -185,7 +199,11 @@ class Watcher:
             self.echo(f"warning: {line}")
         for plan, report in outcome.reports:
             if report.built:
-                self.echo(f"{recipe.pack.name}: rebuilt {report.built} of {len(plan.maps)} maps in {took:.2f} s ({counted(report.files_written, 'file')} written)")
+                removed = f"; removed {counted(report.files_removed, 'file')} that no map writes any more" if report.files_removed else ""
+                self.echo(
+                    f"{recipe.pack.name}: rebuilt {report.built} of {len(plan.maps)} maps in {took:.2f} s"
+                    f" ({counted(report.files_written, 'file')} written{removed})"
+                )
             elif report.files_removed or report.files_written:
                 done = [f"{counted(n, 'file')} {what}" for n, what in ((report.files_written, "written"), (report.files_removed, "removed")) if n]
                 self.echo(f"{recipe.pack.name}: {' and '.join(done)} in {took:.2f} s")
@@ -195,6 +213,17 @@ class Watcher:
                 self.echo(f"error: {failure.recipe}: map {failure.map}: stage {failure.stage}: {failure.message}")
             if self.on_built is not None and not report.failures:
                 self.on_built(recipe)
+            if not report.up_to_date or report.files_removed:
+                self._rebuild_readers(path)
+
+    def _rebuild_readers(self, path: Path) -> None:
+        """Mark the recipes that read this recipe's pack (events under exports/ are not watched)
+        to build next, after it: their stages read the files as the recipe loads."""
+        readers = dependents(path, self.recipes(), self.workspace.out)
+        if readers:
+            with self._wake:
+                self._dirty |= set(readers)
+                self._wake.notify()
 
 
 def run(watcher: Watcher, poll: float | None) -> None:
@@ -222,14 +251,14 @@ def run(watcher: Watcher, poll: float | None) -> None:
     follow()
     observer.start()
     try:
-        for path in watcher.recipes():
+        for path in watcher.in_order(watcher.recipes()):
             watcher.build(path)
         follow()
         shown = ", ".join(_shown(t) for t in watcher.targets)
         count = len(watcher.deps)
         watcher.echo(f"watching {shown} ({count} recipe{'' if count == 1 else 's'}); Ctrl+C to stop")
         while (batch := watcher.next_batch()) is not None:
-            for path in batch:
+            for path in watcher.in_order(batch):
                 watcher.build(path)
             follow()  # a recipe may now read files in another folder
     finally:

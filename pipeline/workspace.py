@@ -18,7 +18,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Iterable
+from typing import Any, Callable, ContextManager, Iterable, TypeVar
 
 from pipeline.builder import Builder, PackReport, PackWriteError, Progress
 from pipeline.cache import DEFAULT_MAX_BYTES, LevelCache, Trimmed
@@ -31,6 +31,9 @@ from pipeline.lock import LOCKS, cache_lock, pack_locks
 from pipeline.manifest import MANIFEST
 from pipeline.plan import PackPlan
 from pipeline.recipe import Recipe, find_recipes, load_recipe
+from pipeline.recipe_order import Deferred, ordered, pack_name, raw_pack_name, upstream
+
+R = TypeVar("R", bound="Recipe | Deferred")
 
 # The file in the cache that remembers `--cache-max`.
 CACHE_MAX = "cache-max"
@@ -57,20 +60,33 @@ class Workspace:
 
     # -- recipes ------------------------------------------------------------------------
 
-    def load(self, targets: list[Path]) -> tuple[list[Recipe], list[str]]:
-        """Every recipe found under `targets` that loads and has a pack of its own, and the
-        problems of the others."""
+    def load(self, targets: list[Path]) -> tuple[list[Recipe | Deferred], list[str]]:
+        """Every recipe found under `targets` that loads and has a pack of its own, in the order
+        they build (after the packs each reads), and the problems of the others. A recipe that
+        reads the pack of another recipe here and does not load yet is Deferred: `build` loads
+        it once that pack is built."""
         paths = list(dict.fromkeys(find_recipes(targets)))  # a recipe named twice is built once
         if not paths:
             raise PipelineError([f"no recipes (*.toml) found in {', '.join(map(str, targets))}"])
-        recipes, problems = [], []
+        items: list[Recipe | Deferred] = []
+        failed: dict[str, list[str]] = {}
         for path in paths:
             try:
-                recipes.append(load_recipe(path))
+                items.append(load_recipe(path))
             except RecipeError as exc:
-                problems.extend(exc.problems)
-        kept, refused = claim_packs(recipes)
-        return kept, problems + refused
+                name = raw_pack_name(path)
+                if name is None:
+                    failed[str(path)] = exc.problems
+                else:  # told later, unless it reads a pack of this run and loads once that is built
+                    items.append(Deferred(str(path), name, tuple(exc.problems)))
+        after = upstream(items, self.out)
+        for item in [i for i in items if isinstance(i, Deferred) and not after[i.path]]:
+            items.remove(item)
+            failed[item.path] = list(item.problems)
+        items, cycles = ordered(items, self.out)
+        kept, refused = claim_packs(items)
+        problems = [line for path in map(str, paths) for line in failed.get(path, [])]
+        return kept, problems + list(cycles.values()) + refused
 
     # -- building -------------------------------------------------------------------------
 
@@ -79,7 +95,7 @@ class Workspace:
 
     def build(
         self,
-        recipes: list[Recipe],
+        recipes: list[Recipe | Deferred],
         executor_for: ExecutorFor,
         *,
         force: bool = False,
@@ -91,56 +107,103 @@ class Workspace:
         compiling: Callable[[bool], None] = lambda first_run: None,
         timeout: float | None = None,
     ) -> BuildOutcome:
-        """Build `recipes` (pack names already claimed) under their locks, then bound the cache to
-        `cache_max` bytes (default DEFAULT_MAX_BYTES). `compiling(first_run)` is told once, as a
-        worker starts compiling a kernel this checkout has not compiled: `first_run` on a first
-        build, else a stage kind or rule node not run before; `started(plan)` may
+        """Build `recipes` (pack names already claimed, in the order `load` gives) under their
+        locks, then bound the cache to `cache_max` bytes (default DEFAULT_MAX_BYTES). A recipe
+        that reads the pack of another here is loaded again (Deferred: loaded) once that pack is
+        built, since its stages read their files as it loads. `compiling(first_run)` is told
+        once, as a worker starts compiling a kernel this checkout has not compiled: `first_run`
+        on a first build, else a stage kind or rule node not run before; `started(plan)` may
         return a progress callback for the pack; `finished` sees each pack's report; a map that
         takes longer than `timeout` seconds fails."""
         builder = self.builder(force, only, timeout)
         outcome = BuildOutcome([], [])
-        with pack_locks(self.lock_dir, [r.pack.name for r in recipes], waiting):
-            plans = []
-            for recipe in recipes:
-                try:
-                    plan = builder.plan(recipe)
-                except OSError as exc:  # an output or stamp it cannot read: this pack alone stops
-                    outcome.problems.append(f"{recipe.path}: {os_error_line(exc)}")
-                    continue
-                refusal = self.refusal(plan, force)
-                if refusal is None:
-                    plans.append(plan)
-                else:
-                    outcome.problems.append(refusal)
-            # Checked only when there is work: the check hashes the package's source.
-            cold = any(p.stale_maps for p in plans) and not kernels_cached()
-            if cold:
-                remove_unused_kernels()
-            todo = sum(len(p.stale_maps) for p in plans)
-            # Said when a worker starts compiling, not here: a first build whose stages have no
-            # kernels (a hand-made map exported) compiles nothing, and would say so every time.
-            with executor_for(todo) as executor, (notice_compiles(lambda: compiling(cold)) if todo else contextlib.nullcontext()):
-                # Packs are built one after another, and the maps of one pack need the same
-                # kernels: on a first run, workers would take turns compiling them.
-                several = executor.workers > 1 and sum(bool(p.stale_maps) for p in plans) > 1
-                ahead = builder.run_ahead(plans, executor) if cold and several else {}
-                for plan in plans:
-                    try:
-                        report = builder.build(plan, executor, progress=started(plan), ahead=ahead.pop(plan.recipe.pack.name, None))
-                    except PackWriteError as exc:
-                        outcome.problems.extend(exc.problems)
-                        continue
-                    except OSError as exc:  # before any file of the pack was written (its folder)
-                        outcome.problems.append(f"{plan.recipe.path}: {os_error_line(exc)}")
-                        continue
-                    outcome.reports.append((plan, report))
-                    finished(plan, report)
+        after = upstream(recipes, self.out)
+        with pack_locks(self.lock_dir, [pack_name(r) for r in recipes], waiting):
+            done: set[str] = set()
+            left = list(recipes)
+            while left:
+                # A round: every recipe whose packs read are built; all of them at once when none
+                # reads another's, as before there were chains.
+                turn = [r for r in left if all(p in done for p in after[r.path])]
+                left = [r for r in left if r not in turn]
+                loaded = []
+                for item in turn:
+                    recipe = self._reloaded(item, only, outcome.problems) if after[item.path] else item
+                    if recipe is not None:
+                        loaded.append(recipe)
+                self._build_round(builder, loaded, executor_for, outcome, started, finished, compiling)
+                done |= {r.path for r in turn}
             # Listing the cache costs about 0.1 s per 100,000 entries: only after a build that
             # stored Levels, or when a bound was asked for.
             stored = any(r.stage_runs[s.name] for p, r in outcome.reports for s in p.recipe.stages if not s.is_exporter)
             if stored or cache_max is not None:
                 outcome.trimmed = builder.cache.trim(self.cache_bound(cache_max))
         return outcome
+
+    @staticmethod
+    def _reloaded(item: Recipe | Deferred, only: list[int] | None, problems: list[str]) -> Recipe | None:
+        """The recipe loaded anew, now that the packs it reads are built; None, with its problems
+        told, if it does not load (or lacks a map `--map` asks for)."""
+        try:
+            recipe = load_recipe(item.path)
+        except RecipeError as exc:
+            problems.extend(exc.problems)
+            return None
+        if recipe.pack.name != pack_name(item):  # renamed meanwhile: its lock is another's
+            problems.append(f"{item.path}: pack.name: changed while the build ran ({pack_name(item)!r} -> {recipe.pack.name!r}); build again")
+            return None
+        bad = [i for i in only or [] if i >= recipe.pack.maps]
+        if bad:
+            problems.append(f"{item.path}: --map {bad[0]}: the pack has maps 0..{recipe.pack.maps - 1}")
+            return None
+        return recipe
+
+    def _build_round(
+        self,
+        builder: Builder,
+        recipes: list[Recipe],
+        executor_for: ExecutorFor,
+        outcome: BuildOutcome,
+        started: Callable[[PackPlan], Progress | None],
+        finished: Callable[[PackPlan, PackReport], None],
+        compiling: Callable[[bool], None],
+    ) -> None:
+        """Plan and build packs none of which reads another's, adding to `outcome`."""
+        plans = []
+        for recipe in recipes:
+            try:
+                plan = builder.plan(recipe)
+            except OSError as exc:  # an output or stamp it cannot read: this pack alone stops
+                outcome.problems.append(f"{recipe.path}: {os_error_line(exc)}")
+                continue
+            refusal = self.refusal(plan, builder.force)
+            if refusal is None:
+                plans.append(plan)
+            else:
+                outcome.problems.append(refusal)
+        # Checked only when there is work: the check hashes the package's source.
+        cold = any(p.stale_maps for p in plans) and not kernels_cached()
+        if cold:
+            remove_unused_kernels()
+        todo = sum(len(p.stale_maps) for p in plans)
+        # Said when a worker starts compiling, not here: a first build whose stages have no
+        # kernels (a hand-made map exported) compiles nothing, and would say so every time.
+        with executor_for(todo) as executor, (notice_compiles(lambda: compiling(cold)) if todo else contextlib.nullcontext()):
+            # Packs are built one after another, and the maps of one pack need the same
+            # kernels: on a first run, workers would take turns compiling them.
+            several = executor.workers > 1 and sum(bool(p.stale_maps) for p in plans) > 1
+            ahead = builder.run_ahead(plans, executor) if cold and several else {}
+            for plan in plans:
+                try:
+                    report = builder.build(plan, executor, progress=started(plan), ahead=ahead.pop(plan.recipe.pack.name, None))
+                except PackWriteError as exc:
+                    outcome.problems.extend(exc.problems)
+                    continue
+                except OSError as exc:  # before any file of the pack was written (its folder)
+                    outcome.problems.append(f"{plan.recipe.path}: {os_error_line(exc)}")
+                    continue
+                outcome.reports.append((plan, report))
+                finished(plan, report)
 
     def cache_bound(self, asked: int | None = None) -> int:
         """The cache's size bound: the one asked for now (then remembered in the cache, so that
@@ -252,21 +315,22 @@ def remove_tree(folder: Path) -> None:
         shutil.rmtree(folder, onerror=named)
 
 
-def claim_packs(recipes: list[Recipe]) -> tuple[list[Recipe], list[str]]:
+def claim_packs(recipes: list[R]) -> tuple[list[R], list[str]]:
     """Two recipes may not share a pack name, nor names that differ only in case (one folder on
     Windows and macOS): the first (in the order given) keeps it and the others are refused, each
     with a line naming the one that has it."""
-    owner: dict[str, Recipe] = {}
+    owner: dict[str, R] = {}
     kept, problems = [], []
     for recipe in recipes:
-        first = owner.setdefault(recipe.pack.name.casefold(), recipe)
+        name = pack_name(recipe)
+        first = owner.setdefault(name.casefold(), recipe)
         if first is recipe:
             kept.append(recipe)
-        elif first.pack.name == recipe.pack.name:
-            problems.append(f"{recipe.path}: pack.name: {recipe.pack.name!r} is also the pack of {first.path}; each recipe needs its own")
+        elif pack_name(first) == name:
+            problems.append(f"{recipe.path}: pack.name: {name!r} is also the pack of {first.path}; each recipe needs its own")
         else:
             problems.append(
-                f"{recipe.path}: pack.name: {recipe.pack.name!r} and the pack {first.pack.name!r} of {first.path} differ only in case,"
+                f"{recipe.path}: pack.name: {name!r} and the pack {pack_name(first)!r} of {first.path} differ only in case,"
                 " so they share a folder on Windows and macOS; each recipe needs its own"
             )
     return kept, problems
