@@ -205,7 +205,9 @@ class Builder:
                 stamps.save(self.cache.temp_dir)
             # The manifest on disk is now this one: what it does not claim of what this build
             # (or an unfinished one before it) wrote is nobody's.
-            report.files_removed += _sweep(plan, manifest, journal.record if planned else record)
+            # A map that failed keeps its files (the next build tries it again).
+            waiting = {path for m in stale if m.index not in results for path in _map_paths(plan, m)}
+            report.files_removed += _sweep(plan, manifest, journal.record if planned else record, waiting)
             if error is None and not lost:
                 journal.end()
         except OSError as exc:
@@ -520,11 +522,12 @@ def _map_paths(plan: PackPlan, m: MapPlan) -> list[str]:
 PACK_FILES = frozenset({MANIFEST, LEVELS, CONTACT_SHEET})
 
 
-def _sweep(plan: PackPlan, manifest: dict[str, Any], record: Record) -> int:
-    """Delete files at paths the journal lists that the new manifest does not claim, if a build
-    wrote exactly those bytes there or no earlier manifest ever claimed the path; a file edited
-    by hand since is kept. Returns how many were deleted."""
-    claimed = {f for m in manifest["maps"] for f in m["files"]} | PACK_FILES | set(manifest.get("pack_files", {}))
+def _sweep(plan: PackPlan, manifest: dict[str, Any], record: Record, waiting: set[str]) -> int:
+    """Delete files at paths the journal lists that the new manifest does not claim (nor
+    `waiting`: the files of maps whose rebuild failed), if a build wrote exactly those bytes there
+    or no earlier manifest ever claimed the path; a file edited by hand since is kept. Returns
+    how many were deleted."""
+    claimed = {f for m in manifest["maps"] for f in m["files"]} | PACK_FILES | set(manifest.get("pack_files", {})) | waiting
     # Paths whose bytes a manifest or the journal knows: only those bytes are a build's to delete.
     before = {f for m in (plan.previous or {}).get("maps", []) for f in m["files"]} | record.wrote.keys()
     removed = 0
