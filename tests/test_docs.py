@@ -367,3 +367,10 @@ def test_no_page_or_message_installs_from_an_index_that_lacks_it() -> None:
     ]
     assert not said, f"`pip install pcg-pipeline` names a package no index has: {said}"
 
+
+def test_readme_says_which_parts_of_a_preview_are_tiled_s() -> None:
+    """Previews add our markers (points, rooms, paths) over what Tiled draws: the README's account
+    of a preview says which part is which."""
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "as Tiled draws the map" not in readme
+    assert "markers" in readme and "tmxrasterizer" in readme
