@@ -4,6 +4,7 @@ checked against plain reference searches written here in the most obvious way.""
 from __future__ import annotations
 
 from collections import deque
+from pathlib import Path
 from unittest.mock import patch
 
 import numpy as np
@@ -250,6 +251,69 @@ def test_spawn_exit_at_corners() -> None:
     assert (spawn.x, spawn.y, exit_.x, exit_.y) == (0.5, 4.5, 6.5, 0.5)
     assert out.properties["path_length"] == 10
 
+
+
+WALKTHROUGH_DUNGEON = """\
+[pack]
+name = "crawl"
+seed = 7
+maps = 2
+
+[stage.rooms]
+use = "dungeon.rooms_and_mazes"
+size = [41, 31]
+maze = "none"
+
+[stage.maze]
+use = "maze.growing_tree"
+input = "rooms"
+carve_on = ["wall"]
+margin = 1
+
+[stage.combined]
+use = "compose.overlay"
+inputs = ["maze", "rooms"]
+
+[stage.joined]
+use = "regions.connect"
+input = "combined"
+
+[stage.placed]
+use = "place.spawn_exit"
+input = "joined"
+
+[stage.tmx]
+use = "export.tmx"
+input = "placed"
+"""
+
+
+def test_a_maps_entrance_and_exit_properties_are_its_spawn_and_exit_tiles(tmp_path: Path) -> None:
+    """The README's dungeon: a maze carved between rooms records its own entrance and exit; once
+    spawn and exit are placed, the map file's `entrance`/`exit` properties name their tiles,
+    not other cells in another unit."""
+    import xml.etree.ElementTree as ET
+
+    from pipeline import api
+
+    recipe = tmp_path / "crawl.toml"
+    recipe.write_text(WALKTHROUGH_DUNGEON)
+    assert api.build(recipe, out=tmp_path / "exports", cache=tmp_path / ".pcg-cache", jobs=1).ok
+    for tmx in sorted((tmp_path / "exports" / "crawl").glob("map_*.tmx")):
+        root = ET.parse(tmx).getroot()
+        props = {p.get("name"): p.get("value") for p in root.findall("properties/property")}
+        tile = int(root.get("tilewidth")), int(root.get("tileheight"))
+        objects = {o.get("type"): o for o in root.iter("object")}
+        for prop, kind in (("entrance", "spawn"), ("exit", "exit")):
+            obj = objects[kind]
+            at = f"{int(float(obj.get('x')) // tile[0])},{int(float(obj.get('y')) // tile[1])}"
+            assert props[prop] == at, (tmx.name, prop, props[prop], at)
+
+
+def test_spawn_exit_adds_no_entrance_to_a_map_without_one() -> None:
+    walk = CellularCaves(size=(40, 30)).run([], rng_for((3,))).tiles == FLOOR
+    out = SpawnExit().run([level_of(walk)], RNG)
+    assert "entrance" not in out.properties and "exit" not in out.properties
 
 def test_distance_field_from_an_object_matches_a_reference_search() -> None:
     walk = CellularCaves(size=(40, 30)).run([], rng_for((3,))).tiles == FLOOR
