@@ -33,7 +33,8 @@ class SpawnExit(WalkableStage):
     """
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
-    adds_stats: ClassVar[tuple[str, ...] | None] = ("path_length", "path_exact")
+    # entrance and exit only where the input has them (a maze's), set to the objects' tiles.
+    adds_stats: ClassVar[tuple[str, ...] | None] = ("path_length", "path_exact", "entrance", "exit")
 
     at: Literal["diameter", "corners"] = Field("diameter", description="Where to put them.")
     searches: int = Field(16, ge=3, le=100_000, description="With at = \"diameter\": most breadth-first searches spent proving the pair is the farthest.")
