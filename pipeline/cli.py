@@ -200,7 +200,7 @@ def build(
     jobs: Optional[int] = JOBS,
     force: bool = typer.Option(False, "--force", help="Rebuild everything, ignoring the cache and existing files."),
     maps: Optional[List[int]] = typer.Option(None, "--map", help="Build only this map index (repeatable)."),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run on this Dask cluster (tcp://HOST:PORT); needs pcg-pipeline[dask]."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run on this Dask cluster (tcp://HOST:PORT); needs Dask (pip install 'dask[distributed]')."),
     dask_local: Optional[int] = typer.Option(None, "--dask-local", min=1, help="Start a Dask LocalCluster of N worker processes and run there."),
     dask_results: Optional[str] = typer.Option(
         None, "--dask-results", help="files: Dask workers write into exports/ (shared disk; default for --dask-local); bytes: they send the files back (default for --scheduler)."

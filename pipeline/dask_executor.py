@@ -1,6 +1,6 @@
 """Batches of maps on a Dask cluster: an existing scheduler, or a LocalCluster started here.
 
-Dask is optional (`pip install 'pcg-pipeline[dask]'`). Every batch is one task; a worker that
+Dask is optional (`pip install -e '.[dask]'` in a checkout). Every batch is one task; a worker that
 dies has its tasks rerun elsewhere by the scheduler, and a task that raises is retried
 (`retries`). A map that fails inside a batch comes back as that map's failure, like locally.
 Workers either return each map's files as bytes, or, when they share the client's file system,
@@ -110,7 +110,7 @@ class DaskExecutor:
             from distributed import Client, LocalCluster
         except ImportError:
             raise PipelineError(
-                ["Dask is not installed: pip install 'pcg-pipeline[dask]' (or build on this machine's cores with -j N)"]
+                ["Dask is not installed: pip install 'dask[distributed]>=2024.1' into pcg's environment (or build on this machine's cores with -j N)"]
             ) from None
         self._cluster: Any = None
         if scheduler:

@@ -270,7 +270,8 @@ class Recipe:
         # Stages that share a file (three exporters of one tileset) share its warnings: once each.
         sharers: dict[str, list[str]] = {}
         for spec in self.stages:
-            for warning in spec.params.warnings():
+            before = [(s.name, s.params) for s in self.upstream(spec.name) if s.name != spec.name]
+            for warning in [*spec.params.warnings(), *spec.params.warnings_after(before)]:
                 sharers.setdefault(warning, []).append(spec.name)
         for warning, names in sharers.items():
             also = f" (also {', '.join(f'stage.{n}' for n in names[1:])})" if len(names) > 1 else ""

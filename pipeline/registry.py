@@ -184,6 +184,12 @@ class StageParams(BaseModel):
         `pcg build` prints them (a tilesheet whose tiles do not fill it)."""
         return []
 
+    def warnings_after(self, upstream: list[tuple[str, StageParams]]) -> list[str]:
+        """As `warnings`, for what these parameters most likely got wrong given the stages
+        before this one in the recipe, as (name, params), inputs first (`place.prefabs` without
+        `over` on a map drawn by hand)."""
+        return []
+
     def companions(self, name: str) -> list[tuple[str, StageParams]]:
         """Exporters this stage's own options ask for, as (suffix, params): each becomes a stage
         `NAME.SUFFIX` fed by this one (a rewrite stage with `record = true` adds its GIF)."""

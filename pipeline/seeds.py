@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from typing import Sequence
 
 import numpy as np
 
@@ -30,6 +31,12 @@ def stage_seed(map_index: int, stage_name: str, pack_seed: int, attempt: int = 0
     if attempt:
         return (map_index, name_hash(stage_name), pack_seed, attempt)
     return (map_index, name_hash(stage_name), pack_seed)
+
+
+def map_seed(seed: Sequence[int]) -> int | None:
+    """The map's seed (the pack seed or its own) in a stage's seed tuple, as `stage_seed` lays
+    it out; None for a tuple of another shape."""
+    return seed[2] if len(seed) in (3, 4) else None
 
 
 def rng_for(seed: tuple[int, ...]) -> np.random.Generator:

@@ -220,8 +220,13 @@ attempts = 3
     "post.braid": _MAZE + '\n[stage.subject]\nuse = "post.braid"\ninput = "maze"\nfraction = 0.7\n',
     "post.cut_walls": _MAZE + '\n[stage.subject]\nuse = "post.cut_walls"\ninput = "maze"\nwalls = 4\n',
     "post.prune_dead_ends": _MAZE + '\n[stage.subject]\nuse = "post.prune_dead_ends"\ninput = "maze"\nkeep = 0.2\npasses = 2\n',
-    # Placement on a BSP dungeon (and rooms found without a room layer, in caves).
-    "place.spawn_exit": _DUNGEON + """
+    # Placement on a BSP dungeon (and rooms found without a room layer, in caves); on a maze,
+    # whose recorded entrance and exit it sets to its own.
+    "place.spawn_exit": _DUNGEON + _MAZE + """
+[stage.on_maze]
+use = "place.spawn_exit"
+input = "maze"
+
 [stage.diameter]
 use = "place.spawn_exit"
 input = "dungeon"

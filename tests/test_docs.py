@@ -353,3 +353,24 @@ def test_readme_is_a_short_guide_linking_every_page() -> None:
     # The first screen: one picture, then the quick start.
     head = readme[: readme.index("## Quick start")]
     assert len(re.findall(r"!\[", head)) == 1
+
+
+def test_no_page_or_message_installs_from_an_index_that_lacks_it() -> None:
+    """pcg-pipeline is on no package index: `pip install pcg-pipeline` (or `'pcg-pipeline[dask]'`)
+    fails for everyone who tries it, so no page or message may say it."""
+    sources = [*PAGES, *sorted((ROOT / "pipeline").rglob("*.py"))]
+    said = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in sources
+        for n, line in enumerate(path.read_text().splitlines(), start=1)
+        if re.search(r"pip install\s+(-\S+\s+)*['\"]?pcg-pipeline\b", line)
+    ]
+    assert not said, f"`pip install pcg-pipeline` names a package no index has: {said}"
+
+
+def test_readme_says_which_parts_of_a_preview_are_tiled_s() -> None:
+    """Previews add our markers (points, rooms, paths) over what Tiled draws: the README's account
+    of a preview says which part is which."""
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "as Tiled draws the map" not in readme
+    assert "markers" in readme and "tmxrasterizer" in readme

@@ -71,7 +71,7 @@ def test_stats_of_known_mazes() -> None:
 
     corridor = maze_stats(grid_from(["#######", "#.....#", "#######"]))
     assert (corridor["cells"], corridor["dead_ends"], corridor["loops"], corridor["diameter"]) == (3, 2, 0, 2)
-    assert (corridor["solution_pct"], corridor["straightness"], corridor["entrance"], corridor["exit"]) == (100.0, 1.0, "0,0", "2,0")
+    assert (corridor["solution_pct"], corridor["straightness"], corridor["entrance"], corridor["exit"]) == (100.0, 1.0, "1,1", "5,1")
     ring = maze_stats(grid_from(["#####", "#...#", "#.#.#", "#...#", "#####"]))  # 2 x 2 cells, one loop
     assert (ring["cells"], ring["dead_ends"], ring["loops"], ring["diameter"], ring["straightness"]) == (4, 0, 1, 2, 0.0)
     # A hook through 4 cells: (0,0) -> (1,0) -> (1,1) -> (0,1). The exit corner (1,1) is 3 cells in.
@@ -80,11 +80,18 @@ def test_stats_of_known_mazes() -> None:
     # Two parts: a 3-cell corridor and, apart from it, a 1-cell room; the exit stays in the
     # entrance's part, the diameter is the larger part's, and loops count the parts.
     parts = maze_stats(grid_from(["#########", "#.....#.#", "#########"]))
-    assert (parts["cells"], parts["loops"], parts["diameter"], parts["exit"], parts["solution_pct"]) == (4, 0, 2, "2,0", 75.0)
+    assert (parts["cells"], parts["loops"], parts["diameter"], parts["exit"], parts["solution_pct"]) == (4, 0, 2, "5,1", 75.0)
     single = maze_stats(grid_from(["###", "#.#", "###"]))
     assert (single["cells"], single["diameter"], single["solution_pct"], single["dead_ends"]) == (1, 0, 100.0, 0)
     empty = maze_stats(grid_from(["###", "###", "###"]))
     assert empty["cells"] == 0 and empty["diameter"] == 0 and empty["entrance"] == ""
+    # Entrance and exit are tiles, as every position in a map file: open tiles, not wall.
+    hook = grid_from(["#####", "#.#.#", "#.#.#", "#...#", "#####"])
+    ends = maze_stats(hook)
+    assert (ends["entrance"], ends["exit"]) == ("1,1", "3,3")
+    for name in ("entrance", "exit"):
+        x, y = (int(v) for v in str(ends[name]).split(","))
+        assert hook[y, x] == 1
 
 
 def true_diameter(tiles: np.ndarray) -> int:
@@ -123,7 +130,7 @@ def test_farthest_solution_runs_between_the_ends_of_the_diameter() -> None:
         assert far["diameter"] == corners["diameter"]
         assert far["solution_pct"] == round(100 * (far["diameter"] + 1) / 280, 3)
         assert far["solution_pct"] >= corners["solution_pct"]
-        assert corners["entrance"] == "0,0" and corners["exit"] == "19,13"
+        assert corners["entrance"] == "1,1" and corners["exit"] == "39,27"
 
 
 def test_edits_leave_openings_in_the_border_alone() -> None:

@@ -498,3 +498,29 @@ def test_required_and_weights_name_files_the_glob_matched_and_leave_one_to_draw(
         shutil.copy(f, tmp_path / "prefabs" / f.name)
     (line,) = problems(recipe(tmp_path, f'[stage.vaults]\nuse = "place.prefabs"\ninput = "maze"\nprefabs = "prefabs/*.tmx"\n{body}\n'))
     assert f"{key}: {words}" in line, line
+
+
+def test_prefabs_without_over_on_a_hand_made_map_is_a_warning(tmp_path: Path) -> None:
+    """Without `over`, a prefab may cover anything, a room drawn by hand included: the recipe is
+    warned as it loads, naming the stage, the key and the map; with `over`, or on a generated
+    map, it is not."""
+    for folder in ("maps", "prefabs"):
+        shutil.copytree(RECIPES / folder, tmp_path / folder)
+    body = (
+        '[pack]\nname = "p"\nseed = 1\nmaps = 1\n\n'
+        '[stage.start]\nuse = "load.tmx"\nfile = "maps/start.tmx"\n\n'
+        '[stage.vaults]\nuse = "place.prefabs"\ninput = "start"\nprefabs = "prefabs/*.tmx"\n{over}\n'
+        '[stage.tmx]\nuse = "export.tmx"\ninput = "vaults"\n'
+    )
+    recipe = tmp_path / "p.toml"
+    recipe.write_text(body.format(over=""))
+    lines = [w for w in load_recipe(recipe).warnings() if "stage.vaults" in w]
+    assert lines == [
+        f"{recipe}: stage.vaults.over: unset, so prefabs may be stamped over any tile of maps/start.tmx (stage.start), a map drawn by"
+        ' hand, rooms included; set over = ["wall"] (the symbols they may cover)'
+    ]
+    recipe.write_text(body.format(over='over = ["wall"]'))
+    assert not [w for w in load_recipe(recipe).warnings() if "stage.vaults" in w]
+    generated = body.format(over="").replace('use = "load.tmx"\nfile = "maps/start.tmx"', 'use = "dungeon.bsp"\nsize = [61, 41]')
+    recipe.write_text(generated)
+    assert not [w for w in load_recipe(recipe).warnings() if "stage.vaults" in w]

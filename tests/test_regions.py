@@ -3,7 +3,10 @@ checked against plain reference searches written here in the most obvious way.""
 
 from __future__ import annotations
 
+import json
+import re
 from collections import deque
+from pathlib import Path
 from unittest.mock import patch
 
 import numpy as np
@@ -20,6 +23,7 @@ from pipeline.stages.dungeon.bsp import Bsp
 from pipeline.stages.dungeon.cellular_caves import CellularCaves
 from pipeline.stages.dungeon.drunkard_walk import DrunkardWalk
 from pipeline.stages.dungeon.tiles import DUNGEON_ALPHABET, FLOOR, WALL
+from pipeline.stages.maze.backtracker import Backtracker
 from pipeline.stages.place.spawn_exit import SpawnExit
 from pipeline.stages.regions.connect import Connect
 from pipeline.stages.regions.distance import Distance
@@ -251,6 +255,69 @@ def test_spawn_exit_at_corners() -> None:
     assert out.properties["path_length"] == 10
 
 
+
+WALKTHROUGH_DUNGEON = """\
+[pack]
+name = "crawl"
+seed = 7
+maps = 2
+
+[stage.rooms]
+use = "dungeon.rooms_and_mazes"
+size = [41, 31]
+maze = "none"
+
+[stage.maze]
+use = "maze.growing_tree"
+input = "rooms"
+carve_on = ["wall"]
+margin = 1
+
+[stage.combined]
+use = "compose.overlay"
+inputs = ["maze", "rooms"]
+
+[stage.joined]
+use = "regions.connect"
+input = "combined"
+
+[stage.placed]
+use = "place.spawn_exit"
+input = "joined"
+
+[stage.tmx]
+use = "export.tmx"
+input = "placed"
+"""
+
+
+def test_a_maps_entrance_and_exit_properties_are_its_spawn_and_exit_tiles(tmp_path: Path) -> None:
+    """The README's dungeon: a maze carved between rooms records its own entrance and exit; once
+    spawn and exit are placed, the map file's `entrance`/`exit` properties name their tiles,
+    not other cells in another unit."""
+    import xml.etree.ElementTree as ET
+
+    from pipeline import api
+
+    recipe = tmp_path / "crawl.toml"
+    recipe.write_text(WALKTHROUGH_DUNGEON)
+    assert api.build(recipe, out=tmp_path / "exports", cache=tmp_path / ".pcg-cache", jobs=1).ok
+    for tmx in sorted((tmp_path / "exports" / "crawl").glob("map_*.tmx")):
+        root = ET.parse(tmx).getroot()
+        props = {p.get("name"): p.get("value") for p in root.findall("properties/property")}
+        tile = int(root.get("tilewidth")), int(root.get("tileheight"))
+        objects = {o.get("type"): o for o in root.iter("object")}
+        for prop, kind in (("entrance", "spawn"), ("exit", "exit")):
+            obj = objects[kind]
+            at = f"{int(float(obj.get('x')) // tile[0])},{int(float(obj.get('y')) // tile[1])}"
+            assert props[prop] == at, (tmx.name, prop, props[prop], at)
+
+
+def test_spawn_exit_adds_no_entrance_to_a_map_without_one() -> None:
+    walk = CellularCaves(size=(40, 30)).run([], rng_for((3,))).tiles == FLOOR
+    out = SpawnExit().run([level_of(walk)], RNG)
+    assert "entrance" not in out.properties and "exit" not in out.properties
+
 def test_distance_field_from_an_object_matches_a_reference_search() -> None:
     walk = CellularCaves(size=(40, 30)).run([], rng_for((3,))).tiles == FLOOR
     placed = SpawnExit().run([level_of(walk)], RNG)
@@ -408,3 +475,58 @@ def test_items_stay_out_of_doorways_unless_symbols_say_so(seed: int) -> None:
     assert cells and DOOR not in cells and len(cells) == int((dungeon.tiles == FLOOR).sum())  # every floor tile, no door
     asked = Items(type="chest", count=10_000, spacing=0, symbols=("door",)).run([dungeon], rng_for((seed, 1)))
     assert {dungeon.tiles[int(o.y), int(o.x)] for o in asked.objects if o.type == "chest"} == {DOOR}
+
+
+STRICT_ITEMS = """\
+[pack]
+name = "chests"
+seed = 3
+maps = 3
+
+[stage.maze]
+use = "maze.backtracker"
+cells = [4, 4]
+
+[stage.chests]
+use = "place.items"
+input = "maze"
+type = "chest"
+count = {count}
+spacing = 2
+{strict}
+
+[stage.tmx]
+use = "export.tmx"
+input = "chests"
+"""
+
+
+def test_strict_items_redraw_a_map_that_falls_short_or_fail_naming_the_numbers(tmp_path: Path) -> None:
+    """`count = 500` on a small maze places what fits; with `strict`, a map short of `count` is
+    made again from the next seeds, and fails, naming the numbers, when none has room."""
+    from pipeline import api
+    from pipeline.stages.place.items import Items
+
+    def build(count: int, strict: str) -> api.BuildResult:
+        recipe = tmp_path / "chests.toml"
+        recipe.write_text(STRICT_ITEMS.format(count=count, strict=strict))
+        return api.build(recipe, out=tmp_path / "exports", cache=tmp_path / ".pcg-cache", jobs=1, force=True)
+
+    maze = Backtracker(cells=(4, 4)).run([], rng_for((0, 0, 3)))
+    fits = [len(Items(type="chest", count=500, spacing=2).run([maze], rng_for((k,))).objects) for k in range(8)]
+    assert max(fits) < 500 and min(fits) < max(fits)  # a shortfall, and seeds that place more than others
+    # Without strict the maps keep what fits, as before.
+    assert build(500, "").ok
+    # Strict, with a count some attempts reach: every map has it, some from a later attempt.
+    need = max(fits)
+    result = build(need, "strict = true\nattempts = 100")
+    assert result.ok, result.packs[0].failures
+    manifest = json.loads((tmp_path / "exports" / "chests" / "manifest.json").read_text())
+    assert all(m["stats"]["items_chest"] == need for m in manifest["maps"])
+    assert any(m.get("attempt", 0) > 0 for m in manifest["maps"])
+    # Strict, with a count no map has room for: each map fails, naming the stage and the numbers.
+    result = build(500, "strict = true\nattempts = 3")
+    assert not result.ok
+    failures = result.packs[0].failures
+    assert len(failures) == 3 and all(f.stage == "chests" for f in failures)
+    assert re.match(r"placed \d+ of 500 items of type 'chest': no room for more 2 tiles apart .*; no map passed in 3 attempts", failures[0].message)

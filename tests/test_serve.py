@@ -173,6 +173,51 @@ def test_only_pin_and_reroll_write_the_recipe(served: tuple[TestClient, Path, li
     assert "3 =" not in recipe.read_text() and rebuilt == [recipe] * 4
 
 
+FILTERED_RECIPE = """\
+[pack]
+name = "long"
+seed = 5
+maps = 3
+
+[pack.seeds]
+1 = 1625297241
+
+[stage.maze]
+use = "maze.backtracker"
+cells = [5, 5]
+
+[stage.long]
+use = "filter"
+input = "maze"
+where = "diameter >= 20"
+
+[stage.tmx]
+use = "export.tmx"
+input = "long"
+"""
+
+
+def test_a_filtered_map_shows_its_seed_not_the_filters_attempt(tmp_path: Path) -> None:
+    """A map a filter made again has seed tuples (map, stage, seed, attempt): the page, the API
+    and the sort by seed show the seed the recipe gives it, and the attempt apart."""
+    recipe = tmp_path / "recipes" / "long.toml"
+    recipe.parent.mkdir()
+    recipe.write_text(FILTERED_RECIPE)
+    assert api.build(recipe, out=tmp_path / "exports", cache=tmp_path / ".pcg-cache", jobs=1).ok
+    manifest = json.loads((tmp_path / "exports" / "long" / "manifest.json").read_text())
+    attempts = {e["index"]: e.get("attempt", 0) for e in manifest["maps"]}
+    assert attempts[1] > 0, attempts  # the case at hand: a pinned map the filter made again
+    site = Site(out=tmp_path / "exports", hub=Hub(), packs={"long": recipe}, rebuild=lambda _: None)
+    client = TestClient(create_app(site, allowed_hosts("127.0.0.1")), base_url="http://127.0.0.1:8000")
+    expected = {0: "5", 1: "1625297241", 2: "5"}
+    cards = client.get("/api/packs/long").json()["maps"]
+    assert {c["index"]: c["seed"] for c in cards} == expected
+    assert {c["index"]: c["attempt"] for c in cards} == attempts
+    for index, seed in expected.items():
+        m = client.get(f"/api/packs/long/maps/{index}").json()
+        assert (m["seed"], m["attempt"]) == (seed, attempts[index])
+
+
 def test_other_hosts_are_refused(served: tuple[TestClient, Path, list[Path]]) -> None:
     client, _, _ = served
     # DNS rebinding: a name that resolves to 127.0.0.1 but is not ours.

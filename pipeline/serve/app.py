@@ -35,6 +35,7 @@ from pipeline.builder import PACK_FILES
 from pipeline.contact_sheet import CONTACT_SHEET
 from pipeline.errors import PipelineError
 from pipeline.manifest import MANIFEST, read_manifest
+from pipeline.seeds import map_seed
 from pipeline.serve.hub import Hub
 from pipeline.serve.mapfile import MapFileError, inside, picture, read_map
 from pipeline.tiled.markers import PreviewInfo, colour
@@ -275,17 +276,19 @@ def _card(pack: str, entry: dict[str, Any], seeds: dict[str, Any]) -> dict[str, 
         "stem": entry["stem"],
         "stats": entry.get("stats", {}),
         "seed": _seed(entry),
+        "attempt": entry.get("attempt", 0),
         "pinned": seeds.get(str(entry["index"])),
         "preview": _preview_url(pack, entry),
     }
 
 
 def _seed(entry: dict[str, Any]) -> str | None:
-    """The map's seed: the last part of any stage's seed tuple (map, stage, seed). Seeds go to
-    the page as text: they pass 2**53, past which a JavaScript number is not exact."""
+    """The map's seed, from any stage's seed tuple (map, stage, seed[, attempt]): a map a filter
+    made again has its attempt last, which is no seed. Seeds go to the page as text: they pass
+    2**53, past which a JavaScript number is not exact."""
     for stage in entry.get("stages", {}).values():
-        if isinstance(stage.get("seed"), list) and stage["seed"]:
-            return str(stage["seed"][-1])
+        if isinstance(stage.get("seed"), list) and (seed := map_seed(stage["seed"])) is not None:
+            return str(seed)
     return None
 
 

@@ -10,7 +10,7 @@ from pipeline.grid.graph import DX, DY, RANGE_62_BITS, below
 from pipeline.stages.maze.generator import MazeGenerator
 
 
-@stage("maze.aldous_broder", version=1)
+@stage("maze.aldous_broder", version=2)
 class AldousBroder(MazeGenerator):
     """Aldous-Broder: wander at random; the first time the walk enters a cell, keep that passage.
 

@@ -10,7 +10,7 @@ from pipeline.stages.maze.block import FLOOR
 from pipeline.stages.maze.generator import MazeGenerator
 
 
-@stage("maze.backtracker", version=2)
+@stage("maze.backtracker", version=3)
 class Backtracker(MazeGenerator):
     """Recursive backtracker: a random depth-first walk that backs up at dead ends.
 

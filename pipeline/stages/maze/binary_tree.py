@@ -11,7 +11,7 @@ from pipeline.registry import stage
 from pipeline.stages.maze.generator import MazeGenerator
 
 
-@stage("maze.binary_tree", version=1)
+@stage("maze.binary_tree", version=2)
 class BinaryTree(MazeGenerator):
     """Binary tree: each cell opens the wall toward one of the two directions of `bias`, at random.
 

@@ -10,7 +10,7 @@ from pipeline.stages.maze.generator import MazeGenerator
 from pipeline.grid.graph import below, find, union
 
 
-@stage("maze.eller", version=1)
+@stage("maze.eller", version=2)
 class Eller(MazeGenerator):
     """Eller's algorithm: carve the maze row by row, remembering only the current row. Keep
     which cells of that row are already connected; join neighbours at random, send at least one

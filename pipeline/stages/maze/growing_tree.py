@@ -29,7 +29,7 @@ def parse_selection(text: str) -> np.ndarray:
     return weights / weights.sum()
 
 
-@stage("maze.growing_tree", version=1)
+@stage("maze.growing_tree", version=2)
 class GrowingTree(MazeGenerator):
     """Growing tree: grow the maze from a list of active cells, picked by `selection`. Each step
     take one, carve to a random unvisited neighbour (adding it to the list) or, if it has none,

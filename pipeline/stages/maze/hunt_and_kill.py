@@ -10,7 +10,7 @@ from pipeline.stages.maze.generator import MazeGenerator
 from pipeline.grid.graph import DX, DY, below, neighbours_where
 
 
-@stage("maze.hunt_and_kill", version=1)
+@stage("maze.hunt_and_kill", version=2)
 class HuntAndKill(MazeGenerator):
     """Hunt-and-kill: a random walk that, when stuck, hunts for a new start next to the maze.
     Walk at random into unvisited cells; when the walk is stuck, scan the grid row by row for an

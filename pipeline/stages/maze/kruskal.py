@@ -10,7 +10,7 @@ from pipeline.stages.maze.generator import MazeGenerator
 from pipeline.grid.graph import random_order, union
 
 
-@stage("maze.kruskal", version=2)
+@stage("maze.kruskal", version=3)
 class Kruskal(MazeGenerator):
     """Kruskal's algorithm: open walls in random order unless they would close a loop. Take
     every wall between two cells in random order and open it when the cells are not yet

@@ -10,7 +10,7 @@ from pipeline.stages.maze.generator import MazeGenerator
 from pipeline.grid.graph import DX, DY, below, neighbours_where
 
 
-@stage("maze.prim_modified", version=1)
+@stage("maze.prim_modified", version=2)
 class PrimModified(MazeGenerator):
     """Modified Prim's algorithm: grow the maze by a random frontier cell at each step. Keep the
     cells next to the maze (the name is Walter D. Pullen's); each step pick one at random and

@@ -10,7 +10,7 @@ from pipeline.stages.maze.generator import MazeGenerator
 from pipeline.grid.graph import DX, DY, below
 
 
-@stage("maze.prim_simplified", version=1)
+@stage("maze.prim_simplified", version=2)
 class PrimSimplified(MazeGenerator):
     """Simplified Prim's algorithm: grow the maze through a random frontier wall at each step.
     Keep the walls between the maze and the cells outside it (the name is Walter D. Pullen's),

@@ -10,7 +10,7 @@ from pipeline.stages.maze.generator import MazeGenerator
 from pipeline.grid.graph import DX, DY
 
 
-@stage("maze.prim_true", version=2)
+@stage("maze.prim_true", version=3)
 class PrimTrue(MazeGenerator):
     """True Prim's algorithm: a minimum spanning tree over random wall weights. Give every wall
     a random weight and grow the tree from one cell, always opening the lightest wall on the

@@ -10,7 +10,7 @@ from pipeline.registry import stage
 from pipeline.stages.maze.generator import MazeGenerator
 
 
-@stage("maze.recursive_division", version=1)
+@stage("maze.recursive_division", version=2)
 class RecursiveDivision(MazeGenerator):
     """Recursive division: split open rooms by walls with one gap until rooms are one cell wide.
     Start from one open room, add a wall with a single gap across it, and divide each side the

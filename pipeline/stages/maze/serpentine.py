@@ -11,7 +11,7 @@ from pipeline.registry import stage
 from pipeline.stages.maze.nonperfect import NonPerfectGenerator
 
 
-@stage("maze.serpentine", version=1)
+@stage("maze.serpentine", version=2)
 class Serpentine(NonPerfectGenerator):
     """Serpentine (boustrophedon) maze: one passage switching back row by row, with shortcuts.
     The passage runs the full width of each row (or height of each column) and turns at

@@ -10,7 +10,7 @@ from pipeline.registry import stage
 from pipeline.stages.maze.generator import MazeGenerator
 
 
-@stage("maze.sidewinder", version=1)
+@stage("maze.sidewinder", version=2)
 class Sidewinder(MazeGenerator):
     """Sidewinder: carve runs of cells east-west, each opening one passage north. The top row is
     one open corridor; every other row is cut into random runs of cells joined east-west, and

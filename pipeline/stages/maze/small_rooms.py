@@ -10,7 +10,7 @@ from pipeline.stages.maze.nonperfect import NonPerfectGenerator
 from pipeline.stages.maze.rooms import join_blocks
 
 
-@stage("maze.small_rooms", version=1)
+@stage("maze.small_rooms", version=2)
 class SmallRooms(NonPerfectGenerator):
     """Connected small rooms: a grid of open rooms joined by doors, with loops. The grid is
     tiled with open rooms of `room` x `room` cells, the rooms are joined by one door each into a

@@ -12,7 +12,7 @@ from pipeline.stages.maze.nonperfect import NonPerfectGenerator
 from pipeline.stages.maze.rooms import join_blocks
 
 
-@stage("maze.spiral", version=1)
+@stage("maze.spiral", version=2)
 class Spiral(NonPerfectGenerator):
     """Spiral maze: blocks of spiralling passages joined by doors, with loops. The grid is cut
     into blocks of `spiral` x `spiral` cells, each carved as one passage winding from a random

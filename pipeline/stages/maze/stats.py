@@ -5,6 +5,9 @@
   the entrance and exit are the first and last open cells in reading order (`corners`, the
   top-left and bottom-right of a full maze) or the two ends of the longest shortest path
   (`farthest`);
+- `entrance` and `exit`: those two cells, as the tile each is ("x,y", tiles from the map's
+  top-left: cell (cx, cy) is tile (2cx + 1, 2cy + 1)), the unit of every other position a map
+  file holds;
 - `diameter`: the longest shortest path in steps, by a double breadth-first sweep (exact on
   perfect mazes, a lower bound where there are loops);
 - `loops`: passages - cells + components, the number of independent cycles (0 for perfect mazes);
@@ -13,6 +16,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import numpy as np
@@ -41,9 +45,23 @@ def maze_stats(tiles: np.ndarray, solution: Solution = "corners") -> dict[str, P
         "diameter": int(diameter) if cells else 0,
         "loops": int(passages - cells + components),
         "straightness": round(float(straight) / max(1, int(corridors)), 4),
-        "entrance": f"{entrance % w},{entrance // w}" if cells else "",
-        "exit": f"{exit_ % w},{exit_ // w}" if cells else "",
+        "entrance": tile_record(2 * (entrance % w) + 1, 2 * (entrance // w) + 1) if cells else "",
+        "exit": tile_record(2 * (exit_ % w) + 1, 2 * (exit_ // w) + 1) if cells else "",
     }
+
+
+def tile_record(x: int, y: int) -> str:
+    """A tile as `entrance` and `exit` record it: "x,y"."""
+    return f"{x},{y}"
+
+
+def read_tile_record(value: object) -> tuple[int, int] | None:
+    """The tile an `entrance` or `exit` property records; None for any other value (a hand-made
+    map's own `exit`, which is no such record)."""
+    if isinstance(value, str) and re.fullmatch(r"\d+,\d+", value):
+        x, y = value.split(",")
+        return int(x), int(y)
+    return None
 
 
 # Bits of a cell's byte in `_measure`'s `ways`: the passages to open neighbouring cells (north,

@@ -10,7 +10,7 @@ from pipeline.grid.graph import DX, DY, RANGE_62_BITS, below
 from pipeline.stages.maze.generator import MazeGenerator
 
 
-@stage("maze.wilson", version=1)
+@stage("maze.wilson", version=2)
 class Wilson(MazeGenerator):
     """Wilson's algorithm: add loop-erased random walks to the maze until it fills the grid.
     From each cell not yet in the maze, walk at random until the walk hits the maze, erase the

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import ClassVar, Union
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
+from pipeline.errors import KeyedError, Rejected
 from pipeline.jit import compiled
 from pipeline.level import Level, MapObject, check_properties, near_colors, typed_property
 from pipeline.registry import stage
@@ -25,11 +26,14 @@ class Items(WalkableStage):
     and from the map's existing point objects (spawn, exit); `count = [min, max]` draws how many
     per map. Tiles are tried in a random order from the map's seed, so the same seed places the
     same items. Fewer than `count` are placed when the map runs out of room; `items_<type>` says
-    how many. With `tile`, exporters write each item as a tile object drawn with that tile;
-    `properties` go on every item, typed as written.
+    how many. With `strict = true` a map with room for fewer is made again from the next seeds
+    (as a `filter` does), up to `attempts` times, and then fails, naming the numbers: for a
+    game that needs every item. With `tile`, exporters write each item as a tile object drawn
+    with that tile; `properties` go on every item, typed as written.
     """
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
+    may_reject: ClassVar[bool] = True  # with strict
 
     type: str = Field("item", min_length=1, description="Object type (and name prefix), e.g. \"chest\".")
     count: ItemCount = Field(
@@ -41,12 +45,27 @@ class Items(WalkableStage):
     properties: dict[str, Union[bool, int, float, str]] = Field(
         default_factory=dict, description='Typed properties for every item, e.g. {gold = 10, locked = true, glow = "#ffa300"} ("#rrggbb" is a colour).'
     )
+    # Both left out of the params when unset, so stages built before they existed keep their keys.
+    strict: bool = Field(
+        False, exclude_if=lambda strict: not strict,
+        description="A map with room for fewer than count items is made again from the next seeds; false: it keeps the items that fit.",
+    )
+    attempts: int = Field(
+        10, ge=1, le=100_000, exclude_if=lambda n: n == 10,
+        description="With strict: most times a map is made again before it fails.",
+    )
 
     @field_validator("properties")
     @classmethod
     def _fits_tiled(cls, value: dict[str, Union[bool, int, float, str]]) -> dict[str, Union[bool, int, float, str]]:
         check_properties(value)
         return value
+
+    @model_validator(mode="after")
+    def _attempts_with_strict(self) -> Items:
+        if "attempts" in self.model_fields_set and not self.strict:
+            raise KeyedError("attempts", "only with strict = true (without it a map keeps the items that fit); remove it or set strict")
+        return self
 
     def warnings(self) -> list[str]:
         return near_colors(self.properties, "properties.")
@@ -69,6 +88,13 @@ class Items(WalkableStage):
         # Drawn after the order, so that a fixed count places exactly what it always placed.
         count = draw_count(self.count, rng)
         chosen = scatter(w, h, order, existing, count, self.spacing)
+        if self.strict and len(chosen) < count:
+            raise Rejected(
+                f"placed {len(chosen)} of {count} items of type {self.type!r}: no room for more {self.spacing:g} tiles apart (lower count or spacing,"
+                " or make room)",
+                self.attempts,
+                {f"items_{self.type}": len(chosen)},
+            )
         props = {k: typed_property(v) for k, v in self.properties.items()}
         items = [
             MapObject(f"{self.type}_{k + 1}", self.type, c % w + 0.5, c // w + 0.5, properties={**props, "index": k + 1}, tile=self.tile)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import ClassVar
 
 import numpy as np
@@ -14,9 +13,10 @@ from pipeline.grid.graph import DX, DY
 from pipeline.jit import compiled
 from pipeline.level import Level, MapObject
 from pipeline.registry import stage
+from pipeline.stages.maze.stats import read_tile_record
 from pipeline.stages.regions.walkable import WalkableStage
 
-# What stands in for an endpoint type the map has no object of: the cells a maze's statistics
+# What stands in for an endpoint type the map has no object of: the tiles a maze's statistics
 # record as its entrance and exit (mazes carry no objects).
 _MAZE_STAND_INS = {"spawn": "entrance", "exit": "exit"}
 
@@ -28,7 +28,7 @@ class PlacePath(WalkableStage):
     The path starts at the first object (in the map's object order) whose type is `from` and
     ends at the first whose type is `to`: at the tile under a point object, the centre tile of
     a rectangle. A maze has no objects: there, `spawn` and `exit` fall back to the `entrance`
-    and `exit` cells its statistics record. The path is a breadth-first shortest path over
+    and `exit` tiles its statistics record. The path is a breadth-first shortest path over
     walkable tiles (4-neighbour steps; the endpoints count as walkable where they stand),
     ties broken the same way every time, written as a polyline object `name` (type `name`)
     through the centres of its corner tiles, with `length` (steps), `from` and `to` as
@@ -94,11 +94,9 @@ class PlacePath(WalkableStage):
                     raise PipelineError([f"{key}: the {kind} object {obj.name!r} at ({obj.x}, {obj.y}) is outside the {w} x {h} map"])
                 return y * w + x
         stand_in = _MAZE_STAND_INS.get(kind)
-        cell = level.properties.get(stand_in, "") if stand_in else ""
-        # A maze's "x,y"; anything else (a hand-made map's own `exit` property) is no stand-in.
-        if isinstance(cell, str) and re.fullmatch(r"\d+,\d+", cell):
-            cx, cy = (int(v) for v in cell.split(","))
-            x, y = 2 * cx + 1, 2 * cy + 1  # the block form: cell (cx, cy) is tile (2cx + 1, 2cy + 1)
+        tile = read_tile_record(level.properties.get(stand_in, "")) if stand_in else None
+        if tile is not None:
+            x, y = tile
             if 0 <= x < w and 0 <= y < h:
                 return y * w + x
         types = ", ".join(sorted({o.type for o in level.objects})) or "none"

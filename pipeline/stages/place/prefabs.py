@@ -14,10 +14,10 @@ from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_
 from pipeline.errors import KeyedError, PipelineError, Rejected, did_you_mean
 from pipeline.level import Level, MapObject, PropertyValue, Symbol, own_refs
 from pipeline.output import counted
-from pipeline.registry import stage
+from pipeline.registry import StageParams, stage
 from pipeline.stages.place.count import count_type, draw_count, most_of
 from pipeline.stages.compose.overlay import merge_alphabets
-from pipeline.stages.load.tmx import MapFileError, read_map_file
+from pipeline.stages.load.tmx import LoadTmx, MapFileError, read_map_file
 from pipeline.stages.regions.walkable import WalkableStage
 
 PrefabCount = count_type(10_000)
@@ -74,6 +74,8 @@ class Prefabs(WalkableStage):
     tile of the map next to it outside the prefab, and the map's walkable tiles (every symbol
     but `walls`) form no more separate areas than before: a connected map stays connected.
     Positions are tried in a random order from the map's seed, up to `tries` per prefab.
+    Without `over`, a prefab may cover any tile: on a map drawn by hand (`load.tmx`) the recipe
+    is warned as it loads, as the prefab may erase a room drawn there.
 
     A prefab whose walkable tiles have no door, or with a door that no cell outside the prefab
     touches, can never be placed: an error when the recipe loads, naming the file. So is one
@@ -205,6 +207,17 @@ class Prefabs(WalkableStage):
         if index is None:
             return np.zeros(tiles.shape, dtype=bool)
         return filled & (tiles == index)
+
+    def warnings_after(self, upstream: list[tuple[str, StageParams]]) -> list[str]:
+        # Stamped over anything, a prefab can erase what a person drew: said before a map is lost.
+        drawn = [(name, params.file) for name, params in upstream if isinstance(params, LoadTmx)]
+        if self.over or not drawn:
+            return []
+        name, file = drawn[0]
+        return [
+            f"over: unset, so prefabs may be stamped over any tile of {file} (stage.{name}), a map drawn by hand, rooms included;"
+            ' set over = ["wall"] (the symbols they may cover)'
+        ]
 
     def files_read(self) -> dict[str, str]:
         return dict(self._files)

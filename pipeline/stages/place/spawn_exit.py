@@ -11,13 +11,14 @@ from pipeline.errors import PipelineError
 from pipeline.level import Level, MapObject
 from pipeline.registry import stage
 from pipeline.grid.bfs import bfs, diameter_ends
+from pipeline.stages.maze.stats import read_tile_record, tile_record
 from pipeline.stages.regions.label import label_regions
 from pipeline.stages.regions.walkable import WalkableStage
 
 Corner = Literal["top_left", "top_right", "bottom_left", "bottom_right"]
 
 
-@stage("place.spawn_exit", version=1)
+@stage("place.spawn_exit", version=2)
 class SpawnExit(WalkableStage):
     """Place a `spawn` and an `exit` point object on walkable tiles of the largest region.
 
@@ -26,11 +27,14 @@ class SpawnExit(WalkableStage):
     searches; wide caves may need more than `searches`, and then get the farthest pair found
     (`path_exact = false` in the map's properties). `at = "corners"`: on the walkable tiles
     nearest (straight-line) to `spawn_corner` and `exit_corner`. Both objects get
-    `path_length` (steps between them); the map gets `path_length` too.
+    `path_length` (steps between them); the map gets `path_length` too. A maze's `entrance`
+    and `exit` properties, where the map has them, become the spawn's and the exit's tiles
+    ("x,y"), so that the map names one entrance and one exit.
     """
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
-    adds_stats: ClassVar[tuple[str, ...] | None] = ("path_length", "path_exact")
+    # entrance and exit only where the input has them (a maze's), set to the objects' tiles.
+    adds_stats: ClassVar[tuple[str, ...] | None] = ("path_length", "path_exact", "entrance", "exit")
 
     at: Literal["diameter", "corners"] = Field("diameter", description="Where to put them.")
     searches: int = Field(16, ge=3, le=100_000, description="With at = \"diameter\": most breadth-first searches spent proving the pair is the farthest.")
@@ -59,12 +63,14 @@ class SpawnExit(WalkableStage):
             MapObject("exit", "exit", b % w + 0.5, b // w + 0.5, properties={"path_length": int(length)}),
         ]
         kept = [o for o in level.objects if o.name not in ("spawn", "exit")]
+        # A maze's record of its own ends would name another entrance and exit than the objects.
+        ends = {name: tile_record(c % w, c // w) for name, c in (("entrance", a), ("exit", b)) if read_tile_record(level.properties.get(name)) is not None}
         return Level(
             tiles=level.tiles,
             alphabet=level.alphabet,
             layers=dict(level.layers),
             objects=kept + points,
-            properties={**level.properties, "path_length": int(length), "path_exact": bool(exact)},
+            properties={**level.properties, **ends, "path_length": int(length), "path_exact": bool(exact)},
         )
 
 

@@ -14,7 +14,7 @@ from pipeline.grid.graph import DX, DY, below, permutation
 from pipeline.stages.post.maze_input import MazeEdit
 
 
-@stage("post.braid", version=1)
+@stage("post.braid", version=2)
 class Braid(MazeEdit):
     """Braid a maze: open a `fraction` of its dead ends into loops. Visit them in random order
     and open one more wall of each, preferring a wall into another dead end so that one opening

@@ -33,7 +33,7 @@ def open_random_walls(grid: np.ndarray, walls: int, fraction: float, rng: np.ran
     return out
 
 
-@stage("post.cut_walls", version=1)
+@stage("post.cut_walls", version=2)
 class CutWalls(MazeEdit):
     """Open random walls between two open cells: each one adds a loop (a second way round).
 

@@ -15,7 +15,7 @@ from pipeline.stages.post.braid import _sides
 from pipeline.stages.post.maze_input import MazeEdit
 
 
-@stage("post.prune_dead_ends", version=1)
+@stage("post.prune_dead_ends", version=2)
 class PruneDeadEnds(MazeEdit):
     """Fill dead ends with wall, pass after pass. Each pass fills every dead end (except a
     `keep` fraction, chosen at random), which may make its neighbour a new dead end for the next
