@@ -235,6 +235,10 @@ class Level:
     # Arrays a stage hands to the stages it feeds that are not per tile, by a name the two agree
     # on: a recording rewrite stage's frames for its GIF. Not exported, not carried further.
     attachments: dict[str, np.ndarray] = field(default_factory=dict)
+    # What the stage that made this Level has to tell the user of this map ("placed 8 of 500
+    # chests"): the build prints each once per pack, with the maps it came from, as a warning
+    # naming the stage. Not exported; a stage's notes are its own (its inputs' are not repeated).
+    notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.tiles.ndim != 2 or self.tiles.dtype != np.uint8:

@@ -305,6 +305,8 @@ class _Levels:
                 raise
             if not isinstance(level, Level):
                 raise StageFailed(name, f"returned {type(level).__name__}, not a Level")
+            handed = {note for i in inputs for note in i.notes}
+            level.notes = [note for note in level.notes if note not in handed]  # its own, not those it was given
             _hand_on(self.recipe.handed_on.get(name, ()), inputs, level)
             if (unknown := level.unknown_tiles()) is not None:
                 raise StageFailed(name, f"returned a Level whose {unknown}")
@@ -319,6 +321,7 @@ class _Levels:
             raise StageFailed(name, f"returned a Level {unsettled}")
         freeze(level)
         self.levels[name] = level
+        self.result.warnings += [f"stage.{name}: {note}" for note in level.notes]  # made now or cached
         # Stats are values: an object reference (a hand-made map's `boss`) names an object of
         # this Level, which the manifest, filters and captions know nothing of.
         self.result.stats[name] = {k: v for k, v in level.properties.items() if not isinstance(v, ObjectRef)}
@@ -435,7 +438,10 @@ def _where(exc: BaseException) -> str:
 
 
 def private_copy(level: Level) -> Level:
-    return replace(level, layers=dict(level.layers), objects=list(level.objects), properties=dict(level.properties), attachments=dict(level.attachments))
+    return replace(
+        level, layers=dict(level.layers), objects=list(level.objects), properties=dict(level.properties),
+        attachments=dict(level.attachments), notes=list(level.notes),
+    )
 
 
 def freeze(level: Level) -> None:

@@ -489,7 +489,7 @@ def _record(obj: Any, known: set[str]) -> dict[str, Any]:
 
 _SYMBOL_FIELDS = {"char", "name", "color"}
 _OBJECT_FIELDS = {"name", "type", "x", "y", "w", "h", "properties", "tile", "points", "ref"}
-_LEVEL_FIELDS = {"tiles", "alphabet", "layers", "objects", "properties", "attachments"}
+_LEVEL_FIELDS = {"tiles", "alphabet", "layers", "objects", "properties", "attachments", "notes"}
 
 
 def level_record(level: Level) -> dict[str, Any]:
@@ -510,6 +510,8 @@ def level_record(level: Level) -> dict[str, Any]:
             if set(level.attachments) - {"frames"}
             else {}
         ),
+        # Only where there are some, so that the digests recorded before notes existed still hold.
+        **({"notes": list(level.notes)} if level.notes else {}),
     }
 
 

@@ -515,8 +515,12 @@ def test_strict_items_redraw_a_map_that_falls_short_or_fail_naming_the_numbers(t
     maze = Backtracker(cells=(4, 4)).run([], rng_for((0, 0, 3)))
     fits = [len(Items(type="chest", count=500, spacing=2).run([maze], rng_for((k,))).objects) for k in range(8)]
     assert max(fits) < 500 and min(fits) < max(fits)  # a shortfall, and seeds that place more than others
-    # Without strict the maps keep what fits, as before.
-    assert build(500, "").ok
+    # Without strict the maps keep what fits, as before, and the build says so once per note.
+    result = build(500, "")
+    assert result.ok
+    said = [w for w in result.packs[0].warnings if "stage.chests: placed" in w]
+    assert said and all(re.search(r"stage\.chests: placed \d+ of 500 items of type 'chest': no room .*\(maps? [\d, -]+\)$", w) for w in said), said
+    assert sorted(int(re.search(r"placed (\d+)", w)[1]) for w in said) == sorted(set(int(re.search(r"placed (\d+)", w)[1]) for w in said))
     # Strict, with a count some attempts reach: every map has it, some from a later attempt.
     need = max(fits)
     result = build(need, "strict = true\nattempts = 100")

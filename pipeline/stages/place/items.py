@@ -100,8 +100,12 @@ class Items(WalkableStage):
             MapObject(f"{self.type}_{k + 1}", self.type, c % w + 0.5, c // w + 0.5, properties={**props, "index": k + 1}, tile=self.tile)
             for k, c in enumerate(chosen.tolist())
         ]
+        short = [
+            f"placed {len(items)} of {count} items of type {self.type!r}: no room for more {self.spacing:g} tiles apart"
+            " (lower count or spacing, or set strict = true to make such a map again)"
+        ] if len(items) < count else []
         return Level(tiles=level.tiles, alphabet=level.alphabet, layers=dict(level.layers), objects=list(level.objects) + items,
-                     properties={**level.properties, f"items_{self.type}": len(items)})
+                     properties={**level.properties, f"items_{self.type}": len(items)}, notes=short)
 
 
 @compiled
