@@ -1,4 +1,5 @@
-"""Building packs: plan, run the stale maps on an executor, write files atomically, manifest last."""
+"""Building packs: plan, run the stale maps on an executor, write files atomically, the manifest
+written ahead (without what the build may replace) and in full last."""
 
 from __future__ import annotations
 
@@ -116,7 +117,7 @@ class Builder:
         # map that would write other bytes over either fails instead.
         written: dict[str, str] = {path: digest for m in (on_disk or {}).get("maps", []) for path, digest in m["files"].items()}
         error: OSError | None = None
-        lost = False  # a batch came back as an exception: its worker may still write (files mode)
+        lost = False  # a batch came back as an exception: its worker may still be at work
         pack_dir = str(plan.pack_dir.resolve()) if executor.writes_files else None
         done = {task.index for task in ahead[0].tasks} if ahead else set()
         # Temporary files beside their targets where the cache's folder is on another file system,
@@ -175,8 +176,7 @@ class Builder:
             stamps = plan.stamps
             if manifest["maps"] or plan.previous is not None:  # no manifest for a pack that has no map yet
                 recorded_sheet = (plan.previous or {}).get("contact_sheet")
-                # Drawn before the manifest, which records its digest, and written after it: a
-                # build stopped between the two leaves a sheet the next one sees is not current.
+                # Drawn and put in place before the manifest that records its digest.
                 sheet = plan_contact_sheet(plan.pack_dir, recipe, manifest, recorded_sheet, thumbnails, stamps) if error is None else None
                 digest = sheet.sha256 if sheet is not None else (on_disk or {}).get("contact_sheet")  # a failed build leaves the sheet as it was
                 if digest is not None:
@@ -483,12 +483,9 @@ def _unjournaled(plan: PackPlan, leftover: Record) -> dict[int, list[str]]:
 
 def _claimed(manifest: dict[str, Any] | None, paths: set[str]) -> dict[str, set[str]]:
     """The sha256 a manifest gives for each of `paths`: bytes a build wrote there."""
+    named = [(path, digest) for entry in (manifest or {}).get("maps", []) for path, digest in entry["files"].items()]
     claimed: dict[str, set[str]] = {}
-    for entry in (manifest or {}).get("maps", []):
-        for path, digest in entry["files"].items():
-            if path in paths:
-                claimed.setdefault(path, set()).add(digest)
-    for path, digest in (manifest or {}).get("pack_files", {}).items():
+    for path, digest in [*named, *(manifest or {}).get("pack_files", {}).items()]:
         if path in paths:
             claimed.setdefault(path, set()).add(digest)
     return claimed
