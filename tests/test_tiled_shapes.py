@@ -7,6 +7,7 @@ for it, and the other recipes still build."""
 from __future__ import annotations
 
 import json
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from conftest import SMALL_RECIPE, pcg, write_recipe
+from conftest import SMALL_RECIPE, TILED, needs_tiled, pcg, tiled_env, write_recipe
 from pipeline.level import Color, Level, MapObject
 from pipeline.rewrite import palette
 from pipeline.stages.load.tmx import LoadTmx
@@ -146,6 +147,19 @@ def test_an_image_collection_with_gaps_in_its_tile_ids_loads(tmp_path: Path) -> 
     }
     (tmp_path / "collection.tmj").write_text(json.dumps(doc))
     assert names_of(load(tmp_path, "collection.tmj")) == [["rock", "wall", "bush"]]
+
+
+@needs_tiled
+@pytest.mark.parametrize(("name", "text", "out"), [("old.json", json.dumps(OLD_JSON), "old.tmx"), ("forest.tmx", COLLECTION_TMX, "forest.tmj")])
+def test_the_shapes_load_as_tiled_itself_reads_them(tmp_path: Path, name: str, text: str, out: str) -> None:
+    # Tiled opens the map and writes it in today's form (the other format): the two load alike.
+    (tmp_path / name).write_text(text)
+    proc = subprocess.run([str(TILED), "--export-map", str(tmp_path / name), str(tmp_path / out)], env=tiled_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and (tmp_path / out).is_file(), proc.stderr
+    ours, tiled = load(tmp_path, name), load(tmp_path, out)
+    assert names_of(ours) == names_of(tiled) and ours.alphabet == tiled.alphabet
+    assert ours.objects == tiled.objects and ours.properties == tiled.properties
 
 
 ROTATED_TMX = tmx("""\
