@@ -152,6 +152,17 @@ def is_plugin_file(filename: str) -> bool:
     return filename in _NAMES
 
 
+def raised_where(exc: BaseException) -> str:
+    """Where a stage's bug is, as " (at FILE:LINE)": the deepest line of a plugin's file if the
+    failure passed through one (its author can fix that, not the library line it called), else
+    the innermost line."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    frame = next((f for f in reversed(frames) if is_plugin_file(f.filename)), frames[-1])
+    return f" (at {file_name(frame.filename)}:{frame.lineno})"
+
+
 def _source_copy(digest: str, path: str, source: bytes) -> str:
     """A file holding exactly `source`, named after its digest (and the plugin's file name, which
     tracebacks show); the plugin's own path where the cache folder cannot be written."""

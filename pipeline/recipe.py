@@ -355,12 +355,32 @@ def load_recipe(path: Path | str, text: str | None = None) -> Recipe:
         if key not in ("pack", "stage"):
             problems.append(f"{key}: unknown table{did_you_mean(key, ['pack', 'stage'])} (a recipe has [pack] and [stage.NAME] tables)")
 
+    try:
+        return _checked(data, problems, shown, Path(path), text)
+    except RecipeError:
+        raise
+    except Exception as exc:  # a check of what the stages declare (stats, files, tiles) broke: this recipe's problem alone
+        raise RecipeError([f"{shown}: {_unexpected(exc, 'the recipe')}"]) from None
+
+
+def _unexpected(exc: Exception, what: str) -> str:
+    """One line for an exception that checking `what` did not expect (a bug in a stage, or in
+    what a stage made of a file): what broke and where, for the recipe's problems, so that the
+    other recipes still load."""
+    from pipeline.plugins import raised_where
+
+    text = " ".join(str(exc).split())
+    return f"unexpected error while checking {what}: {type(exc).__name__}{': ' + text if text else ''}{raised_where(exc)}"
+
+
+def _checked(data: dict[str, Any], problems: list[str], shown: str, path: Path, text: str) -> Recipe:
+    """The recipe `data`, every problem of it at once (after those of `problems`) a RecipeError."""
     pack = _load_pack(data.get("pack"), problems)
     before = len(problems)
-    kinds = registry.KindTable(_plugin_kinds(_plugin_names(data, pack), Path(path).parent, problems))
+    kinds = registry.KindTable(_plugin_kinds(_plugin_names(data, pack), path.parent, problems))
     # A plugin that did not load is the one problem to report, not each stage of its kinds.
     plugins_ok = len(problems) == before
-    specs, wiring = _load_stages(data.get("stage"), problems, Path(path).parent, kinds, plugins_ok)
+    specs, wiring = _load_stages(data.get("stage"), problems, path.parent, kinds, plugins_ok)
     declared = data.get("stage") if isinstance(data.get("stage"), dict) else {}
     uses = {n: b.get("use") for n, b in declared.items() if isinstance(b, dict)}
     exporters = {n for n, u in uses.items() if isinstance(u, str) and u in kinds and registry.is_exporter(kinds[u])}
@@ -547,15 +567,20 @@ def _load_stages(
             problems.append(f"{key}.input: {wrong}")
             inputs = None
         params = {k: v for k, v in body.items() if k not in RESERVED_KEYS}
-        validated = _validate(cls, params, key, problems, {"recipe_dir": recipe_dir}, tuple(sorted(RESERVED_KEYS)))
-        if validated is None or inputs is None:
+        try:
+            validated = _validate(cls, params, key, problems, {"recipe_dir": recipe_dir}, tuple(sorted(RESERVED_KEYS)))
+            if validated is None or inputs is None:
+                continue
+            wrong = validated.input_problems(len(inputs))
+            companions = validated.companions(name)
+        except Exception as exc:  # a stage's own checks broke (a bug, a file it misread): this stage's problem, not every recipe's
+            problems.append(f"{key}: {_unexpected(exc, 'the stage')}")
             continue
-        wrong = validated.input_problems(len(inputs))
         if wrong:
             problems.extend(f"{key}.{line}" for line in wrong)
             continue
         specs.append(StageSpec(name=name, params=validated, inputs=inputs))
-        for suffix, companion in validated.companions(name):
+        for suffix, companion in companions:
             if (type(companion).kind, name) not in written:
                 specs.append(StageSpec(name=f"{name}.{suffix}", params=companion, inputs=(name,)))
     return specs, wiring

@@ -27,7 +27,7 @@ from pipeline.fsio import sha256_bytes, sha256_file, stage
 from pipeline.level import Level, ObjectRef, PropertyValue
 from pipeline.memory import reuse_freed_memory
 from pipeline.plan import KeyMaker, export_provenance
-from pipeline.plugins import file_name, is_plugin_file
+from pipeline.plugins import is_plugin_file, raised_where
 from pipeline.recipe import Recipe
 from pipeline.registry import ExportContext, Exporter
 from pipeline.seeds import rng_for
@@ -418,23 +418,15 @@ def _call(stage: str, fn):  # type: ignore[no-untyped-def]
     except PipelineError as exc:
         raise StageFailed(stage, "; ".join(exc.problems)) from None
     except MapTimeout as exc:  # where a plugin's stage was, if it was one: the clock's own line says nothing
-        raise StageFailed(stage, f"{exc}{_where(exc) if _in_plugin(exc) else ''}") from None
+        raise StageFailed(stage, f"{exc}{raised_where(exc) if _in_plugin(exc) else ''}") from None
     except SystemExit as exc:  # sys.exit() in a plugin's stage: this map's failure, not the build's end
-        raise StageFailed(stage, f"called sys.exit({exc.code!r}){_where(exc)}: a stage raises an exception to fail") from None
+        raise StageFailed(stage, f"called sys.exit({exc.code!r}){raised_where(exc)}: a stage raises an exception to fail") from None
     except Exception as exc:
-        raise StageFailed(stage, f"{type(exc).__name__}: {exc}{_where(exc)}") from None
+        raise StageFailed(stage, f"{type(exc).__name__}: {exc}{raised_where(exc)}") from None
 
 
 def _in_plugin(exc: BaseException) -> bool:
     return any(is_plugin_file(f.filename) for f in traceback.extract_tb(exc.__traceback__))
-
-
-def _where(exc: BaseException) -> str:
-    """Where a stage's bug is: the deepest line of a plugin's file if the failure passed through
-    one (its author can fix that, not the library line it called), else the innermost line."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    frame = next((f for f in reversed(frames) if is_plugin_file(f.filename)), frames[-1])
-    return f" (at {file_name(frame.filename)}:{frame.lineno})"
 
 
 def private_copy(level: Level) -> Level:

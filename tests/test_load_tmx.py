@@ -190,7 +190,6 @@ def test_object_and_file_properties_keep_their_kinds(maps: Path) -> None:
         (lambda t: t.replace("<map ", "<mop ").replace("</map>", "</mop>"), "is not a Tiled map (its root element is <mop>"),
         (lambda t: t[:200], "is not a Tiled TMX/TSX file (XML error"),
         (lambda t: t.replace('source="room.tsx"', 'source="gone.tsx"'), "cannot read the tileset 'gone.tsx' at"),
-        (lambda t: t.replace('x="40" y="120"', 'x="40" y="120" rotation="45"'), "object 1 is rotated (45.0 degrees)"),
         # Gids wrapped around into other tiles, and a layer Tiled calls corrupt, used to load.
         (lambda t: t.replace("1,2,2,2,2", "1,-2,2,2,2", 1), "layer 'tiles', cell (1, 1): tile gid -2 is not a Tiled gid"),
         (lambda t: t.replace("1,2,2,2,2", "1,4294967300,2,2,2", 1), "cell (1, 1): tile gid 4294967300 is not a Tiled gid"),

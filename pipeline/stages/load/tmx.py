@@ -18,7 +18,7 @@ import posixpath
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
@@ -26,6 +26,7 @@ from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 from pipeline.errors import KeyedError, PipelineError
 from pipeline.fsio import read_regular
 from pipeline.level import PROVENANCE, SPARE_CHARS, Color, FilePath, Level, MapObject, ObjectRef, PropertyValue, Symbol
+from pipeline.output import counted, spans
 from pipeline.registry import StageParams, stage
 from pipeline.rewrite import palette
 from pipeline.tiled.layer_data import GID_MASK, MapFileError, base64_gids, csv_gids, gid_rows, parse_json, parse_xml
@@ -42,6 +43,10 @@ class _Tileset:
     name: str
     tilecount: int | None
     tiles: dict[int, dict[str, Any]] = field(default_factory=dict)  # local id -> typed properties
+    classes: dict[int, str] = field(default_factory=dict)  # local id -> its class (Tiled 1.9+) or type
+    # An image collection (a picture per tile, no tilesheet): its tiles are the ids it lists, which
+    # may have gaps (tiles deleted) and run past `tilecount`, the number of tiles.
+    collection: bool = False
 
 
 @dataclass
@@ -62,16 +67,20 @@ class _Map:
     objects: list[MapObject]
 
 
-@stage("load.tmx", version=6)
+@stage("load.tmx", version=7)
 class LoadTmx(StageParams):
     """Load a map you drew in Tiled (`.tmx`, or Tiled JSON `.tmj`/`.json`) as the map's tiles.
 
-    Each tile's symbol is its `symbol` property (a string, set on the tile in Tiled's tileset
-    editor); a tile that decides a cell and has none is an error naming the tile and a cell.
+    Each tile's symbol is, by `symbols`: its `symbol` property (a string, set on the tile in
+    Tiled's tileset editor; the default), its Tiled class (`"class"`: Class, or Type before
+    Tiled 1.9), or the tile itself (`"tile"`: a symbol per distinct tile, named `TILESET:ID`, a
+    second tileset of one name `TILESET#2:ID`). Tiles that decide a cell and have none are one
+    error naming them all (how many, and their ids per tileset) and where the first is.
     Maps our exporters wrote load back with their symbols: a tileset whose every tile names its
     symbol in `name` and its char in a one-letter `symbol` (and has no `char`) is read so.
     Empty cells get the symbol `empty`. Without `layer`, every tile layer counts (inside groups
     too, hidden or not) and the uppermost non-empty tile of each cell wins; `layer` reads one.
+    A map with no tile layer (objects alone) is the map's size of `empty`.
 
     The alphabet is `empty` first (the fill), then every other symbol the map uses, in the
     order of the first tile (tileset, then tile id) that carries it. A symbol's char is the
@@ -85,12 +94,17 @@ class LoadTmx(StageParams):
     typed properties (an object-typed one names its object however exporters number them);
     tile objects become rectangles with their top-left corner, polylines keep their points (in
     tiles, from the object's position), ellipses, polygons and text become their bounding
-    boxes. Tile layers that carry a `values` property (the data layers our exporters write) are
-    left out. Map properties go into the map's properties, the map's own: a build hands them on
-    through stages that start their stats afresh (`rewrite`). The map and its external tilesets are read when the
-    recipe loads and are part of the cache key; tileset images are not read (they change no
-    symbol). Only finite orthogonal maps are read; layer data may be XML, CSV or base64 (plain,
-    zlib or gzip).
+    boxes. A rotated object is loaded as drawn before its rotation, with its angle in the
+    property `rotation` and a warning naming it. Tile layers that carry a `values` property
+    (the data layers our exporters write) are left out. Map properties go into the map's
+    properties, the map's own: a build hands them on through stages that start their stats
+    afresh (`rewrite`). The map and its external tilesets are read when the recipe loads and are
+    part of the cache key; tileset images are not read (they change no symbol).
+
+    Only finite orthogonal maps are read (an isometric, hexagonal, staggered or infinite one is
+    an error saying so); layer data may be XML, CSV or base64 (plain, zlib or gzip); Tiled JSON
+    as Tiled 1.2 and later write it, or as before (tiles and properties as objects keyed by id
+    and name); image-collection tilesets with gaps in their tile ids.
     """
 
     arity: ClassVar[tuple[int, int]] = (0, 0)
@@ -98,21 +112,28 @@ class LoadTmx(StageParams):
     file: str = Field(description='The Tiled map, relative to the recipe (e.g. "maps/start.tmx"; .tmx, .tmj or .json).')
     layer: str | None = Field(None, description="The one tile layer to read (unset: all of them, upper tiles over lower).")
     empty: str = Field("wall", min_length=1, description="Symbol of cells with no tile; first in the alphabet (the fill).")
+    symbols: Literal["property", "class", "tile"] = Field(
+        "property",
+        description='Where a tile\'s symbol comes from: its `symbol` property, its Tiled class ("class": Class, or Type before'
+        ' Tiled 1.9), or "tile": a symbol per distinct tile, named TILESET:ID.',
+    )
 
     _level: Level | None = PrivateAttr(None)
     _files: dict[str, str] = PrivateAttr(default_factory=dict)
     _dropped: list[str] = PrivateAttr(default_factory=list)
+    _rotated: list[str] = PrivateAttr(default_factory=list)
 
     @model_validator(mode="after")
     def _load(self, info: ValidationInfo) -> LoadTmx:
         recipe_dir = Path((info.context or {}).get("recipe_dir", "."))
         try:
-            loaded = read_map_file(recipe_dir, self.file, self.layer, self.empty)
+            loaded = read_map_file(recipe_dir, self.file, self.layer, self.empty, self.symbols)
         except MapFileError as exc:
             raise KeyedError("file", f"{recipe_dir / self.file}: {exc}") from None
         self._level = loaded.level
         self._files = loaded.files
         self._dropped = loaded.dropped
+        self._rotated = loaded.rotated
         return self
 
     def files_read(self) -> dict[str, str]:
@@ -140,7 +161,11 @@ class LoadTmx(StageParams):
         ] + [
             f"file: {self.file}: {dropped} is not read: a Level holds string, int, float, bool, color, file and object properties"
             for dropped in self._dropped
-        ]
+        ] + ([
+            f"file: {self.file}: {counted(len(self._rotated), 'object')} {'is' if len(self._rotated) == 1 else 'are'} rotated"
+            f" ({', '.join(self._rotated)}): a Level's objects are upright, so each is loaded as drawn before its rotation,"
+            " with the angle (degrees clockwise about its origin, as in Tiled) in its property `rotation`"
+        ] if self._rotated else [])
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         level = self._level
@@ -163,19 +188,20 @@ class MapFile:
     filled: np.ndarray  # (h, w) bool: False where no (chosen) layer has a tile
     files: dict[str, str]  # every file read, relative to the recipe folder -> sha256
     dropped: list[str] = field(default_factory=list)  # properties of types a Level cannot hold (class)
+    rotated: list[str] = field(default_factory=list)  # rotated objects, loaded upright with a `rotation` property
 
 
-def read_map_file(recipe_dir: Path, relative: str, layer: str | None = None, empty: str = "wall") -> MapFile:
+def read_map_file(recipe_dir: Path, relative: str, layer: str | None = None, empty: str = "wall", symbols: str = "property") -> MapFile:
     """Read the Tiled map `relative` (to `recipe_dir`) and the tilesets it uses, as load.tmx
     does; a problem is a MapFileError, without the file's name (the caller puts it in front)."""
     reader = _Reader(recipe_dir)
     parsed = reader.read_map(relative)
-    level, filled = _to_level(parsed, layer, empty)
+    level, filled = _to_level(parsed, layer, empty, symbols)
     tilesets = sorted(parsed.tilesets, key=lambda t: t.firstgid)
     for where, gid in reader.notes.object_gids:
         if _tileset_of(tilesets, gid) is None:
             raise MapFileError(f"{where}: its tile gid {gid} is in none of the map's tilesets")
-    return MapFile(level, filled, reader.digests, reader.notes.dropped)
+    return MapFile(level, filled, reader.digests, reader.notes.dropped, reader.notes.rotated)
 
 
 # --------------------------------------------------------------------------------------------
@@ -296,17 +322,24 @@ def _typed(name: str, kind: str, value: Any, where: str, notes: _Notes | None = 
 @dataclass
 class _Notes:
     """What reading a map met that is no error: map and object properties a Level cannot hold,
-    and the gids of tile objects (checked against the tilesets once all are read)."""
+    rotated objects, and the gids of tile objects (checked against the tilesets once all are
+    read)."""
 
     dropped: list[str] = field(default_factory=list)
+    rotated: list[str] = field(default_factory=list)
     object_gids: list[tuple[str, int]] = field(default_factory=list)
 
 
 def _object(name: str, cls: str, px: tuple[float, float, float, float], tile_gid: int, points: list[tuple[float, float]] | None,
-            rotation: float, props: dict[str, PropertyValue], tw: int, th: int, where: str, polyline: bool = False, ref: str = "") -> MapObject:
+            rotation: float, props: dict[str, PropertyValue], tw: int, th: int, where: str, notes: _Notes, polyline: bool = False,
+            ref: str = "") -> MapObject:
     x, y, w, h = px
     if rotation:
-        raise MapFileError(f"{where} is rotated ({rotation} degrees): load.tmx reads unrotated objects")
+        # A Level's objects are upright boxes: a rotated one (a decoration, mostly) keeps the box
+        # it had before turning about its origin, and its angle (clockwise, as in Tiled) for a
+        # game that reads it, rather than refusing the whole map.
+        notes.rotated.append(f"{where}{f' ({name!r})' if name else ''} by {rotation:g} degrees")
+        props = {**props, "rotation": props.get("rotation", rotation)}
     if tile_gid:
         y -= h  # a tile object's y is its bottom edge
     if polyline and points and not tile_gid:
@@ -394,7 +427,7 @@ class _MapXml:
             self.reader.notes.object_gids.append((where, gid))
         return _object(
             node.get("name", ""), node.get("class", node.get("type", "")), px, gid, points,  # type: ignore[arg-type]
-            _num(node.get("rotation", "0"), f"{where} rotation"), _properties_xml(node, f"{where}: ", self.reader.notes), tw, th, where, polyline,
+            _num(node.get("rotation", "0"), f"{where} rotation"), _properties_xml(node, f"{where}: ", self.reader.notes), tw, th, where, self.reader.notes, polyline,
             _object_ref(node.get("id"), where),
         )
 
@@ -411,10 +444,13 @@ class _MapXml:
         name = node.get("name", "")
         count = node.get("tilecount")
         tiles: dict[int, dict[str, Any]] = {}
+        classes: dict[int, str] = {}
         for tile in node.findall("tile"):
             local = _int(tile.get("id"), f"tileset {name!r} tile id")
             tiles[local] = _properties_xml(tile, f"tileset {name!r} tile {local}: ")
-        return _Tileset(firstgid, name, _int(count, "tilecount") if count is not None else None, tiles)
+            classes[local] = tile.get("class") or tile.get("type") or ""
+        collection = node.find("image") is None and node.get("columns") == "0"
+        return _Tileset(firstgid, name, _int(count, "tilecount") if count is not None else None, tiles, classes, collection)
 
 
 def _properties_xml(node: ET.Element, where: str, notes: _Notes | None = None) -> dict[str, Any]:
@@ -455,13 +491,14 @@ class _MapJson:
         layers: list[_Layer] = []
         objects: list[MapObject] = []
         self._layers(doc.get("layers", []), width, height, tw, th, layers, objects)
-        return _Map(width, height, tw, th, _properties_json(doc.get("properties"), "map ", self.reader.notes), tilesets, layers, objects)
+        return _Map(width, height, tw, th, _properties_json(doc.get("properties"), "map ", self.reader.notes, doc.get("propertytypes")), tilesets, layers, objects)
 
     def _layers(self, items: Any, width: int, height: int, tw: int, th: int, layers: list[_Layer], objects: list[MapObject]) -> None:
         for item in items if isinstance(items, list) else []:
             kind = item.get("type") if isinstance(item, dict) else None
             if kind == "tilelayer":
-                if "values" not in _properties_json(item.get("properties"), ""):  # a data layer pictures numbers, not symbols
+                own = _properties_json(item.get("properties"), f"layer {str(item.get('name', ''))!r}: ", types=item.get("propertytypes"))
+                if "values" not in own:  # a data layer pictures numbers, not symbols
                     layers.append(self._tile_layer(item, width, height))
             elif kind == "objectgroup":
                 for obj in item.get("objects", []):
@@ -494,6 +531,8 @@ class _MapJson:
         polyline = False
         for key in ("polygon", "polyline"):
             if isinstance(obj.get(key), list):
+                if not all(isinstance(p, dict) for p in obj[key]):
+                    raise MapFileError(f"{where}: bad {key} points (each is an object with x and y)")
                 polyline = key == "polyline"
                 points = [(_num(p.get("x"), f"{where} point"), _num(p.get("y"), f"{where} point")) for p in obj[key]]
         px = tuple(_num(obj.get(k, 0), f"{where} {k}") for k in ("x", "y", "width", "height"))
@@ -503,7 +542,8 @@ class _MapJson:
             self.reader.notes.object_gids.append((where, gid))
         return _object(
             str(obj.get("name", "")), str(cls), px, gid, points,  # type: ignore[arg-type]
-            _num(obj.get("rotation", 0), f"{where} rotation"), _properties_json(obj.get("properties"), f"{where}: ", self.reader.notes), tw, th, where, polyline,
+            _num(obj.get("rotation", 0), f"{where} rotation"), _properties_json(obj.get("properties"), f"{where}: ", self.reader.notes, obj.get("propertytypes")), tw, th, where,
+            self.reader.notes, polyline,
             _object_ref(obj.get("id"), where),
         )
 
@@ -532,19 +572,45 @@ def _tileset_json(ts: Any, firstgid: int, label: str) -> _Tileset:
     if not isinstance(ts, dict):
         raise MapFileError(f"the tileset {label} is not a Tiled JSON tileset")
     name = str(ts.get("name", label))
+    listed = ts.get("tiles") or []
+    if isinstance(listed, dict):  # Tiled before 1.2: an object keyed by tile id, properties apart
+        listed = [{**(tile if isinstance(tile, dict) else {}), "id": key} for key, tile in listed.items()]
+    if not isinstance(listed, list):
+        raise MapFileError(f"tileset {name!r}: its tiles are neither a list nor an object")
+    old_props = ts.get("tileproperties") or {}
+    old_types = ts.get("tilepropertytypes") or {}
+    if not isinstance(old_props, dict) or not isinstance(old_types, dict):
+        raise MapFileError(f"tileset {name!r}: its tileproperties and tilepropertytypes must be objects keyed by tile id")
     tiles: dict[int, dict[str, Any]] = {}
-    for tile in ts.get("tiles", []) or []:
+    classes: dict[int, str] = {}
+    for tile in listed:
+        if not isinstance(tile, dict):
+            raise MapFileError(f"tileset {name!r}: a tile is not a JSON object")
         local = _int(tile.get("id"), f"tileset {name!r} tile id")
         tiles[local] = _properties_json(tile.get("properties"), f"tileset {name!r} tile {local}: ")
+        classes[local] = str(tile.get("class") or tile.get("type") or "")
+    for key, props in old_props.items():
+        local = _int(key, f"tileset {name!r} tile id")
+        tiles[local] = {**tiles.get(local, {}), **_properties_json(props, f"tileset {name!r} tile {local}: ", types=old_types.get(key))}
     count = ts.get("tilecount")
-    return _Tileset(firstgid, name, _int(count, "tilecount") if count is not None else None, tiles)
+    collection = "image" not in ts and ts.get("columns") == 0
+    return _Tileset(firstgid, name, _int(count, "tilecount") if count is not None else None, tiles, classes, collection)
 
 
-def _properties_json(items: Any, where: str, notes: _Notes | None = None) -> dict[str, Any]:
+def _properties_json(items: Any, where: str, notes: _Notes | None = None, types: Any = None) -> dict[str, Any]:
+    """Properties as Tiled JSON writes them: a list of {name, type, value}, or before Tiled 1.2
+    an object of values with their types in an object beside it (`types`: "propertytypes")."""
     props: dict[str, Any] = {}
-    if isinstance(items, dict):  # Tiled before 1.2: a plain table, types in "propertytypes"
-        items = [{"name": k, "type": _json_type(v), "value": v} for k, v in items.items()]
-    for prop in items or []:
+    if isinstance(items, dict):
+        types = types if isinstance(types, dict) else {}
+        items = [{"name": k, "type": types.get(k) or _json_type(v), "value": v} for k, v in items.items()]
+    if items is None:
+        return props
+    if not isinstance(items, list):
+        raise MapFileError(f"{where}properties are neither a list nor an object")
+    for prop in items:
+        if not isinstance(prop, dict):
+            raise MapFileError(f"{where}properties: one is not a JSON object (with a name, a type and a value)")
         name = str(prop.get("name", ""))
         typed = _typed(name, str(prop.get("type", "string")), prop.get("value"), where, notes)
         if typed is not None:
@@ -569,16 +635,20 @@ def _json_type(value: Any) -> str:
 
 def _tileset_of(tilesets: list[_Tileset], gid: int) -> _Tileset | None:
     """The tileset holding `gid` (`tilesets` sorted by firstgid), or None: below every firstgid,
-    or past its tileset's last tile."""
+    past its tilesheet's last tile, or a tile id its image collection does not have."""
     ts = next((t for t in reversed(tilesets) if t.firstgid <= gid), None)
-    if ts is None or (ts.tilecount is not None and gid - ts.firstgid >= ts.tilecount):
+    if ts is None:
+        return None
+    if ts.collection:
+        return ts if gid - ts.firstgid in ts.tiles else None
+    if ts.tilecount is not None and gid - ts.firstgid >= ts.tilecount:
         return None
     return ts
 
 
-def _to_level(parsed: _Map, layer: str | None, empty: str) -> tuple[Level, np.ndarray]:
-    if not parsed.layers:
-        raise MapFileError("has no tile layer")
+def _to_level(parsed: _Map, layer: str | None, empty: str, symbols: str = "property") -> tuple[Level, np.ndarray]:
+    if layer is not None and not parsed.layers:
+        raise MapFileError(f"has no tile layer {layer!r} (it has no tile layers)")
     if layer is not None:
         chosen = [lay for lay in parsed.layers if lay.name == layer]
         if not chosen:
@@ -600,29 +670,37 @@ def _to_level(parsed: _Map, layer: str | None, empty: str) -> tuple[Level, np.nd
     symbol_of: dict[int, str] = {}
     first_props: dict[str, dict[str, Any]] = {}
     ours: dict[int, str | None] = {}  # by firstgid: the prefix of a tileset our exporters wrote
+    untagged: list[tuple[int, _Tileset]] = []  # (gid, tileset) of tiles with no symbol, all told at once
+    labels = _tileset_labels(tilesets)
     for gid in used.tolist():
         ts = _tileset_of(tilesets, gid)
         local = gid - ts.firstgid if ts else -1
         if ts is None:
             raise MapFileError(f"{_where(gid, gids, source, chosen)}: tile gid {gid} is in none of the map's tilesets")
         props = ts.tiles.get(local, {})
-        prefix = ours.setdefault(ts.firstgid, _exported(ts))
-        if prefix is not None and props:
-            char = props.get(f"{prefix}symbol")  # none on an object tile painted into the map
-            props = {**props, "symbol": props[f"{prefix}name"], **({"char": char} if char else {})}
-        symbol = props.get("symbol")
+        if symbols == "tile":
+            symbol: Any = f"{labels[ts.firstgid]}:{local}"
+        elif symbols == "class":
+            symbol = ts.classes.get(local, "")
+        else:
+            prefix = ours.setdefault(ts.firstgid, _exported(ts))
+            if prefix is not None and props:
+                char = props.get(f"{prefix}symbol")  # none on an object tile painted into the map
+                props = {**props, "symbol": props[f"{prefix}name"], **({"char": char} if char else {})}
+            symbol = props.get("symbol")
         if not isinstance(symbol, str) or not symbol or isinstance(symbol, Color):
-            raise MapFileError(
-                f"{_where(gid, gids, source, chosen)}: tile {local} of tileset {ts.name!r} has no `symbol` property"
-                " (a string naming what the tile is, e.g. \"floor\": set it in Tiled's tileset editor)"
-            )
+            untagged.append((gid, ts))
+            continue
         if symbol != symbol.strip():  # `lava ` would be a symbol of its own beside `lava`
+            field_name = "class" if symbols == "class" else "`symbol`"
             raise MapFileError(
-                f"{_where(gid, gids, source, chosen)}: tile {local} of tileset {ts.name!r} has `symbol` {symbol!r},"
+                f"{_where(gid, gids, source, chosen)}: tile {local} of tileset {ts.name!r} has {field_name} {symbol!r},"
                 " with spaces at an end: remove them in Tiled's tileset editor"
             )
         symbol_of[gid] = symbol
         first_props.setdefault(symbol, props)
+    if untagged:
+        raise MapFileError(_untagged(untagged, symbols, _where(untagged[0][0], gids, source, chosen)))
 
     # Alphabet order: the empty symbol (the fill), then symbols by their first tile's gid.
     names = [empty] + [s for s in dict.fromkeys(symbol_of[g] for g in sorted(symbol_of)) if s != empty]
@@ -642,6 +720,43 @@ def _to_level(parsed: _Map, layer: str | None, empty: str) -> tuple[Level, np.nd
     exported = {"pack", "map", "seed", "stages"} <= parsed.properties.keys()
     properties = {k: v for k, v in parsed.properties.items() if not (exported and k in PROVENANCE)}
     return Level(tiles=tiles, alphabet=alphabet, objects=list(parsed.objects), properties=properties), gids != 0
+
+
+def _tileset_labels(tilesets: list[_Tileset]) -> dict[int, str]:
+    """By firstgid, the name that `symbols = "tile"` gives each tileset's tiles: its own
+    (`tileset` if it has none), and for a second tileset of one name `NAME#2` (and on), so that
+    two tiles never share a symbol."""
+    labels: dict[int, str] = {}
+    seen: dict[str, int] = {}
+    for ts in tilesets:
+        name = ts.name or "tileset"
+        seen[name] = seen.get(name, 0) + 1
+        labels[ts.firstgid] = name if seen[name] == 1 else f"{name}#{seen[name]}"
+    return labels
+
+
+def _untagged(untagged: list[tuple[int, _Tileset]], symbols: str, first: str) -> str:
+    """The error for tiles with no symbol: the one, or how many and which (ids as ranges, per
+    tileset), with where the first is and what to do."""
+    what = "class" if symbols == "class" else "`symbol` property"
+    if symbols == "class":
+        hint = (
+            "a tile's class names what it is (its Class, or Type before Tiled 1.9, in Tiled's tileset editor); or set"
+            ' symbols = "property" to read `symbol` properties, or symbols = "tile" for a symbol per tile'
+        )
+    else:
+        hint = (
+            "a string naming what the tile is, e.g. \"floor\": set it in Tiled's tileset editor; or set symbols = \"class\""
+            ' to take tiles\' classes as their symbols, or symbols = "tile" for a symbol per tile'
+        )
+    if len(untagged) == 1:
+        gid, ts = untagged[0]
+        return f"{first}: tile {gid - ts.firstgid} of tileset {ts.name!r} has no {what} ({hint})"
+    by_tileset: dict[int, tuple[_Tileset, list[int]]] = {}
+    for gid, ts in untagged:
+        by_tileset.setdefault(ts.firstgid, (ts, []))[1].append(gid - ts.firstgid)
+    listed = "; ".join(f"tileset {ts.name!r} {'tile' if len(ids) == 1 else 'tiles'} {spans(ids)}" for ts, ids in by_tileset.values())
+    return f"{len(untagged)} tiles have no {what}: {listed} (the first at {first}; {hint})"
 
 
 def _exported(ts: _Tileset) -> str | None:

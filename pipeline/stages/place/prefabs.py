@@ -56,7 +56,7 @@ EARLIER_PLACEMENTS = 32
 MAX_WEIGHT = 1e9
 
 
-@stage("place.prefabs", version=4)
+@stage("place.prefabs", version=5)
 class Prefabs(WalkableStage):
     """Stamp hand-made rooms drawn in Tiled (vaults, shops, boss rooms) into the map where they
     fit. `prefabs` is a glob of Tiled maps relative to the recipe (`"prefabs/*.tmx"`), read as
