@@ -16,7 +16,7 @@ from pipeline.executor import Executor, Outcome, Stopped
 from pipeline.contact_sheet import CONTACT_SHEET, apply_contact_sheet, plan_contact_sheet
 from pipeline.errors import PipelineError, os_error_line
 from pipeline.fsio import atomic_write, land, naming, remove_stale_temps, same_file_system, sha256_bytes, sha256_file
-from pipeline.journal import Journal, Record
+from pipeline.journal import Journal, Record, cache_deleted
 from pipeline.levels_index import LEVELS, unordered, update_levels_index
 from pipeline.manifest import MANIFEST, assemble, config_id, environment, environment_id, read_manifest, recipe_record, write_manifest
 from pipeline.output import counted, spans
@@ -105,6 +105,8 @@ class Builder:
         planned = _planned_paths(plan, stale)
         if planned:
             journal.begin(Record(record.planned | planned, _merged(record.wrote, _claimed(plan.previous, planned))), self.cache.temp_dir)
+            self.cache.temp_dir.mkdir(exist_ok=True)
+        temp_folder = _identity(self.cache.temp_dir)  # a deleted cache comes back as another folder, if at all
         # Write-ahead: the manifest on disk stops naming what this build may replace before any
         # of it is replaced, so that every file it names has, at every instant, the sha256 it gives.
         unjournaled = _unjournaled(plan, record)  # looked at before this build replaces them
@@ -212,6 +214,10 @@ class Builder:
                 journal.end()
         except OSError as exc:
             error = error or exc  # the journal stays: the next build finishes the job
+        if isinstance(error, FileNotFoundError) and planned and (not journal.path.exists() or _identity(self.cache.temp_dir) != temp_folder):
+            # A file or folder of the cache vanished under the build (its journal, the files
+            # made there): say so, not which of them it met first.
+            error = cache_deleted(self.cache.root)
         if error is not None:
             raise PackWriteError([f"{recipe.path}: {os_error_line(error)}"])
         report.failures.sort(key=lambda f: f.map)
@@ -271,6 +277,11 @@ class Builder:
         try:
             for path, tmp in result.staged.items():
                 land(Path(tmp), plan.pack_dir / path)
+        except FileNotFoundError:
+            # A file a worker made in the cache's folder, gone: only deleting the cache does that.
+            if Path(tmp).parent.resolve() == self.cache.temp_dir.resolve() and not Path(tmp).exists():
+                raise cache_deleted(self.cache.root) from None
+            raise
         finally:
             discard_staged(result)  # what a failed rename left
         # What the worker made or found in place (all but the shared files it sent), stamped as it
@@ -508,6 +519,14 @@ def _retracted(plan: PackPlan) -> dict[str, Any] | None:
         return previous
     retracted = {**{k: v for k, v in previous.items() if k not in ("contact_sheet", "pack_files")}, "maps": kept}
     return previous if retracted == previous else retracted
+
+
+def _identity(folder: Path) -> tuple[int, int] | None:
+    try:
+        st = folder.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _map_paths(plan: PackPlan, m: MapPlan) -> list[str]:

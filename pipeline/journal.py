@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +32,14 @@ JOURNALS = "journal"
 class Record:
     planned: set[str] = field(default_factory=set)  # paths (relative to the pack) a build may write
     wrote: dict[str, set[str]] = field(default_factory=dict)  # path -> sha256 of bytes written there
+
+
+def cache_deleted(cache_root: Path) -> FileNotFoundError:
+    """The error for a cache folder deleted while a build wrote the pack (it held the journal,
+    and the files workers made, waiting to be put in place)."""
+    return FileNotFoundError(
+        errno.ENOENT, "deleted while this build was writing the pack, so the build stopped (it keeps its journal of the files"
+        " it writes there); build again", str(cache_root))
 
 
 class Journal:
@@ -75,15 +84,14 @@ class Journal:
         # Appended, not synced: a kill (the common fault) loses nothing the kernel has; after a
         # power loss a missing line only means an orphan is kept, never that a file is lost.
         try:
-            with open(self.path, "a", encoding="utf-8") as f:
+            # Never made anew here: a journal deleted under the build is a cache deleted.
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            with open(fd, "a", encoding="utf-8") as f:
                 f.write(line)
         except FileNotFoundError:
             # Its folder went: `rm -r .pcg-cache` (or a cleaner) while the build ran. Writing on
             # without a journal could leave files no later build knows it made.
-            cache = self.path.parent.parent
-            raise FileNotFoundError(
-                errno.ENOENT, "deleted while this build was writing the pack, so the build stopped (its journal of the files"
-                " it writes was gone); build again", str(cache)) from None
+            raise cache_deleted(self.path.parent.parent) from None
 
     def end(self) -> None:
         self.path.unlink(missing_ok=True)

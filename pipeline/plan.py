@@ -9,13 +9,14 @@ import hashlib
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 from pipeline.cache import LevelCache
+from pipeline.journal import Journal
 from pipeline.level import PropertyValue
 from pipeline.manifest import MANIFEST, config_id, project_path, recipe_config, recipe_record
 from pipeline.recipe import Recipe, recorded_seed
-from pipeline.registry import embedded_versions, stage_config
+from pipeline.registry import Exporter, embedded_versions, stage_config
 from pipeline.seeds import stage_seed
 from pipeline.stamps import Stamps
 
@@ -131,6 +132,8 @@ def plan_pack(
             plan.owner = built_by
     maker = KeyMaker(recipe)
     prev_maps = {m["index"]: m for m in (previous or {}).get("maps", [])}
+    # Paths a build that did not finish may have written: its maps are out of the manifest.
+    stopped = Journal(cache.root, pack_dir).leftover().planned
     # Keys are a function of the recipe's configuration (stage kinds, versions, parameters, the
     # files they read, plugin code, seeds) and the map index: a map built from exactly this
     # configuration has the keys it recorded, and need not hash them again.
@@ -158,6 +161,9 @@ def plan_pack(
         # pack whose maps come from different versions of the recipe).
         before = recipe_config(previous, prev["recipe"]) if previous and prev else None
         stages: dict[str, StagePlan] = {}
+        interrupted = prev is None and bool(stopped) and any(
+            stopped.intersection(cast(Exporter, s.params).outputs(recipe.pack.stem(index))) for s in recipe.exporters
+        )
         for spec in recipe.stages:
             key, seed = keys[spec.name]
             if force:
@@ -166,6 +172,8 @@ def plan_pack(
                 reasons = _why_stale(spec.name, index, key, prev, before, recipe, keys)
                 if prev is None and plan.damaged:
                     reasons = ["manifest.json damaged, unreadable or of another format"]
+                elif interrupted:
+                    reasons = ["an earlier build stopped before it finished the map"]
                 elif reasons == [UNEXPLAINED] and judge is not None:
                     # The filter judges anew: the map starts over, from other seeds than its kept attempt's.
                     reasons = [f"stage {judge!r} or a stage before it changed, so the map starts over from attempt 0"]

@@ -117,6 +117,7 @@ def test_a_rebuild_stopped_as_a_map_lands_leaves_a_true_manifest_and_the_next_bu
     time.sleep(0.05)
     stop_when_lands(start_build(project, "-q"), project / PACK / "map_012.tmx", since, how)
     assert untrue(project / PACK) == []
+    assert "an earlier build stopped before it finished the map" in pcg("explain", "recipes/k.toml", cwd=project).stdout
     # The pack shrinks meanwhile: what the stopped build wrote for maps 10..119 is nobody's now.
     after_a_stop_the_next_build_is_clean(project, tmp_path, chest_recipe(seed=4242, maps=10))
 
