@@ -11,6 +11,7 @@ the recipe read that pack. A string that is no path names no such folder, so it 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -95,15 +96,16 @@ def packs_read(path: Path, pack_dirs: dict[str, Path]) -> list[str]:
     stages = _table(path).get("stage")
     if not isinstance(stages, dict):
         return []
-    folder = path.resolve().parent
-    named = {(folder / _fixed_part(s)).resolve() for s in _strings(stages) if s and "\n" not in s}
+    folder = str(path.resolve().parent)
+    # Joined as text, not resolved: a string that is no path (a colour, a rule) costs no look-up.
+    named = {Path(os.path.normpath(os.path.join(folder, _fixed_part(s)))) for s in _strings(stages) if s and "\n" not in s}
     return [name for name, pack_dir in pack_dirs.items() if any(p == pack_dir or p.is_relative_to(pack_dir) for p in named)]
 
 
 def upstream(items: list[Any], out: Path) -> dict[str, list[str]]:
     """For each recipe of the run (by path), the recipes of the run whose packs it reads."""
-    builder = {pack_name(item): item.path for item in items}
-    pack_dirs = {name: (out / name).resolve() for name in builder}
+    builder = {pack_name(item): item.path for item in items if pack_name(item)}  # a recipe without one builds no pack
+    pack_dirs = {name: out.resolve() / name for name in builder}
     return {
         item.path: [builder[name] for name in packs_read(Path(item.path), pack_dirs) if builder[name] != item.path]
         for item in items

@@ -119,3 +119,17 @@ def test_watch_says_what_a_rebuild_removed(tmp_path: Path) -> None:
         watch.wait_for(r"small: rebuilt 3 of 3 maps in \S+ s \(\d+ files written; removed \d+ files that no map writes any more\)")
     finally:
         assert watch.stop() == 0
+
+
+def test_which_packs_a_recipe_reads_comes_from_its_stages_strings(tmp_path: Path) -> None:
+    from pipeline.recipe_order import packs_read
+
+    recipe = tmp_path / "recipes" / "r.toml"
+    recipe.parent.mkdir()
+    recipe.write_text(
+        '[pack]\nname = "r"\n\n[stage.a]\nuse = "place.prefabs"\nprefabs = "../exports/rooms/*.tmx"\n'
+        'colour = "#ff0000"\nodd = "a\\u0000b"\nrule = "RB=WW"\nnested = [{ file = "../exports/up/map_000.tmx" }]\n'
+    )
+    out = tmp_path / "exports"
+    packs = {name: out.resolve() / name for name in ("rooms", "up", "other", "r")}
+    assert packs_read(recipe, packs) == ["rooms", "up"]
