@@ -138,7 +138,7 @@ def breakdown(project: Path, scratch: Path) -> tuple[dict[str, list[float]], lis
     from pipeline.recipe import load_recipe
     from pipeline.registry import ExportContext
     from pipeline.seeds import rng_for
-    from pipeline.fsio import sha256_bytes
+    from pipeline.fsio import land, sha256_bytes
     from pipeline.worker import MapResult, write_files
 
     recipe = load_recipe(project / "recipes" / "pack.toml")
@@ -172,7 +172,11 @@ def breakdown(project: Path, scratch: Path) -> tuple[dict[str, list[float]], lis
             cache.store(keys["maze"][0], level)
             cache.store(keys["regions"][0], labelled)
             t6 = clock()
-            write_files(MapResult(index, files=files), pack_dir, cache.temp_dir)
+            # As a -j N build does: the worker stages the map's files, the build renames them in.
+            result = MapResult(index, files=files)
+            write_files(result, pack_dir, cache.temp_dir, {}, set())
+            for path, tmp in result.staged.items():
+                land(Path(tmp), pack_dir / path)
             t7 = clock()
             if i >= 0:
                 preview = tmx.preview_file(ctx.stem)
