@@ -145,7 +145,11 @@ def _load_all(targets: list[Path], out: Path, cache: Path) -> tuple[list["Recipe
 
     items, problems = _load_for_build(targets, out, cache)
     recipes = [r for r in items if not isinstance(r, Deferred)]
-    return recipes, problems + [line for r in items if isinstance(r, Deferred) for line in r.problems]
+    waiting = [
+        [*r.problems, f"{r.path}: it reads files of another pack of these recipes, which `pcg build` makes first"]
+        for r in items if isinstance(r, Deferred)
+    ]
+    return recipes, problems + [line for lines in waiting for line in lines]
 
 
 def _load_for_build(targets: list[Path], out: Path, cache: Path) -> tuple[list["Recipe | Deferred"], list[str]]:
@@ -803,16 +807,26 @@ def list_(
     from pipeline.output import print_table
     from pipeline.output import table as new_table
 
-    recipes, problems = _load_all(targets or [DEFAULT_RECIPES], out, cache)
+    from pipeline.recipe_order import Deferred, pack_name, upstream
+
+    recipes, problems = _load_for_build(targets or [DEFAULT_RECIPES], out, cache)
     builder = Builder(exports_root=out, cache=LevelCache(cache))
     console = _console()
     table = new_table(console)
     for col in ("recipe", "pack", "maps", "stages", "state"):
         table.add_column(col, overflow="fold")
+    after = upstream(recipes, out)
+    by_path = {r.path: r for r in recipes}
     for recipe in recipes:
+        # A recipe that reads other packs of the run builds after them, and loads only then.
+        reads = ", ".join(pack_name(by_path[p]) for p in after[recipe.path])
+        if isinstance(recipe, Deferred):
+            table.add_row(Text(recipe.path), recipe.pack_name, "", "", f"[yellow]loads once {reads} is built[/yellow]")
+            continue
         plan = builder.plan(recipe)
         stale = len(plan.stale_maps)
         state = "[green]up to date[/green]" if not stale else f"[yellow]{stale} stale[/yellow]"
+        state += f" (builds after {reads})" if reads else ""
         table.add_row(Text(recipe.path), recipe.pack.name, str(recipe.pack.maps), ", ".join(s.name for s in recipe.stages), state)
     print_table(console, table)
     if problems:

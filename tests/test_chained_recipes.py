@@ -133,3 +133,13 @@ def test_which_packs_a_recipe_reads_comes_from_its_stages_strings(tmp_path: Path
     out = tmp_path / "exports"
     packs = {name: out.resolve() / name for name in ("rooms", "up", "other", "r")}
     assert packs_read(recipe, packs) == ["rooms", "up"]
+
+
+def test_list_and_explain_say_a_recipe_waits_for_the_pack_it_reads(tmp_path: Path) -> None:
+    chained(tmp_path)
+    listed = pcg("list", cwd=tmp_path).stdout
+    assert "loads once up is built" in listed
+    explain = pcg("explain", "recipes/a_down.toml", "recipes/up.toml", cwd=tmp_path, check=False)
+    assert explain.returncode == 1 and "which `pcg build` makes first" in explain.stderr, explain.stderr
+    pcg("build", "recipes", "-q", cwd=tmp_path)
+    assert "up to date (builds after up)" in pcg("list", cwd=tmp_path).stdout
