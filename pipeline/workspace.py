@@ -124,14 +124,17 @@ class Workspace:
             while left:
                 # A round: every recipe whose packs read are built; all of them at once when none
                 # reads another's, as before there were chains.
-                turn = [r for r in left if all(p in done for p in after[r.path])]
-                left = [r for r in left if r not in turn]
-                loaded = []
+                turn = [r for r in left if all(p in done for p in after[r.path])] or left  # (`load` leaves no cycle)
+                left = [r for r in left if not any(r is t for t in turn)]
+                loaded: list[Recipe] = []
+                late: dict[str, list[str]] = {}  # the warnings of a recipe that did not load before the build
                 for item in turn:
                     recipe = self._reloaded(item, only, outcome.problems) if after[item.path] else item
-                    if recipe is not None:
+                    if isinstance(recipe, Recipe):
                         loaded.append(recipe)
-                self._build_round(builder, loaded, executor_for, outcome, started, finished, compiling)
+                        if isinstance(item, Deferred):
+                            late[recipe.path] = recipe.warnings()
+                self._build_round(builder, loaded, executor_for, outcome, started, finished, compiling, late)
                 done |= {r.path for r in turn}
             # Listing the cache costs about 0.1 s per 100,000 entries: only after a build that
             # stored Levels, or when a bound was asked for.
@@ -167,8 +170,10 @@ class Workspace:
         started: Callable[[PackPlan], Progress | None],
         finished: Callable[[PackPlan, PackReport], None],
         compiling: Callable[[bool], None],
+        late: dict[str, list[str]],
     ) -> None:
-        """Plan and build packs none of which reads another's, adding to `outcome`."""
+        """Plan and build packs none of which reads another's, adding to `outcome`; `late`: by
+        recipe path, warnings to put first in its pack's report."""
         plans = []
         for recipe in recipes:
             try:
@@ -202,6 +207,7 @@ class Workspace:
                 except OSError as exc:  # before any file of the pack was written (its folder)
                     outcome.problems.append(f"{plan.recipe.path}: {os_error_line(exc)}")
                     continue
+                report.warnings[:0] = late.get(plan.recipe.path, [])
                 outcome.reports.append((plan, report))
                 finished(plan, report)
 

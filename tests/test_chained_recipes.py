@@ -5,6 +5,7 @@ per recipe, and the other recipes still build."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pipeline
@@ -143,3 +144,12 @@ def test_list_and_explain_say_a_recipe_waits_for_the_pack_it_reads(tmp_path: Pat
     assert explain.returncode == 1 and "which `pcg build` makes first" in explain.stderr, explain.stderr
     pcg("build", "recipes", "-q", cwd=tmp_path)
     assert "up to date (builds after up)" in pcg("list", cwd=tmp_path).stdout
+
+
+def test_a_recipe_loaded_after_the_pack_it_reads_still_tells_its_warnings(tmp_path: Path) -> None:
+    chained(tmp_path)
+    # A stage that no exporter reads is a warning (it runs for nothing).
+    write_recipe(tmp_path, "a_down", DOWN.format(pack="up") + '\n[stage.spare]\nuse = "maze.backtracker"\n')
+    proc = pcg("build", "recipes", "--strict", cwd=tmp_path, check=False)
+    assert re.search(r"^warning: recipes/a_down.toml: .*spare", proc.stderr, re.M), proc.stderr
+    assert proc.returncode == 1  # --strict: a warning found while building is an error
