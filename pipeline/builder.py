@@ -97,8 +97,13 @@ class Builder:
         report = PackReport(name=recipe.pack.name, recipe=recipe.path, maps=len(plan.maps))
         temp = self._temp_dir(plan)
         remove_stale_temps(self.cache.temp_dir)  # what a killed build left
-        if temp is None:  # the pack is on another file system: its temporary files sit beside their targets
-            remove_stale_temps(plan.pack_dir, recursive=True)
+        # Temporary files beside their targets where the cache's folder is on another file system,
+        # or may be another machine's (a cluster's workers): this process renames them.
+        beside = temp is None or not executor.local_files
+        if beside:
+            # Under the pack's lock, any there is a stopped build's, even one a cluster's worker
+            # (whose process this machine cannot see) made after its client died.
+            remove_stale_temps(plan.pack_dir, recursive=True, whoever=True)
         journal = Journal(self.cache.root, plan.pack_dir)
         stale = plan.stale_maps
         record = journal.leftover()  # what an unfinished earlier build planned and wrote
@@ -122,9 +127,6 @@ class Builder:
         lost = False  # a batch came back as an exception: its worker may still be at work
         pack_dir = str(plan.pack_dir.resolve()) if executor.writes_files else None
         done = {task.index for task in ahead[0].tasks} if ahead else set()
-        # Temporary files beside their targets where the cache's folder is on another file system,
-        # or may be another machine's (a cluster's workers): this process renames them.
-        beside = temp is None or not executor.local_files
         batches = self._batches(recipe, [m for m in stale if m.index not in done], executor.workers, pack_dir, beside)
         for batch, outcome in itertools.chain([ahead] if ahead else [], executor.results(batches)):
             if isinstance(outcome, BaseException):

@@ -211,17 +211,17 @@ def is_temp_name(name: str) -> bool:
     return name.startswith(_PREFIX) and name.endswith(_SUFFIX)
 
 
-def remove_stale_temps(folder: Path, recursive: bool = False) -> int:
+def remove_stale_temps(folder: Path, recursive: bool = False, whoever: bool = False) -> int:
     """Delete temporary files in `folder` (and below, if `recursive`) left by processes that no
     longer run (a killed build); returns how many. Files of live processes (another build
-    writing now) stay."""
+    writing now) stay, unless `whoever`: the caller knows no one else may write there."""
     removed = 0
     if not folder.is_dir():
         return 0
     pattern = f"{_PREFIX}*{_SUFFIX}"
     for tmp in folder.rglob(pattern) if recursive else folder.glob(pattern):
         pid = tmp.name[len(_PREFIX) :].split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and (whoever or not _alive(int(pid))):
             tmp.unlink(missing_ok=True)
             removed += 1
     return removed

@@ -335,3 +335,36 @@ def test_with_every_worker_killed_the_build_fails_in_bounded_time_and_keeps_what
     assert len(list(pack.glob("map_*.tmx"))) == maps
     for name in ("big", "small"):
         assert pcg("verify", f"exports/{name}", cwd=project).returncode == 0
+
+
+def test_a_client_killed_in_files_mode_leaves_a_true_manifest_and_the_next_build_a_clean_pack(cluster: Cluster, tmp_path: Path) -> None:
+    """`--dask-results files`: the workers stage each map's files beside their targets and the
+    client renames them in once journaled. The client SIGKILLed as a map lands, over an existing
+    pack, while its workers (another machine's processes, as far as it knows) run on; the pack
+    then shrinks: the next build leaves what a clean build does."""
+    from test_manifest_promise import chest_recipe, stop_when_lands, untrue
+
+    for name in ("files_one", "files_two"):
+        cluster.add_worker(name)
+    dask = ("--scheduler", cluster.address, "--dask-results", "files")
+    project = project_with(tmp_path / "remote", "k", chest_recipe(seed=1, maps=120))
+    pcg("build", "recipes", "-q", *dask, cwd=project)
+    project_with(project, "k", chest_recipe(seed=4242, maps=120))
+    since = time.time() - 0.01
+    time.sleep(0.05)
+    pack = project / "exports" / "k"
+    stop_when_lands(start_build(project, "-q", *dask), pack / "map_012.tmx", since, signal.SIGKILL)
+    assert untrue(pack) == []
+    # The workers finish the batches they had (the scheduler drops the rest): what they make
+    # then is never put in place, and the next build sweeps it away.
+    deadline = time.monotonic() + BUILD_TIMEOUT
+    while any(cluster.client.processing().values()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    small = chest_recipe(seed=4242, maps=10)
+    project_with(project, "k", small)
+    proc = pcg("build", "recipes", *dask, cwd=project)
+    assert "edited since" not in proc.stdout + proc.stderr, proc.stderr
+    assert pcg("verify", "exports/k", cwd=project).returncode == 0
+    local = project_with(tmp_path / "local", "k", small)
+    pcg("build", "recipes", "-q", "-j", "2", cwd=local)
+    assert tree_digests(pack) == tree_digests(local / "exports" / "k")  # no temporary file left either
