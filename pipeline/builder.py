@@ -107,7 +107,9 @@ class Builder:
         journal = Journal(self.cache.root, plan.pack_dir)
         stale = plan.stale_maps
         record = journal.leftover()  # what an unfinished earlier build planned and wrote
-        planned = _planned_paths(plan, stale)
+        # What it may write, and what it may remove (the maps the pack no longer has): a build
+        # stopped after the manifest stopped naming them leaves them for the next to remove.
+        planned = _planned_paths(plan, stale) | {f for m in (plan.previous or {}).get("maps", []) if m["index"] >= recipe.pack.maps for f in m["files"]}
         if planned:
             journal.begin(Record(record.planned | planned, _merged(record.wrote, _claimed(plan.previous, planned))), self.cache.temp_dir)
             self.cache.temp_dir.mkdir(exist_ok=True)
@@ -212,7 +214,9 @@ class Builder:
             # A map that failed keeps its files (the next build tries it again).
             waiting = {path for m in stale if m.index not in results for path in _map_paths(plan, m)}
             report.files_removed += _sweep(plan, manifest, journal.record if planned else record, waiting)
-            if error is None and not lost:
+            # A build of some maps (--map) keeps it: an unfinished build before may have taken
+            # other maps out of the manifest, whose files only the journal still knows.
+            if error is None and not lost and self.only is None:
                 journal.end()
         except OSError as exc:
             error = error or exc  # the journal stays: the next build finishes the job

@@ -4,13 +4,14 @@ as the recipe loads.
 
 Which packs a recipe reads is found in its TOML text, not in its loaded stages: a recipe whose
 file does not exist yet (the first build of both) does not load until the other pack is built.
-Every string of a stage table is taken for a path relative to the recipe (a glob for the folder
-before its first wildcard); one that falls inside the folder of another pack of the run makes
-the recipe read that pack. A string that is no path names no such folder, so it changes nothing.
+Every string of a stage table is taken for a path relative to the recipe (or a glob); one that
+falls inside the folder of another pack of the run (or a glob that may) makes the recipe read
+that pack. A string that is no path names no such folder, so it changes nothing.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +53,7 @@ def dependents(path: Path, others: list[Path], out: Path) -> list[Path]:
     files = [RecipeFile.read(p) for p in dict.fromkeys([path, *others])]
     after = upstream(files, out)
     reached = {str(path)}
-    order = ordered(files, out)[0]
+    order = ordered(files, out, after)[0]
     for item in order:
         if any(p in reached for p in after[item.path]):
             reached.add(item.path)
@@ -66,9 +67,20 @@ def raw_pack_name(path: Path) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
+# Parsed recipe texts by (path, size, modification time): a run, or `pcg watch` after every
+# build, asks again of every recipe which packs it reads.
+_parsed: dict[tuple[str, int, int], dict[str, Any]] = {}
+
+
 def _table(path: Path) -> dict[str, Any]:
     try:
-        return tomli.loads(read_regular(path).decode("utf-8-sig"))
+        st = os.stat(path)
+        key = (str(path), st.st_size, st.st_mtime_ns)
+        if key not in _parsed:
+            if len(_parsed) > 4096:  # a long `pcg watch` of many saves
+                _parsed.clear()
+            _parsed[key] = tomli.loads(read_regular(path).decode("utf-8-sig"))
+        return _parsed[key]
     except (OSError, UnicodeDecodeError, tomli.TOMLDecodeError):
         return {}
 
@@ -84,38 +96,50 @@ def _strings(value: Any) -> Iterable[str]:
             yield from _strings(item)
 
 
-def _fixed_part(text: str) -> str:
-    """A glob's folder before its first wildcard (the whole string for a plain path)."""
-    cut = min((i for i, c in enumerate(text) if c in "*?["), default=None)
-    return text if cut is None else text[:cut].rpartition("/")[0]
-
-
 def packs_read(path: Path, pack_dirs: dict[str, Path]) -> list[str]:
     """The packs (names of `pack_dirs`, resolved pack folders) whose files the recipe at `path`
     names in its stages."""
+    return _named_packs(path, pack_dirs, {str(d): name for name, d in pack_dirs.items()})
+
+
+def _named_packs(path: Path, pack_dirs: dict[str, Path], by_dir: dict[str, str]) -> list[str]:
     stages = _table(path).get("stage")
     if not isinstance(stages, dict):
         return []
     folder = str(path.resolve().parent)
-    # Joined as text, not resolved: a string that is no path (a colour, a rule) costs no look-up.
-    named = {Path(os.path.normpath(os.path.join(folder, _fixed_part(s)))) for s in _strings(stages) if s and "\n" not in s}
-    return [name for name, pack_dir in pack_dirs.items() if any(p == pack_dir or p.is_relative_to(pack_dir) for p in named)]
+    found: set[str] = set()
+    for text in _strings(stages):
+        if not text or "\n" in text:
+            continue
+        # Joined as text, not resolved: a string that is no path (a colour, a rule) costs no look-up.
+        named = os.path.normpath(os.path.join(folder, text))
+        if any(c in text for c in "*?["):  # a glob: a pack whose folder its parts may match
+            parts = Path(named).parts
+            found.update(
+                name for name, d in pack_dirs.items()
+                if len(d.parts) <= len(parts) and all(fnmatch.fnmatchcase(a, b) for a, b in zip(d.parts, parts))
+            )
+        else:
+            found.update(by_dir[p] for p in (named, *map(str, Path(named).parents)) if p in by_dir)
+    return [name for name in pack_dirs if name in found]
 
 
 def upstream(items: list[Any], out: Path) -> dict[str, list[str]]:
     """For each recipe of the run (by path), the recipes of the run whose packs it reads."""
     builder = {pack_name(item): item.path for item in items if pack_name(item)}  # a recipe without one builds no pack
     pack_dirs = {name: out.resolve() / name for name in builder}
+    by_dir = {str(d): name for name, d in pack_dirs.items()}
     return {
-        item.path: [builder[name] for name in packs_read(Path(item.path), pack_dirs) if builder[name] != item.path]
+        item.path: [builder[name] for name in _named_packs(Path(item.path), pack_dirs, by_dir) if builder[name] != item.path]
         for item in items
     }
 
 
-def ordered(items: list[Any], out: Path) -> tuple[list[Any], dict[str, str]]:
-    """`items` with every recipe after the recipes whose packs it reads, otherwise in the order
-    given; and by path, a problem line for each recipe caught in a cycle of them (left out)."""
-    after = upstream(items, out)
+def ordered(items: list[Any], out: Path, after: dict[str, list[str]] | None = None) -> tuple[list[Any], dict[str, str]]:
+    """`items` with every recipe after the recipes whose packs it reads (`after`, if known:
+    `upstream`), otherwise in the order given; and by path, a problem line for each recipe
+    caught in a cycle of them (left out)."""
+    after = upstream(items, out) if after is None else after
     placed: list[Any] = []
     done: set[str] = set()
     left = list(items)

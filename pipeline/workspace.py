@@ -83,7 +83,8 @@ class Workspace:
         for item in [i for i in items if isinstance(i, Deferred) and not after[i.path]]:
             items.remove(item)
             failed[item.path] = list(item.problems)
-        items, cycles = ordered(items, self.out)
+        left = {i.path for i in items}
+        items, cycles = ordered(items, self.out, {i.path: [p for p in after[i.path] if p in left] for i in items})
         kept, refused = claim_packs(items)
         problems = [line for path in map(str, paths) for line in failed.get(path, [])]
         return kept, problems + list(cycles.values()) + refused

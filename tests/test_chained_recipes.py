@@ -134,6 +134,9 @@ def test_which_packs_a_recipe_reads_comes_from_its_stages_strings(tmp_path: Path
     out = tmp_path / "exports"
     packs = {name: out.resolve() / name for name in ("rooms", "up", "other", "r")}
     assert packs_read(recipe, packs) == ["rooms", "up"]
+    # A wildcard in the pack's folder name reads every pack it matches.
+    recipe.write_text('[pack]\nname = "r"\n\n[stage.a]\nuse = "place.prefabs"\nprefabs = "../exports/r?o*/*.tmx"\n')
+    assert packs_read(recipe, packs) == ["rooms"]
 
 
 def test_list_and_explain_say_a_recipe_waits_for_the_pack_it_reads(tmp_path: Path) -> None:

@@ -221,3 +221,70 @@ def test_deleting_the_cache_during_a_build_says_what_happened(tmp_path: Path) ->
     assert "journal" not in err.split("(")[0]  # no internal file named first
     assert untrue(project / PACK) == []
     after_a_stop_the_next_build_is_clean(project, tmp_path, chest_recipe(seed=1, maps=200, cells=20))
+
+
+class Stop(BaseException):
+    """A stop at a chosen instant (as Ctrl+C is), raised in the build's own process."""
+
+
+def stop_after_first(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """The build stops right after its first call of `pipeline.builder.<name>` returns."""
+    import pipeline.builder
+
+    real = getattr(pipeline.builder, name)
+
+    def once(*args, **kwargs):  # type: ignore[no-untyped-def]
+        real(*args, **kwargs)
+        raise Stop
+
+    monkeypatch.setattr(pipeline.builder, name, once)
+
+
+@pytest.mark.parametrize("change", ["shrink", "shrink and reseed"])
+def test_a_build_stopped_just_after_its_manifest_written_ahead_leaves_nothing_for_good(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    """Stopped right after the manifest stopped naming the maps the pack no longer has (before
+    their files went): the next build still removes them, since the journal knew them."""
+    import pipeline
+
+    project = tmp_path / "p"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    write_recipe(project, "k", chest_recipe(seed=1, maps=4, cells=8))
+    assert pipeline.build("recipes", jobs=1).ok
+    text = chest_recipe(seed=1 if change == "shrink" else 2, maps=2, cells=8)
+    write_recipe(project, "k", text)
+    with monkeypatch.context() as patched:
+        stop_after_first(patched, "write_manifest")
+        with pytest.raises(Stop):
+            pipeline.build("recipes", jobs=1)
+    assert untrue(project / PACK) == []
+    result = pipeline.build("recipes", jobs=1)
+    assert result.ok and not [w for w in result.packs[0].warnings if "edited since" in w]
+    assert pcg("verify", str(PACK), cwd=project).returncode == 0
+    assert tree_digests(project / PACK) == clean_pack(tmp_path, text)
+
+
+def test_a_map_build_after_a_stopped_one_keeps_what_tells_a_hand_edit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A map edited by hand, a rebuild stopped once the manifest stopped naming it, a `--map`
+    build of another map: the next full build still says the edit is lost."""
+    import pipeline
+
+    project = tmp_path / "p"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    write_recipe(project, "k", chest_recipe(seed=1, maps=4, cells=8))
+    assert pipeline.build("recipes", jobs=1).ok
+    edited = project / PACK / "map_002.tmx"
+    edited.write_text(edited.read_text().replace("<map ", '<map class="mine" ', 1))
+    write_recipe(project, "k", chest_recipe(seed=2, maps=4, cells=8))
+    with monkeypatch.context() as patched:
+        stop_after_first(patched, "write_manifest")
+        with pytest.raises(Stop):
+            pipeline.build("recipes", jobs=1)
+    assert pipeline.build("recipes", jobs=1, maps=0).ok
+    assert 'class="mine"' in edited.read_text()  # a --map 0 build leaves it alone
+    result = pipeline.build("recipes", jobs=1)
+    assert result.ok
+    assert [w for w in result.packs[0].warnings if "map_002.tmx: edited since the last build" in w], result.packs[0].warnings
