@@ -300,6 +300,9 @@ def generate(kind: str, *, seed: int = 0, inputs: Level | Sequence[Level] = (), 
     # A plugin's bug, caught here as a build catches it, rather than in the caller's next step.
     if not isinstance(level, Level):
         raise PipelineError([f"{kind}: returned {type(level).__name__}, not a Level"])
+    from pipeline.drawn_art import carry_art
+
+    carry_art(list(levels), level)  # as a build does after every stage
     if (unknown := level.unknown_tiles()) is not None:
         raise PipelineError([f"{kind}: returned a Level whose {unknown}"])
     if (unsettled := level.settle_values()) is not None:
@@ -418,9 +421,13 @@ def _writable(level: Level) -> Level:
     def own(array: Any) -> Any:
         return array if array is None or array.flags.writeable else np.array(array)
 
+    art = level.art
+    if art is not None:
+        art = replace(art, layers={k: own(v) for k, v in art.layers.items()}, drawn_for=own(art.drawn_for))
     return replace(
         level,
         tiles=own(level.tiles),
         layers={k: own(v) for k, v in level.layers.items()},
         attachments={k: own(v) for k, v in level.attachments.items()},
+        art=art,
     )

@@ -5,11 +5,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
 from pipeline.errors import KeyedError, did_you_mean
+
+if TYPE_CHECKING:
+    from pipeline.drawn_art import Art, ArtTile
 
 
 # Characters for symbols that need one (a char clash when alphabets merge, a name read from a
@@ -217,6 +220,10 @@ class MapObject:
     points: tuple[tuple[float, float], ...] = ()
     # What an ObjectRef names the object by, unique within its Level ("": nothing refers to it).
     ref: str = ""
+    # A tile object drawn by hand: its tile in the Level's art (pipeline.drawn_art), which
+    # exporters draw rather than `tile`, at the object's own position and size. A plain
+    # default, as `points`.
+    art: ArtTile | None = None
 
 
 @dataclass
@@ -239,6 +246,10 @@ class Level:
     # chests"): the build prints each once per pack, with the maps it came from, as a warning
     # naming the stage. Not exported; a stage's notes are its own (its inputs' are not repeated).
     notes: list[str] = field(default_factory=list)
+    # Art drawn by hand (a map load.tmx read, prefabs stamped): tilesets and layers of Tiled
+    # gids beside `tiles`, which exporters draw where a cell has some (pipeline.drawn_art says
+    # how, and when a cell loses it). A plain default: Levels pickled before it existed read None.
+    art: Art | None = None
 
     def __post_init__(self) -> None:
         if self.tiles.ndim != 2 or self.tiles.dtype != np.uint8:

@@ -389,6 +389,7 @@ def _checked(data: dict[str, Any], problems: list[str], shown: str, path: Path, 
     if declared and not exporters and all(isinstance(u, str) and u in kinds for u in uses.values()):
         problems.append("stage: no export stage, so the recipe would write nothing (add e.g. [stage.tmx] with use = \"export.tmx\")")
     _check_one_best(ordered, problems)
+    _bind_art(ordered, problems)
     if pack is not None:
         _check_outputs(ordered, pack, problems)
         _check_sheet(declared, uses, exporters, ordered, pack, problems)
@@ -611,6 +612,18 @@ def _check_one_best(specs: list[StageSpec], problems: list[str]) -> None:
             f"stage.{name}.best: stage.{choosers[0]} chooses the best of several attempts already, and a map is"
             " made again as a whole: one stage per recipe may (fold this test into its where)"
         )
+
+
+def _bind_art(specs: list[StageSpec], problems: list[str]) -> None:
+    """Tell each exporter that draws tiles the tilesets of hand-drawn art the stages before it
+    may put on its maps (`art_tilesets`): it writes their files into the pack, which are known
+    before any map is made, and refuses art it cannot draw (`bind_art`)."""
+    for spec in specs:
+        bind = getattr(spec.params, "bind_art", None) if spec.is_exporter else None
+        if bind is None:
+            continue
+        tilesets = [(s.name, ts) for s in upstream(specs, spec.name) if s.name != spec.name for ts in s.params.art_tilesets()]
+        problems += [f"stage.{spec.name}.{line}" for line in bind(tilesets)]
 
 
 def _check_outputs(specs: list[StageSpec], pack: PackConfig, problems: list[str]) -> None:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from PIL import Image
 
     from pipeline.best import BestOf, Tried
+    from pipeline.drawn_art import ArtTileset
 
 # Keys of a [stage.NAME] table that belong to the recipe, not to the stage's params.
 RESERVED_KEYS = ("use", "input", "inputs")
@@ -162,6 +163,14 @@ class StageParams(BaseModel):
         """Files besides the recipe that this stage reads, as {path: sha256 of the content read
         when the recipe loaded}: part of the stage's cache key, and recorded in the manifest."""
         return {}
+
+    def art_tilesets(self) -> list[ArtTileset]:
+        """The tilesets of the hand-drawn art (pipeline.drawn_art) this stage may put on the
+        Levels it makes, read as the recipe loads: the exporters after it write each into the
+        pack (their files are known before any map is made). A stage that pastes art from maps
+        it read (`load.tmx`, `place.prefabs`) returns theirs; one that only passes its
+        input's on returns none."""
+        return []
 
     def globs_read(self) -> list[str]:
         """Glob patterns, relative to the recipe, whose matches the stage reads (`files_read`

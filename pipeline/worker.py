@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Callable, cast
 
 from pipeline.best import Tried
 from pipeline.cache import LevelCache
+from pipeline.drawn_art import carry_art
 from pipeline.errors import PipelineError, Rejected
 from pipeline.fsio import sha256_bytes, sha256_file, stage
 from pipeline.level import Level, ObjectRef, PropertyValue
@@ -308,6 +309,7 @@ class _Levels:
             handed = {note for i in inputs for note in i.notes}
             level.notes = [note for note in level.notes if note not in handed]  # its own, not those it was given
             _hand_on(self.recipe.handed_on.get(name, ()), inputs, level)
+            carry_art(inputs, level)
             if (unknown := level.unknown_tiles()) is not None:
                 raise StageFailed(name, f"returned a Level whose {unknown}")
             if (unsettled := level.settle_values()) is not None:
@@ -443,3 +445,7 @@ def freeze(level: Level) -> None:
         layer.flags.writeable = False
     for attached in level.attachments.values():
         attached.flags.writeable = False
+    if level.art is not None:
+        level.art.drawn_for.flags.writeable = False
+        for gids in level.art.layers.values():
+            gids.flags.writeable = False

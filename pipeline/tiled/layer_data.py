@@ -36,8 +36,9 @@ def parse_xml(data: bytes, what: str) -> ET.Element:
         raise MapFileError(f"{what} is not a Tiled TMX/TSX file (XML error: {exc})") from None
 
 
-def gid_rows(values: list[int], width: int, height: int, what: str) -> np.ndarray:
-    """A layer's gids as an (h, w) uint32 array, flip and rotation bits cleared."""
+def gid_rows(values: list[int], width: int, height: int, what: str, flips: bool = False) -> np.ndarray:
+    """A layer's gids as an (h, w) uint32 array, flip and rotation bits cleared (kept with
+    `flips`: the tile as drawn, for art carried to the exports)."""
     if len(values) != width * height:
         raise MapFileError(f"{what} has {len(values)} tiles, the map {width} x {height} = {width * height}")
     # Tiled's gids are 32 bits (the top three the flips): anything else wraps around unseen.
@@ -49,8 +50,8 @@ def gid_rows(values: list[int], width: int, height: int, what: str) -> np.ndarra
         k = next(k for k, v in enumerate(values) if not -(2**63) <= v < 2**63)
     if k is not None:
         raise MapFileError(f"{what}, cell ({k % width}, {k // width}): tile gid {values[k]} is not a Tiled gid (0 to 4294967295)")
-    gids = wide.astype(np.uint32) & np.uint32(GID_MASK)
-    return gids.reshape(height, width)
+    gids = wide.astype(np.uint32)
+    return (gids if flips else gids & np.uint32(GID_MASK)).reshape(height, width)
 
 
 def base64_data(text: str, compression: str, what: str) -> bytes:

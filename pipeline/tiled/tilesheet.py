@@ -98,6 +98,8 @@ def _indexed(rgba: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
     return index, palette
 
 
+indexed = _indexed  # for atlases made elsewhere (pipeline.tiled.drawn: the art of drawn maps)
+
 _BUILT: dict[tuple[str, tuple[Symbol, ...], bytes], BuiltTileset] = {}
 
 

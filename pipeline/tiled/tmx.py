@@ -123,7 +123,10 @@ def polyline_pixels(obj: MapObject, tile_width: int, tile_height: int) -> list[t
 
 def object_box(obj: MapObject, tile_width: int, tile_height: int, gid: int) -> dict[str, float]:
     """Pixel position and size as Tiled stores them. A tile object fills the tile its point falls
-    in, and Tiled anchors tile objects at their bottom-left corner."""
+    in, and Tiled anchors tile objects at their bottom-left corner. A tile object drawn by hand
+    (with `art`) keeps the position and size it was drawn at."""
+    if gid and obj.art is not None:
+        return {"x": obj.x * tile_width, "y": (obj.y + obj.h) * tile_height, "width": obj.w * tile_width, "height": obj.h * tile_height}
     if gid:
         return {"x": int(obj.x) * tile_width, "y": (int(obj.y) + 1) * tile_height, "width": tile_width, "height": tile_height}
     box: dict[str, float] = {"x": obj.x * tile_width, "y": obj.y * tile_height}
@@ -175,7 +178,15 @@ def csv_rows(gids: np.ndarray) -> str:
     the whole grid are laid out at once, a newline column appended, and the padding dropped.
     """
     tiles = gids
-    tokens = [f"{g},".encode("ascii") for g in range(int(gids.max(initial=0)) + 1)]
+    top = int(gids.max(initial=0))
+    if top < 65536:
+        tokens = [f"{g},".encode("ascii") for g in range(top + 1)]
+    else:
+        # Flip bits put drawn tiles' gids past 2**29: a token per value present, not per value
+        # up to the largest.
+        values, inverse = np.unique(gids, return_inverse=True)
+        tokens = [f"{g},".encode("ascii") for g in values.tolist()]
+        tiles = inverse.reshape(gids.shape)
     width = max(len(t) for t in tokens)
     table = np.zeros((len(tokens), width), dtype=np.uint8)
     for i, token in enumerate(tokens):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import Field, PositiveInt, PrivateAttr, ValidationInfo, field_validator, model_validator
 
+from pipeline.drawn_art import ArtTileset, valid_art
 from pipeline.errors import KeyedError, PipelineError
 from pipeline.level import Level
 from pipeline.object_tiles import tileset_problem
@@ -17,6 +18,7 @@ from pipeline.paths import check_plain_name, check_relative_dir, join
 from pipeline.registry import ExportContext, Exporter
 from pipeline.tiled.art import Style
 from pipeline.tiled.drawing import LayerSpec, draw_layers, object_gid, undrawn_symbols
+from pipeline.tiled.drawn import FOLDER, MapArt, map_art, stems, with_art_atlas
 from pipeline.tiled.render import preview_png
 from pipeline.tiled.spec import LoadedTileset, TilesetSpec, load_tileset
 from pipeline.tiled.tilesheet import BuiltTileset, build_tileset
@@ -51,6 +53,9 @@ class DrawnMapExporter(Exporter):
     )
 
     _loaded: LoadedTileset | None = PrivateAttr(None)
+    # The tilesets of hand-drawn art the stages before this one may put on its maps (set as the
+    # recipe loads, `bind_art`), each with its file name under tilesets/drawn/.
+    _art_sets: tuple[tuple[ArtTileset, str], ...] = PrivateAttr(())
     _tileset_spec: TilesetSpec | None = PrivateAttr(None)  # what draws the maps: the file's, or one from the options
 
     _dirs = field_validator("dir", "preview_dir")(classmethod(lambda cls, v: v if v is None else check_relative_dir(v)))
@@ -77,6 +82,37 @@ class DrawnMapExporter(Exporter):
                 name=self.tileset_name, tile_size=(self.tile_size, self.tile_size), margin=self.margin, spacing=self.spacing, style=self.style
             )
         return self
+
+    def bind_art(self, tilesets: list[tuple[str, ArtTileset]]) -> list[str]:
+        """Take the tilesets of drawn art that reach this exporter, as (the stage that reads
+        them, tileset): their files join the pack's. Returns the problems, as "key: message"
+        lines: art whose tiles are not the pack's size, which would be drawn out of the grid
+        (or scaled, blurring pixel art), is refused rather than guessed at."""
+        width, height = self._spec.tile_size
+        problems, kept = [], []
+        for stage_name, ts in tilesets:
+            if any(t.key == ts.key for t in kept):
+                continue
+            if (ts.tile_width, ts.tile_height) != (width, height):
+                key = "tileset" if self.tileset else "tile_size"
+                fix = (
+                    f"set tile_size = {ts.tile_width}" if not self.tileset and ts.tile_width == ts.tile_height
+                    else f"draw the pack with a tileset file of {ts.tile_width} x {ts.tile_height}-pixel tiles"
+                )
+                problems.append(
+                    f"{key}: the pack's tiles are {width} x {height} pixels, but stage.{stage_name} draws with tileset {ts.name!r}"
+                    f" ({ts.source}) of {ts.tile_width} x {ts.tile_height}-pixel tiles: {fix}, or redraw the map in {width} x {height}"
+                )
+                continue
+            kept.append(ts)
+        self._art_sets = tuple(zip(kept, stems(kept)))
+        return problems
+
+    def _art_image(self, stem: str, ts: ArtTileset) -> str:
+        return f"{FOLDER}/{stem}{ts.extension}"
+
+    def _art_images(self) -> list[str]:
+        return [self._art_image(stem, ts) for ts, stem in self._art_sets]
 
     @property
     def _spec(self) -> TilesetSpec:
@@ -127,15 +163,35 @@ class DrawnMapExporter(Exporter):
     @staticmethod
     def _object_gids(level: Level, built: BuiltTileset) -> list[int]:
         """Each object's tile (0 for an object without one), as the tileset numbers them."""
-        return [object_gid(obj, built) if obj.tile else 0 for obj in level.objects]
+        return [object_gid(obj, built) if obj.tile and obj.art is None else 0 for obj in level.objects]
 
-    def _preview(self, level: Level, built: BuiltTileset, drawn: list[tuple[str, Any]]) -> bytes:
-        return preview_png([g for _, g in drawn], built, level.objects, self._object_gids(level, built))
+    def _map_art(self, level: Level, first: int) -> MapArt | None:
+        """The map's hand-drawn art (what the rule leaves of it), its tilesets numbered from gid
+        `first`; None for a map without."""
+        return map_art(valid_art(level), level, list(self._art_sets), first)
+
+    def _drawn_map(self, level: Level, ctx: ExportContext | None = None) -> tuple[BuiltTileset, list[tuple[str, Any]], MapArt | None]:
+        """`_draw`, and the map's art numbered after the pack's tileset."""
+        built, drawn = self._draw(level, ctx)
+        return built, drawn, self._map_art(level, 1 + built.tileset.tilecount)
+
+    def _preview(self, level: Level, built: BuiltTileset, drawn: list[tuple[str, Any]], art: MapArt | None = None) -> bytes:
+        built, layers, gids = self._pictured(level, built, drawn, art)
+        return preview_png(layers, built, level.objects, gids)
+
+    def _pictured(self, level: Level, built: BuiltTileset, drawn: list[tuple[str, Any]], art: MapArt | None) -> tuple[BuiltTileset, list[Any], list[int]]:
+        """What previews draw: the tile layers and object gids, with the tileset's atlas, the
+        art's tiles in it when the map has art."""
+        gids = self._object_gids(level, built)
+        if art is None:
+            return built, [g for _, g in drawn], gids
+        return with_art_atlas(built, [g for _, g in art.merged(drawn)], art.object_gids(level, gids), art)
 
     def thumbnail(self, level: Level) -> Image.Image | None:
         if not self.preview:
             return None
         from pipeline.thumbnail import drawn_small
 
-        built, drawn = self._draw(level)
-        return drawn_small([g for _, g in drawn], built, level.objects, self._object_gids(level, built))
+        built, drawn, art = self._drawn_map(level)
+        built, layers, gids = self._pictured(level, built, drawn, art)
+        return drawn_small(layers, built, level.objects, gids)

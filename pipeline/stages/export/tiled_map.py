@@ -13,6 +13,7 @@ from pipeline.level import Level, dangling_references, object_ids, object_positi
 from pipeline.paths import join, relative_to
 from pipeline.registry import ExportContext
 from pipeline.stages.export.drawn_map import DrawnMapExporter
+from pipeline.tiled.drawn import FOLDER, as_tileset
 from pipeline.tiled.drawing import LayerSpec
 from pipeline.tiled.profile_rules import profile_objects, profile_tileset
 from pipeline.tiled.profiles import PROFILES, Format, ProfileName, resolve
@@ -75,18 +76,24 @@ class TiledMapExporter(DrawnMapExporter):
             return None
         return values_paths(self._spec.name, self.format)
 
+    def _art_description(self, stem: str) -> str:
+        return f"{FOLDER}/{stem}.{'tsx' if self.format == 'tmx' else 'tsj'}"
+
     def shared_outputs(self) -> list[str]:
         description, sheet = self._tileset_paths()
         out = [sheet] if self._embedded else [description, sheet]
         values = self._values_paths()
         if values:
             out += [values[1]] if self._embedded else list(values)
+        for ts, stem in self._art_sets:
+            out += [self._art_image(stem, ts)] if self._embedded else [self._art_description(stem), self._art_image(stem, ts)]
         return out
 
     def shared_variant(self, path: str) -> str:
         # A profile that renames tile properties (godot's data_) writes another tileset file.
         prefix = PROFILES[self.profile].tile_property_prefix
-        return f"profile {self.profile!r} names tile properties {prefix}NAME" if prefix and path == self._tileset_paths()[0] else ""
+        described = [self._tileset_paths()[0], *(self._art_description(stem) for _, stem in self._art_sets)]
+        return f"profile {self.profile!r} names tile properties {prefix}NAME" if prefix and path in described else ""
 
     def _data_layers(self, level: Level, taken: list[str], firstgid: int) -> list[TileLayer]:
         names = self._data_layer_names(level)
@@ -106,28 +113,41 @@ class TiledMapExporter(DrawnMapExporter):
         raise NotImplementedError
 
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
-        built, drawn = self._draw(level, ctx)
+        built, drawn, art = self._drawn_map(level, ctx)
         ctx.warnings.extend(dangling_references(level.properties, level.objects))
         description_path, sheet_path = self._tileset_paths()
         tileset = built.tileset
         # The image path is relative to the file that holds the tileset: the map, or the .tsx/.tsj.
         tileset = replace(tileset, image=relative_to(sheet_path, self.dir if self._embedded else "tilesets"))
         tileset = profile_tileset(PROFILES[self.profile], tileset)
-        object_gids = self._object_gids(level, built)
+        pack_gids = self._object_gids(level, built)
+        object_gids = art.object_gids(level, pack_gids) if art else pack_gids
+        layers = art.merged(drawn) if art else drawn
         values = self._values_paths()
         data: list[TileLayer] = []
         more: list[tuple[int, Tileset, str | None]] = []
         files: dict[str, bytes] = {}
+        for firstgid, ts, stem in art.tilesets if art else ():
+            image = self._art_image(stem, ts)
+            written = profile_tileset(PROFILES[self.profile], as_tileset(ts, relative_to(image, self.dir if self._embedded else FOLDER)))
+            more.append((firstgid, written, None if self._embedded else relative_to(self._art_description(stem), self.dir)))
+        # Every art tileset the recipe can carry is written for every map (the files of a map
+        # are known before it is made), as the values tileset is.
+        for ts, stem in self._art_sets:
+            files[self._art_image(stem, ts)] = ts.image
+            if not self._embedded:
+                written = profile_tileset(PROFILES[self.profile], as_tileset(ts, relative_to(self._art_image(stem, ts), FOLDER)))
+                files[self._art_description(stem)] = self.write_tileset(written)
         if values:
-            # After the main tileset, whose size the tileset (not the map) fixes.
-            values_first = 1 + tileset.tilecount
-            data = self._data_layers(level, [name for name, _ in drawn], values_first)
+            # After the main tileset, whose size the tileset (not the map) fixes, and the art's.
+            values_first = art.next_gid if art else 1 + tileset.tilecount
+            data = self._data_layers(level, [name for name, _ in layers], values_first)
             values_sheet = values[1]
             values_set, files[values_sheet] = values_tileset(
                 *self._spec.tile_size, relative_to(values_sheet, self.dir if self._embedded else "tilesets")
             )
             if data:
-                more = [(values_first, values_set, None if self._embedded else relative_to(values[0], self.dir))]
+                more.append((values_first, values_set, None if self._embedded else relative_to(values[0], self.dir)))
         tmap = TmxMap(
             width=level.width,
             height=level.height,
@@ -135,7 +155,7 @@ class TiledMapExporter(DrawnMapExporter):
             tile_height=tileset.tile_height,
             tileset=tileset,
             tileset_source=None if self._embedded else relative_to(description_path, self.dir),
-            layers=[TileLayer(name, gids) for name, gids in drawn] + data,
+            layers=[TileLayer(name, gids) for name, gids in layers] + data,
             objects=profile_objects(PROFILES[self.profile], with_object_ids(list(level.objects))),
             object_gids=object_gids,
             properties={**object_ids(level.properties, object_positions(level.objects)), **ctx.provenance},
@@ -148,11 +168,11 @@ class TiledMapExporter(DrawnMapExporter):
             files[description_path] = self.write_tileset(tmap.tileset)
             if values:
                 files[values[0]] = self.write_tileset(values_set)
-        check_map(level.width, level.height, drawn, tileset, 1, [g for g in object_gids if g], files, sheet_path)
+        check_map(level.width, level.height, drawn, tileset, 1, [g for g in pack_gids if g], files, sheet_path)
         if values:
-            check_map(level.width, level.height, [(d.name, d.gids) for d in data], values_set, 1 + tileset.tilecount, [], files, values[1])
+            check_map(level.width, level.height, [(d.name, d.gids) for d in data], values_set, values_first, [], files, values[1])
         preview = self.preview_file(ctx.stem)
         if preview:
-            files[preview] = self._preview(level, built, drawn)
+            files[preview] = self._preview(level, built, drawn, art)
         return files
 

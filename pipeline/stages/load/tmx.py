@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 
+from pipeline.drawn_art import FLIP_D, FLIPS, Art, ArtTile, ArtTileset, art_tileset
 from pipeline.errors import KeyedError, PipelineError
 from pipeline.fsio import read_regular
 from pipeline.level import PROVENANCE, SPARE_CHARS, Color, FilePath, Level, MapObject, ObjectRef, PropertyValue, Symbol
@@ -47,12 +48,25 @@ class _Tileset:
     # An image collection (a picture per tile, no tilesheet): its tiles are the ids it lists, which
     # may have gaps (tiles deleted) and run past `tilecount`, the number of tiles.
     collection: bool = False
+    # The tilesheet, for the art kept on the Level: its image relative to the recipe folder ("":
+    # none), the size the tileset gives it, and the grid it is cut into.
+    image: str = ""
+    image_size: tuple[int, int] = (0, 0)
+    tile_size: tuple[int, int] = (0, 0)
+    margin: int = 0
+    spacing: int = 0
+    columns: int = 0
 
 
 @dataclass
 class _Layer:
     name: str
-    gids: np.ndarray  # (h, w) uint32, flip bits cleared
+    drawn: np.ndarray  # (h, w) uint32 gids as in the file, flip bits and all
+
+    @property
+    def gids(self) -> np.ndarray:
+        """The gids with their flip bits cleared: which tile, however it is turned."""
+        return self.drawn & np.uint32(GID_MASK)
 
 
 @dataclass
@@ -67,7 +81,7 @@ class _Map:
     objects: list[MapObject]
 
 
-@stage("load.tmx", version=7)
+@stage("load.tmx", version=8)
 class LoadTmx(StageParams):
     """Load a map you drew in Tiled (`.tmx`, or Tiled JSON `.tmj`/`.json`) as the map's tiles.
 
@@ -98,8 +112,15 @@ class LoadTmx(StageParams):
     property `rotation` and a warning naming it. Tile layers that carry a `values` property
     (the data layers our exporters write) are left out. Map properties go into the map's
     properties, the map's own: a build hands them on through stages that start their stats
-    afresh (`rewrite`). The map and its external tilesets are read when the recipe loads and are
-    part of the cache key; tileset images are not read (they change no symbol).
+    afresh (`rewrite`). The map, its external tilesets and their images are read when the recipe
+    loads and are part of the cache key.
+
+    The map keeps its art: every exporter that draws tiles writes the cells as you drew them
+    (the map's tilesets, with their images copied into the pack, its tile layers, flipped and
+    turned tiles, tile objects with their tile) and the rest of the map with the pack's tileset.
+    A cell whose symbol a later stage changes (a rule, a carved maze, a prefab) loses its art and
+    shows the pack's tile for its new symbol. A tileset without a tilesheet image (an image
+    collection) or of another tile size than the map is not kept (a warning says so).
 
     Only finite orthogonal maps are read (an isometric, hexagonal, staggered or infinite one is
     an error saying so); layer data may be XML, CSV or base64 (plain, zlib or gzip); Tiled JSON
@@ -122,6 +143,8 @@ class LoadTmx(StageParams):
     _files: dict[str, str] = PrivateAttr(default_factory=dict)
     _dropped: list[str] = PrivateAttr(default_factory=list)
     _rotated: list[str] = PrivateAttr(default_factory=list)
+    _not_drawn: list[str] = PrivateAttr(default_factory=list)
+    _art_tilesets: tuple[ArtTileset, ...] = PrivateAttr(())
 
     @model_validator(mode="after")
     def _load(self, info: ValidationInfo) -> LoadTmx:
@@ -134,7 +157,12 @@ class LoadTmx(StageParams):
         self._files = loaded.files
         self._dropped = loaded.dropped
         self._rotated = loaded.rotated
+        self._not_drawn = loaded.not_drawn
+        self._art_tilesets = tuple(loaded.art_tilesets)
         return self
+
+    def art_tilesets(self) -> list[ArtTileset]:
+        return list(self._art_tilesets)
 
     def files_read(self) -> dict[str, str]:
         return dict(self._files)
@@ -165,18 +193,20 @@ class LoadTmx(StageParams):
             f"file: {self.file}: {counted(len(self._rotated), 'object')} {'is' if len(self._rotated) == 1 else 'are'} rotated"
             f" ({', '.join(self._rotated)}): a Level's objects are upright, so each is loaded as drawn before its rotation,"
             " with the angle (degrees clockwise about its origin, as in Tiled) in its property `rotation`"
-        ] if self._rotated else [])
+        ] if self._rotated else []) + [f"file: {self.file}: {line}" for line in self._not_drawn]
 
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         level = self._level
         if level is None:  # only a validated stage has one
             raise PipelineError(["load.tmx: the stage was not validated (make it with model_validate)"])
         # The worker freezes what a stage returns: hand out copies, never the stored map.
+        art = level.art
         return Level(
             tiles=level.tiles.copy(),
             alphabet=level.alphabet,
             objects=[replace(o, properties=dict(o.properties)) for o in level.objects],
             properties=dict(level.properties),
+            art=None if art is None else replace(art, layers={n: g.copy() for n, g in art.layers.items()}, drawn_for=art.drawn_for.copy()),
         )
 
 
@@ -189,6 +219,11 @@ class MapFile:
     files: dict[str, str]  # every file read, relative to the recipe folder -> sha256
     dropped: list[str] = field(default_factory=list)  # properties of types a Level cannot hold (class)
     rotated: list[str] = field(default_factory=list)  # rotated objects, loaded upright with a `rotation` property
+    # Tilesets whose tiles are not kept as art (no tilesheet, another tile size, an unreadable
+    # image): their cells are drawn with the pack's tile for their symbol.
+    not_drawn: list[str] = field(default_factory=list)
+    # Every tileset the art uses, tile objects' too (an Art keeps only its cells').
+    art_tilesets: list[ArtTileset] = field(default_factory=list)
 
 
 def read_map_file(recipe_dir: Path, relative: str, layer: str | None = None, empty: str = "wall", symbols: str = "property") -> MapFile:
@@ -196,12 +231,111 @@ def read_map_file(recipe_dir: Path, relative: str, layer: str | None = None, emp
     does; a problem is a MapFileError, without the file's name (the caller puts it in front)."""
     reader = _Reader(recipe_dir)
     parsed = reader.read_map(relative)
-    level, filled = _to_level(parsed, layer, empty, symbols)
+    level, filled, chosen = _to_level(parsed, layer, empty, symbols)
     tilesets = sorted(parsed.tilesets, key=lambda t: t.firstgid)
     for where, gid in reader.notes.object_gids:
         if _tileset_of(tilesets, gid) is None:
             raise MapFileError(f"{where}: its tile gid {gid} is in none of the map's tilesets")
-    return MapFile(level, filled, reader.digests, reader.notes.dropped, reader.notes.rotated)
+    not_drawn, kept = _keep_art(reader, parsed, tilesets, chosen, level)
+    return MapFile(level, filled, reader.digests, reader.notes.dropped, reader.notes.rotated, not_drawn, kept)
+
+
+def _keep_art(reader: _Reader, parsed: _Map, tilesets: list[_Tileset], chosen: list[_Layer], level: Level) -> tuple[list[str], list[ArtTileset]]:
+    """Put the map's drawn tiles on `level` as its art (pipeline.drawn_art): the tilesets its
+    layers and tile objects use, each read layer as drawn (flips kept), every drawn cell
+    counted as drawn for the symbol it has. Returns what is not kept, and why, and the
+    tilesets kept."""
+    used = np.unique(np.concatenate([np.unique(lay.gids) for lay in chosen] + [np.array([g for _, g in reader.notes.object_gids], dtype=np.uint32)]))
+    used = used[used != 0].astype(np.int64)
+    flipped = np.zeros(0, dtype=np.int64)
+    if chosen:
+        diagonal = np.concatenate([(lay.drawn[(lay.drawn & np.uint32(FLIP_D)) != 0] & np.uint32(GID_MASK)).ravel() for lay in chosen])
+        flipped = np.unique(diagonal).astype(np.int64)
+    kept: dict[int, ArtTileset] = {}
+    not_drawn: list[str] = []
+    for ts in tilesets:
+        ends = ts.firstgid + (ts.tilecount if ts.tilecount is not None else GID_MASK)
+        mine = used[(used >= ts.firstgid) & (used < ends)]
+        if not mine.size:
+            continue
+        art, problem = _art_tileset(reader, ts, (parsed.tilewidth, parsed.tileheight))
+        if art is not None and art.tile_width != art.tile_height and ((flipped >= ts.firstgid) & (flipped < ends)).any():
+            art, problem = None, f"has {art.tile_width} x {art.tile_height}-pixel tiles flipped diagonally (turned), which only square tiles can be"
+        if art is None:
+            not_drawn.append(f"tileset {ts.name!r} {problem}, so its tiles are drawn with the pack's tiles for their symbols")
+        else:
+            kept[ts.firstgid] = art
+    if not kept:
+        level.objects = [replace(o, art=None) if o.art else o for o in level.objects]
+        return not_drawn, []
+    # The tileset of each gid, and where its tiles start among the kept ones (0: not kept).
+    firsts = np.array([ts.firstgid for ts in tilesets], dtype=np.int64)
+    counts = np.array([ts.tilecount if ts.tilecount is not None else kept[ts.firstgid].tilecount if ts.firstgid in kept else 0 for ts in tilesets], dtype=np.int64)
+    starts = np.zeros(len(tilesets), dtype=np.int64)
+    art_first = 1
+    for k, ts in enumerate(tilesets):
+        if ts.firstgid in kept:
+            starts[k] = art_first
+            art_first += kept[ts.firstgid].tilecount
+
+    layers: dict[str, np.ndarray] = {}
+    for lay in chosen:
+        bare = lay.gids.astype(np.int64)
+        which = np.clip(np.searchsorted(firsts, bare, side="right") - 1, 0, None)
+        local = bare - firsts[which]
+        ok = (bare != 0) & (bare >= firsts[which]) & (starts[which] > 0) & (local < counts[which])
+        gids = np.where(ok, (starts[which] + local).astype(np.uint32) | (lay.drawn & np.uint32(FLIPS)), 0).astype(np.uint32)
+        name, n = lay.name, 1
+        while name in layers:  # Tiled allows two layers of one name; the art keeps both
+            n += 1
+            name = f"{lay.name} #{n}"
+        layers[name] = gids
+
+    objects = []
+    for obj in level.objects:
+        if obj.art is not None:
+            drawn = obj.art.tile
+            ts = _tileset_of(tilesets, drawn & GID_MASK)
+            tile = kept.get(ts.firstgid) if ts is not None else None
+            # Tiled flips a tile object left-right and upside down, never diagonally.
+            obj = replace(obj, art=ArtTile(tile.key, (drawn & GID_MASK) - ts.firstgid, drawn & (FLIPS & ~FLIP_D)) if tile and ts else None)
+        objects.append(obj)
+    level.objects = objects
+    order = [kept[ts.firstgid] for ts in tilesets if ts.firstgid in kept]
+    art = Art(tuple(order), layers, level.tiles.copy(), tuple(s.name for s in level.alphabet))
+    # Tile objects name their tileset by key, which exporters find among the stage's
+    # `art_tilesets`: a map whose only drawn tiles are objects carries no art of cells.
+    level.art = art if any(g.any() for g in layers.values()) else None
+    return not_drawn, order
+
+
+def _art_tileset(reader: _Reader, ts: _Tileset, map_tile: tuple[int, int]) -> tuple[ArtTileset | None, str]:
+    """The tileset as art, or None and why it cannot be."""
+    if not ts.image or ts.collection:
+        return None, "has no tilesheet image (an image collection, a picture per tile)"
+    if ts.tile_size != map_tile:
+        return None, f"has {ts.tile_size[0]} x {ts.tile_size[1]}-pixel tiles on a map of {map_tile[0]} x {map_tile[1]}-pixel cells"
+    try:
+        data = reader.read(ts.image, f"the image of tileset {ts.name!r},")
+    except MapFileError as exc:
+        return None, f"cannot be drawn: {exc}"
+    try:
+        import io
+
+        from PIL import Image
+
+        with Image.open(io.BytesIO(data)) as image:
+            size = image.size
+            image.convert("RGBA")  # decodes it: a truncated file fails here, not in an export
+    except Exception as exc:  # PIL raises many kinds for a file that is no image
+        return None, f"has an image {ts.image} that cannot be read ({type(exc).__name__}: {exc})"
+    tw, th = ts.tile_size
+    columns = ts.columns or max(0, (size[0] - 2 * ts.margin + ts.spacing) // (tw + ts.spacing))
+    rows = max(0, (size[1] - 2 * ts.margin + ts.spacing) // (th + ts.spacing))
+    count = ts.tilecount if ts.tilecount is not None else columns * rows
+    if columns < 1 or count < 1 or count > columns * rows:
+        return None, f"has an image {ts.image} of {size[0]} x {size[1]} pixels, which holds no {count} tiles of {tw} x {th} in {columns} columns"
+    return art_tileset(ts.name, ts.image, data, size, tw, th, ts.margin, ts.spacing, columns, count, ts.tiles), ""
 
 
 # --------------------------------------------------------------------------------------------
@@ -330,9 +464,10 @@ class _Notes:
     object_gids: list[tuple[str, int]] = field(default_factory=list)
 
 
-def _object(name: str, cls: str, px: tuple[float, float, float, float], tile_gid: int, points: list[tuple[float, float]] | None,
+def _object(name: str, cls: str, px: tuple[float, float, float, float], drawn_gid: int, points: list[tuple[float, float]] | None,
             rotation: float, props: dict[str, PropertyValue], tw: int, th: int, where: str, notes: _Notes, polyline: bool = False,
             ref: str = "") -> MapObject:
+    tile_gid = drawn_gid & GID_MASK
     x, y, w, h = px
     if rotation:
         # A Level's objects are upright boxes: a rotated one (a decoration, mostly) keeps the box
@@ -348,7 +483,10 @@ def _object(name: str, cls: str, px: tuple[float, float, float, float], tile_gid
         xs = [x + p[0] for p in points]
         ys = [y + p[1] for p in points]
         x, y, w, h = min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys)
-    return MapObject(name=name, type=cls, x=x / tw, y=y / th, w=w / tw, h=h / th, properties=props, ref=ref)
+    # A tile object keeps its gid (flips and all) in an ArtTile with no tileset yet:
+    # `_resolve_object_tiles` finds its tileset once all are read.
+    art = ArtTile("", drawn_gid, 0) if tile_gid else None
+    return MapObject(name=name, type=cls, x=x / tw, y=y / th, w=w / tw, h=h / th, properties=props, ref=ref, art=art)
 
 
 # --------------------------------------------------------------------------------------------
@@ -404,7 +542,7 @@ class _MapXml:
             values = [_int(t.get("gid", "0"), f"{what} tile gid") for t in data.findall("tile")]
         else:
             raise MapFileError(f"{what}: encoding {encoding!r} is not supported (use CSV or base64)")
-        return _Layer(name, gid_rows(values, width, height, what))
+        return _Layer(name, gid_rows(values, width, height, what, flips=True))
 
     def _object(self, node: ET.Element, tw: int, th: int) -> MapObject:
         oid = node.get("id", "?")
@@ -422,11 +560,12 @@ class _MapXml:
                 except ValueError:
                     raise MapFileError(f"{where}: bad {tag} points") from None
         px = tuple(_num(node.get(k, "0"), f"{where} {k}") for k in ("x", "y", "width", "height"))
-        gid = _int(node.get("gid", "0"), f"{where} gid") & GID_MASK
+        drawn = _int(node.get("gid", "0"), f"{where} gid")
+        gid = drawn & GID_MASK
         if gid:
             self.reader.notes.object_gids.append((where, gid))
         return _object(
-            node.get("name", ""), node.get("class", node.get("type", "")), px, gid, points,  # type: ignore[arg-type]
+            node.get("name", ""), node.get("class", node.get("type", "")), px, drawn, points,  # type: ignore[arg-type]
             _num(node.get("rotation", "0"), f"{where} rotation"), _properties_xml(node, f"{where}: ", self.reader.notes), tw, th, where, self.reader.notes, polyline,
             _object_ref(node.get("id"), where),
         )
@@ -434,10 +573,12 @@ class _MapXml:
     def _tileset(self, node: ET.Element) -> _Tileset:
         firstgid = _int(node.get("firstgid"), "tileset firstgid")
         source = node.get("source")
+        folder = self.folder
         if source:
             relative, data = self.reader.external(self.folder, source)
+            folder = posixpath.dirname(relative)
             if _looks_like_json(source, data):
-                return _tileset_json(parse_json(data, f"the tileset {relative}"), firstgid, relative)
+                return _tileset_json(parse_json(data, f"the tileset {relative}"), firstgid, relative, folder)
             node = parse_xml(data, f"the tileset {relative}")
             if node.tag != "tileset":
                 raise MapFileError(f"the tileset {relative} is not a Tiled tileset (root <{node.tag}>)")
@@ -449,8 +590,13 @@ class _MapXml:
             local = _int(tile.get("id"), f"tileset {name!r} tile id")
             tiles[local] = _properties_xml(tile, f"tileset {name!r} tile {local}: ")
             classes[local] = tile.get("class") or tile.get("type") or ""
-        collection = node.find("image") is None and node.get("columns") == "0"
-        return _Tileset(firstgid, name, _int(count, "tilecount") if count is not None else None, tiles, classes, collection)
+        image = node.find("image")
+        collection = image is None and node.get("columns") == "0"
+        sheet = _sheet(
+            folder, None if image is None else image.get("source"), None if image is None else (image.get("width"), image.get("height")),
+            (node.get("tilewidth"), node.get("tileheight")), node.get("margin"), node.get("spacing"), node.get("columns"), name,
+        )
+        return _Tileset(firstgid, name, _int(count, "tilecount") if count is not None else None, tiles, classes, collection, **sheet)
 
 
 def _properties_xml(node: ET.Element, where: str, notes: _Notes | None = None) -> dict[str, Any]:
@@ -519,7 +665,7 @@ class _MapJson:
             values = [_int(v, f"{what} tile gid") for v in data]
         else:
             raise MapFileError(f"{what}: encoding {item.get('encoding')!r} is not supported (use CSV or base64)")
-        return _Layer(name, gid_rows(values, width, height, what))
+        return _Layer(name, gid_rows(values, width, height, what, flips=True))
 
     def _object(self, obj: Any, tw: int, th: int) -> MapObject:
         if not isinstance(obj, dict):
@@ -537,11 +683,12 @@ class _MapJson:
                 points = [(_num(p.get("x"), f"{where} point"), _num(p.get("y"), f"{where} point")) for p in obj[key]]
         px = tuple(_num(obj.get(k, 0), f"{where} {k}") for k in ("x", "y", "width", "height"))
         cls = obj.get("class", obj.get("type", "")) or ""
-        gid = _int(obj.get("gid", 0), f"{where} gid") & GID_MASK
+        drawn = _int(obj.get("gid", 0), f"{where} gid")
+        gid = drawn & GID_MASK
         if gid:
             self.reader.notes.object_gids.append((where, gid))
         return _object(
-            str(obj.get("name", "")), str(cls), px, gid, points,  # type: ignore[arg-type]
+            str(obj.get("name", "")), str(cls), px, drawn, points,  # type: ignore[arg-type]
             _num(obj.get("rotation", 0), f"{where} rotation"), _properties_json(obj.get("properties"), f"{where}: ", self.reader.notes, obj.get("propertytypes")), tw, th, where,
             self.reader.notes, polyline,
             _object_ref(obj.get("id"), where),
@@ -555,12 +702,12 @@ class _MapJson:
         if source:
             relative, data = self.reader.external(self.folder, str(source))
             if _looks_like_json(str(source), data):
-                return _tileset_json(parse_json(data, f"the tileset {relative}"), firstgid, relative)
+                return _tileset_json(parse_json(data, f"the tileset {relative}"), firstgid, relative, posixpath.dirname(relative))
             node = parse_xml(data, f"the tileset {relative}")
             if node.tag != "tileset":
                 raise MapFileError(f"the tileset {relative} is not a Tiled tileset (root <{node.tag}>)")
-            return _MapXml(self.reader, self.folder)._tileset(_with_firstgid(node, firstgid))
-        return _tileset_json(ts, firstgid, str(ts.get("name", "")))
+            return _MapXml(self.reader, posixpath.dirname(relative))._tileset(_with_firstgid(node, firstgid))
+        return _tileset_json(ts, firstgid, str(ts.get("name", "")), self.folder)
 
 
 def _with_firstgid(node: ET.Element, firstgid: int) -> ET.Element:
@@ -568,7 +715,7 @@ def _with_firstgid(node: ET.Element, firstgid: int) -> ET.Element:
     return node
 
 
-def _tileset_json(ts: Any, firstgid: int, label: str) -> _Tileset:
+def _tileset_json(ts: Any, firstgid: int, label: str, folder: str = "") -> _Tileset:
     if not isinstance(ts, dict):
         raise MapFileError(f"the tileset {label} is not a Tiled JSON tileset")
     name = str(ts.get("name", label))
@@ -594,7 +741,26 @@ def _tileset_json(ts: Any, firstgid: int, label: str) -> _Tileset:
         tiles[local] = {**tiles.get(local, {}), **_properties_json(props, f"tileset {name!r} tile {local}: ", types=old_types.get(key))}
     count = ts.get("tilecount")
     collection = "image" not in ts and ts.get("columns") == 0
-    return _Tileset(firstgid, name, _int(count, "tilecount") if count is not None else None, tiles, classes, collection)
+    sheet = _sheet(
+        folder, ts.get("image"), (ts.get("imagewidth"), ts.get("imageheight")), (ts.get("tilewidth"), ts.get("tileheight")),
+        ts.get("margin"), ts.get("spacing"), ts.get("columns"), name,
+    )
+    return _Tileset(firstgid, name, _int(count, "tilecount") if count is not None else None, tiles, classes, collection, **sheet)
+
+
+def _sheet(folder: str, image: Any, image_size: Any, tile_size: Any, margin: Any, spacing: Any, columns: Any, name: str) -> dict[str, Any]:
+    """A tileset's tilesheet as `_Tileset` keeps it: nothing for a tileset without one (an
+    image collection), the image's path made relative to the recipe folder."""
+    if not image or not isinstance(image, str):
+        return {}
+    what = f"tileset {name!r}"
+    path = posixpath.normpath(posixpath.join(folder, image)) if folder else posixpath.normpath(image)
+    size = tuple(_int(v if v is not None else 0, f"{what} image size") for v in image_size)
+    tiles = tuple(_int(v, f"{what} tile size") for v in tile_size)
+    return {
+        "image": path, "image_size": size, "tile_size": tiles, "margin": _int(margin or 0, f"{what} margin"),
+        "spacing": _int(spacing or 0, f"{what} spacing"), "columns": _int(columns or 0, f"{what} columns"),
+    }
 
 
 def _properties_json(items: Any, where: str, notes: _Notes | None = None, types: Any = None) -> dict[str, Any]:
@@ -646,7 +812,7 @@ def _tileset_of(tilesets: list[_Tileset], gid: int) -> _Tileset | None:
     return ts
 
 
-def _to_level(parsed: _Map, layer: str | None, empty: str, symbols: str = "property") -> tuple[Level, np.ndarray]:
+def _to_level(parsed: _Map, layer: str | None, empty: str, symbols: str = "property") -> tuple[Level, np.ndarray, list[_Layer]]:
     if layer is not None and not parsed.layers:
         raise MapFileError(f"has no tile layer {layer!r} (it has no tile layers)")
     if layer is not None:
@@ -719,7 +885,7 @@ def _to_level(parsed: _Map, layer: str | None, empty: str, symbols: str = "prope
     # the next export says it anew: not the map's own. A hand-made map's are warned of.
     exported = {"pack", "map", "seed", "stages"} <= parsed.properties.keys()
     properties = {k: v for k, v in parsed.properties.items() if not (exported and k in PROVENANCE)}
-    return Level(tiles=tiles, alphabet=alphabet, objects=list(parsed.objects), properties=properties), gids != 0
+    return Level(tiles=tiles, alphabet=alphabet, objects=list(parsed.objects), properties=properties), gids != 0, chosen
 
 
 def _tileset_labels(tilesets: list[_Tileset]) -> dict[int, str]:
