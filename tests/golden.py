@@ -36,6 +36,7 @@ import numpy as np
 import tomli
 
 from pipeline import registry
+from pipeline.drawn_art import carry_art
 from pipeline.errors import RecipeError, Rejected
 from pipeline.level import Color, FilePath, Level, ObjectRef
 from pipeline.recipe import Recipe, StageSpec, load_recipe
@@ -480,6 +481,9 @@ def _record(obj: Any, known: set[str]) -> dict[str, Any]:
         elif name == "ref":
             if value:  # the same, for refs
                 out[name] = _value(value)
+        elif name == "art":
+            if value is not None:  # the same, for hand-drawn tile objects
+                out[name] = [value.tileset, value.tile, value.flips]
         elif isinstance(value, dict):
             out[name] = _properties(value)
         else:
@@ -488,8 +492,8 @@ def _record(obj: Any, known: set[str]) -> dict[str, Any]:
 
 
 _SYMBOL_FIELDS = {"char", "name", "color"}
-_OBJECT_FIELDS = {"name", "type", "x", "y", "w", "h", "properties", "tile", "points", "ref"}
-_LEVEL_FIELDS = {"tiles", "alphabet", "layers", "objects", "properties", "attachments", "notes"}
+_OBJECT_FIELDS = {"name", "type", "x", "y", "w", "h", "properties", "tile", "points", "ref", "art"}
+_LEVEL_FIELDS = {"tiles", "alphabet", "layers", "objects", "properties", "attachments", "notes", "art"}
 
 
 def level_record(level: Level) -> dict[str, Any]:
@@ -512,6 +516,17 @@ def level_record(level: Level) -> dict[str, Any]:
         ),
         # Only where there are some, so that the digests recorded before notes existed still hold.
         **({"notes": list(level.notes)} if level.notes else {}),
+        # The same for hand-drawn art: its tilesets by identity, its layers, what each cell was drawn for.
+        **(
+            {"art": {
+                "tilesets": [ts.key for ts in level.art.tilesets],
+                "layers": [[name, _array(gids)] for name, gids in level.art.layers.items()],
+                "drawn_for": _array(level.art.drawn_for),
+                "symbols": list(level.art.symbols),
+            }}
+            if level.art is not None
+            else {}
+        ),
     }
 
 
@@ -623,6 +638,7 @@ class _Runner:
             level = spec.params.run(inputs, rng_for(stage_seed(MAP_INDEX, name, self.recipe.pack.seed)))
             if not isinstance(level, Level):
                 raise GoldenError(f"stage {name} ({spec.kind}) returned {type(level).__name__}, not a Level")
+            carry_art(inputs, level)
             freeze(level)
             self.levels[name] = level
         return self.levels[name]

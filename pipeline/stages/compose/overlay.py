@@ -7,12 +7,13 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field
 
+from pipeline.drawn_art import paste_art
 from pipeline.errors import PipelineError
 from pipeline.level import SPARE_CHARS, Level, Symbol, own_refs
 from pipeline.registry import StageParams, stage
 from pipeline.stages.regions.walkable import WalkableStage
 
-@stage("compose.overlay", version=3)
+@stage("compose.overlay", version=4)
 class Overlay(StageParams):
     """Paint one map's tiles over another's. The second input (`inputs = ["base", "top"]`) is
     painted onto the first: every tile of the top whose symbol is one of `symbols` (unset: all
@@ -24,6 +25,9 @@ class Overlay(StageParams):
     still names the top's object), and so are their layers; where both
     have a layer of one name, the top's values are taken on the tiles painted. Properties of
     both are kept (the top's win), plus `overlay_tiles`, the number of tiles painted.
+
+    Art drawn by hand (a map from `load.tmx`) goes with the tiles: the base's where it shows,
+    the top's on the tiles painted (there none of the base's, even where the top has none).
     """
 
     arity: ClassVar[tuple[int, int]] = (2, 2)
@@ -60,13 +64,16 @@ class Overlay(StageParams):
         # The top's refs beside the base's (two hand-made maps both number objects from 1), and
         # its map's own references to its objects with them.
         top_objects, top_properties = own_refs(top.objects, {o.ref for o in base.objects if o.ref}, "top:", top.properties)
-        return Level(
+        out = Level(
             tiles=tiles,
             alphabet=alphabet,
             layers=layers,
             objects=[*base.objects, *top_objects],
             properties={**base.properties, **top_properties, "overlay_tiles": int(mask.sum())},
+            art=base.art,
         )
+        paste_art(out, top, 0, 0, mask)
+        return out
 
 
 def merge_alphabets(base: tuple[Symbol, ...], top: tuple[Symbol, ...]) -> tuple[tuple[Symbol, ...], np.ndarray]:

@@ -11,6 +11,7 @@ from typing import Annotated, Callable, ClassVar, Union
 import numpy as np
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
+from pipeline.drawn_art import Art, ArtTileset, mirrored_tile, paste_art, turned_art
 from pipeline.errors import KeyedError, PipelineError, Rejected, did_you_mean
 from pipeline.level import Level, MapObject, PropertyValue, Symbol, own_refs
 from pipeline.output import counted
@@ -36,6 +37,7 @@ class _Prefab:
     alphabet: tuple[Symbol, ...]
     objects: tuple[MapObject, ...]
     properties: tuple[tuple[str, PropertyValue], ...]  # the prefab map's own, for its rectangle
+    art: Art | None = None  # its tiles as drawn (pipeline.drawn_art), stamped with its symbols
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class _Variant:
     tiles: np.ndarray
     filled: np.ndarray
     objects: tuple[MapObject, ...]
+    art: Art | None = None
 
 
 # How many placements of earlier prefab stages `added_stats` leaves room for.
@@ -56,7 +59,7 @@ EARLIER_PLACEMENTS = 32
 MAX_WEIGHT = 1e9
 
 
-@stage("place.prefabs", version=5)
+@stage("place.prefabs", version=6)
 class Prefabs(WalkableStage):
     """Stamp hand-made rooms drawn in Tiled (vaults, shops, boss rooms) into the map where they
     fit. `prefabs` is a glob of Tiled maps relative to the recipe (`"prefabs/*.tmx"`), read as
@@ -90,6 +93,12 @@ class Prefabs(WalkableStage):
     painted cells (run region stages after this one). Properties: `prefabs` (how many were
     placed) and `prefab_1`, `prefab_2`, ... such as `"prefabs/vault.tmx at (12, 4) rot 90
     mirrored"` (the top-left tile of the placed prefab).
+
+    A prefab keeps its art, as `load.tmx`'s map does: its painted cells are exported with the
+    tiles drawn in it (its tilesets, layers and flips, turned and mirrored with it) and the
+    rest of the map with the pack's tileset; its tile objects keep their tile (mirrored with it;
+    a turned prefab's tile objects stay upright). A cell a later stage gives another symbol
+    shows the pack's tile for it.
     """
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
@@ -120,6 +129,8 @@ class Prefabs(WalkableStage):
 
     _prefabs: tuple[_Prefab, ...] = PrivateAttr(())
     _files: dict[str, str] = PrivateAttr(default_factory=dict)
+    _art_tilesets: tuple[ArtTileset, ...] = PrivateAttr(())
+    _not_drawn: tuple[str, ...] = PrivateAttr(())
 
     # Named as the glob is written (`./prefabs/boss.tmx`) or as it matched: the same file.
     @field_validator("required")
@@ -138,19 +149,26 @@ class Prefabs(WalkableStage):
         files = _glob(recipe_dir, self.prefabs)
         prefabs: list[_Prefab] = []
         digests: dict[str, str] = {}
+        art: dict[str, ArtTileset] = {}
+        not_drawn: list[str] = []
         for relative in files:
             shown = recipe_dir / relative
             try:
                 loaded = read_map_file(recipe_dir, relative, self.layer)
                 prefab = _Prefab(
                     relative, loaded.level.tiles, loaded.filled, loaded.level.alphabet, tuple(loaded.level.objects),
-                    tuple(loaded.level.properties.items()),
+                    tuple(loaded.level.properties.items()), loaded.level.art,
                 )
                 self._check_doors(prefab)
             except MapFileError as exc:
                 raise KeyedError("prefabs", f"{shown}: {exc}") from None
             prefabs.append(prefab)
             digests.update(loaded.files)
+            for ts in loaded.art_tilesets:
+                art.setdefault(ts.key, ts)
+            not_drawn += [f"prefabs: {relative}: {line}" for line in loaded.not_drawn]
+        self._art_tilesets = tuple(art.values())
+        self._not_drawn = tuple(not_drawn)
         self._prefabs = tuple(prefabs)
         self._files = dict(sorted(digests.items()))
         self._check_choice(files)
@@ -222,6 +240,12 @@ class Prefabs(WalkableStage):
     def files_read(self) -> dict[str, str]:
         return dict(self._files)
 
+    def art_tilesets(self) -> list[ArtTileset]:
+        return list(self._art_tilesets)
+
+    def warnings(self) -> list[str]:
+        return [*super().warnings(), *self._not_drawn]
+
     def globs_read(self) -> list[str]:
         return [self.prefabs]
 
@@ -265,6 +289,7 @@ class Prefabs(WalkableStage):
         props: dict[str, Union[bool, int, float, str]] = {}
         # A second prefab stage numbers on from the first's placements, as one list of them
         # (counted from their rectangles: a stage in between may not pass the `prefabs` stat on).
+        stamped: list[tuple[_Variant, int, int]] = []  # their art is pasted once the map's tiles are final
         earlier = max(
             (i for o in level.objects if o.type == "prefab" and isinstance(i := o.properties.get("prefab_index"), int) and not isinstance(i, bool)),
             default=0,
@@ -288,6 +313,7 @@ class Prefabs(WalkableStage):
                     self.attempts,
                 )
             v, y, x = found
+            stamped.append(found)
             h, w = v.tiles.shape
             painted = np.zeros(tiles.shape, dtype=bool)
             painted[y : y + h, x : x + w] = v.filled
@@ -311,10 +337,15 @@ class Prefabs(WalkableStage):
             # the same prefab, nor to objects of the map (or an earlier prefab stage) of that id.
             objects += own_refs(placed, {o.ref for o in objects if o.ref}, f"{k}:")[0]
 
-        return Level(
+        out = Level(
             tiles=tiles, alphabet=alphabet, layers=layers, objects=objects,
-            properties={**level.properties, "prefabs": earlier + len(chosen), **props},
+            properties={**level.properties, "prefabs": earlier + len(chosen), **props}, art=level.art,
         )
+        # A painted cell shows the prefab's art, or (none drawn there) the pack's tile: never the
+        # art of the map it covers.
+        for v, y, x in stamped:
+            paste_art(out, Level(tiles=v.tiles, alphabet=v.prefab.alphabet, art=v.art), x, y, v.filled)
+        return out
 
     def _choose(self, count: int, rng: np.random.Generator) -> list[_Prefab]:
         """The prefabs this map gets, in order: the required ones, then `count` drawn."""
@@ -404,14 +435,15 @@ def _turn(prefab: _Prefab, rotation: int, mirrored: bool) -> _Variant:
     objects = list(prefab.objects)
     if mirrored:
         tiles, filled = np.fliplr(tiles), np.fliplr(filled)
-        objects = [_with_points(replace(o, x=w - o.x - o.w), o, lambda px, py: (-px, py)) for o in objects]
+        objects = [_with_points(replace(o, x=w - o.x - o.w, art=mirrored_tile(o.art)), o, lambda px, py: (-px, py)) for o in objects]
     for _ in range(rotation // 90):
         # Clockwise: (x, y) in an h-tall grid goes to (h - y, x); a rectangle's corner moves to
         # the one that is top-left after the turn, and a polyline's points (relative to x, y) turn.
         h = tiles.shape[0]
         tiles, filled = np.rot90(tiles, -1), np.rot90(filled, -1)
         objects = [_with_points(replace(o, x=h - o.y - o.h, y=o.x, w=o.h, h=o.w), o, lambda px, py: (-py, px)) for o in objects]
-    return _Variant(prefab, rotation, mirrored, np.ascontiguousarray(tiles), np.ascontiguousarray(filled), tuple(objects))
+    art = turned_art(prefab.art, rotation, mirrored) if prefab.art is not None else None
+    return _Variant(prefab, rotation, mirrored, np.ascontiguousarray(tiles), np.ascontiguousarray(filled), tuple(objects), art)
 
 
 def _outside_neighbour(filled: np.ndarray) -> np.ndarray:
