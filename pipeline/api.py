@@ -345,6 +345,13 @@ def export(kind: str, level: Level, folder: str | os.PathLike[str], *, stem: str
         raise PipelineError([f"level: a Level {unsettled}"])
     root = Path(folder)
     writer = cast(registry.Exporter, exporter)
+    bind = getattr(writer, "bind_art", None)
+    if bind is not None:  # no recipe says which drawn tilesets reach it: the Level's own do
+        from pipeline.drawn_art import tilesets_of
+
+        refused = bind([("level", ts) for ts in tilesets_of(own)])
+        if refused:
+            raise PipelineError([f"{kind}.{line}" for line in refused])
     files = writer.export(own, registry.ExportContext(stem=stem))
     try:
         written = _write_all(root, files)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -84,7 +84,15 @@ def art_tileset(name: str, source: str, image: bytes, image_size: tuple[int, int
     # repr of a value keeps its type apart (1 vs 1.0 vs "1", a Color vs its string)
     digest.update(repr((name, image_size, tile_width, tile_height, margin, spacing, columns, tilecount,
                         [(tid, [(k, type(v).__name__, v) for k, v in p]) for tid, p in props])).encode("utf-8"))
-    return ArtTileset(digest.hexdigest(), name, source, image, image_size, tile_width, tile_height, margin, spacing, columns, tilecount, props)
+    made = ArtTileset(digest.hexdigest(), name, source, image, image_size, tile_width, tile_height, margin, spacing, columns, tilecount, props)
+    if len(_MADE) >= 256:
+        _MADE.clear()
+    return _MADE.setdefault(made.key, made)
+
+
+# The tilesets this process read, by key: where `tilesets_of` finds the tileset of a tile object
+# whose map's art holds no cell of it (pipeline.export, given a Level without its recipe).
+_MADE: dict[str, ArtTileset] = {}
 
 
 @dataclass(frozen=True)
@@ -251,12 +259,13 @@ def valid_art(level: Level) -> Art | None:
     return probe.art
 
 
-def tilesets_in(levels: Iterable[Level]) -> list[ArtTileset]:
-    """Every art tileset of `levels`, once each, in the order met."""
-    seen: dict[str, ArtTileset] = {}
-    for level in levels:
-        for ts in level.art.tilesets if level.art else ():
-            seen.setdefault(ts.key, ts)
+def tilesets_of(level: Level) -> list[ArtTileset]:
+    """The art tilesets `level` draws with: its art's, then its tile objects' (found among those
+    this process read), once each."""
+    seen: dict[str, ArtTileset] = {ts.key: ts for ts in level.art.tilesets} if level.art else {}
+    for obj in level.objects:
+        if obj.art is not None and obj.art.tileset not in seen and obj.art.tileset in _MADE:
+            seen[obj.art.tileset] = _MADE[obj.art.tileset]
     return list(seen.values())
 
 

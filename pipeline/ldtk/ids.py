@@ -14,6 +14,10 @@ TILESET_UID = 1
 ENTITIES_LAYER_UID = 2
 SYMBOLS_LAYER_UID = 3
 TILE_LAYER_UID_BASE = 10  # + the layer's position in the exporter's `layers`
+# Hand-drawn art (pipeline.drawn_art): a tileset and a Tiles layer per tileset it may use, + its
+# position among the exporter's art tilesets.
+ART_TILESET_UID_BASE = 500
+ART_LAYER_UID_BASE = 700
 LEVEL_UID_BASE = 1000
 HASHED_BASE = 1 << 24
 HASHED_END = 1 << 30

@@ -8,7 +8,7 @@ import itertools
 import json
 import math
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -69,10 +69,22 @@ def layer_def(kind: str, ident: str, uid: int, grid: int, tileset_uid: int | Non
     }
 
 
-def tile_rect(tileset: Tileset, tile_id: int) -> dict[str, Any]:
+def tile_rect(tileset: Tileset, tile_id: int, uid: int = ids.TILESET_UID) -> dict[str, Any]:
     """Where tile `tile_id` sits in the sheet, as LDtk's TilesetRect."""
     x, y = _src(tileset, tile_id)
-    return {"tilesetUid": ids.TILESET_UID, "x": int(x), "y": int(y), "w": tileset.tile_width, "h": tileset.tile_height}
+    return {"tilesetUid": uid, "x": int(x), "y": int(y), "w": tileset.tile_width, "h": tileset.tile_height}
+
+
+@dataclass(frozen=True)
+class ArtLayer:
+    """A Tiles layer of hand-drawn art (pipeline.drawn_art): every tile of one tileset the map's
+    art layers draw, stacked in their order, flips as LDtk's `f`."""
+
+    name: str
+    tileset: Tileset
+    uid: int  # its tileset's
+    path: str  # its tileset's image, relative to the project file
+    stack: tuple[np.ndarray, ...] = ()  # per art layer: tile id + 1 with Tiled's H and V flip bits, 0 = none
 
 
 def _src(tileset: Tileset, tile_id: Any) -> tuple[Any, Any]:
@@ -82,11 +94,13 @@ def _src(tileset: Tileset, tile_id: Any) -> tuple[Any, Any]:
     return x, y
 
 
-def layer_uids(tile_layers: list[str]) -> list[tuple[str, str, int]]:
+def layer_uids(tile_layers: list[str], art: list[str] = ()) -> list[tuple[str, str, int]]:  # type: ignore[assignment]
     """(type, identifier, uid) of every layer, top first as LDtk orders them: the objects, the
-    tile layers (the exporter's last layer on top), the symbols at the bottom."""
+    layers of hand-drawn art, the tile layers (the exporter's last layer on top), the symbols at
+    the bottom."""
     tiles = [("Tiles", ids.identifier(name), ids.TILE_LAYER_UID_BASE + k) for k, name in enumerate(tile_layers)]
-    return [("Entities", ENTITIES_LAYER, ids.ENTITIES_LAYER_UID), *reversed(tiles), ("IntGrid", SYMBOLS_LAYER, ids.SYMBOLS_LAYER_UID)]
+    drawn = [("Tiles", ids.identifier(name), ids.ART_LAYER_UID_BASE + k) for k, name in enumerate(art)]
+    return [("Entities", ENTITIES_LAYER, ids.ENTITIES_LAYER_UID), *reversed(drawn), *reversed(tiles), ("IntGrid", SYMBOLS_LAYER, ids.SYMBOLS_LAYER_UID)]
 
 
 def check_layer_names(tile_layers: list[str]) -> None:
@@ -99,7 +113,7 @@ def check_layer_names(tile_layers: list[str]) -> None:
         seen[ident] = f"layer {name!r}"
 
 
-def definitions(level: Level, built: BuiltTileset, tile_layers: list[str], tileset_path: str) -> bytes:
+def definitions(level: Level, built: BuiltTileset, tile_layers: list[str], tileset_path: str, art: list[ArtLayer] = ()) -> bytes:  # type: ignore[assignment]
     """The layer and tileset definitions of every map of this alphabet and tileset (the pack's
     project adds the entity and level field definitions its maps' instances name)."""
     tileset = built.tileset
@@ -116,17 +130,26 @@ def definitions(level: Level, built: BuiltTileset, tile_layers: list[str], tiles
             {"value": value, "identifier": ident, "color": ldtk_color(symbol.color), "tile": None if tile is None else tile_rect(tileset, tile), "groupUid": 0}
         )
     layers = []
-    for kind, ident, uid in layer_uids(tile_layers):
+    art_uids = {ids.identifier(a.name): a.uid for a in art}
+    for kind, ident, uid in layer_uids(tile_layers, [a.name for a in art]):
         if kind == "IntGrid":
             layers.append(layer_def(kind, ident, uid, grid, values=values))
+        elif uid >= ids.ART_LAYER_UID_BASE:
+            layers.append(layer_def(kind, ident, uid, grid, art_uids[ident]))
         else:
             layers.append(layer_def(kind, ident, uid, grid, ids.TILESET_UID if kind == "Tiles" else None))
-    tileset_def = {
+    tilesets = [_tileset_def(tileset, ids.TILESET_UID, tileset_path)] + [_tileset_def(a.tileset, a.uid, a.path) for a in art]
+    return _dumps({"layers": layers, "tilesets": tilesets}, {})
+
+
+def _tileset_def(tileset: Tileset, uid: int, path: str) -> dict[str, Any]:
+    grid = tileset.tile_width
+    return {
         "__cWid": tileset.columns,
         "__cHei": tileset.rows,
         "identifier": ids.identifier(tileset.name),
-        "uid": ids.TILESET_UID,
-        "relPath": tileset_path,
+        "uid": uid,
+        "relPath": path,
         "embedAtlas": None,
         "pxWid": tileset.image_size[0],
         "pxHei": tileset.image_size[1],
@@ -140,7 +163,6 @@ def definitions(level: Level, built: BuiltTileset, tile_layers: list[str], tiles
         "customData": [{"tileId": t, "data": json.dumps(p, sort_keys=True)} for t, p in tileset.tile_properties.items()],
         "savedSelections": [],
     }
-    return _dumps({"layers": layers, "tilesets": [tileset_def]}, {})
 
 
 def level_file(
@@ -153,6 +175,8 @@ def level_file(
     iid: str,
     tileset_path: str,
     world_iid: str = "",
+    art: list[ArtLayer] = (),  # type: ignore[assignment]
+    art_tile: Any = None,
 ) -> bytes:
     """The map as an LDtk level: its properties as level fields, one layer instance per layer
     definition (`definitions`), tiles drawn as `drawn` (global ids, the tileset's first 1)."""
@@ -161,10 +185,12 @@ def level_file(
     arrays: dict[str, str] = {}
     layers = []
     drawn_by_ident = {ids.identifier(name): gids for name, gids in drawn}
+    art_by_ident = {ids.identifier(a.name): a for a in art}
     # Where an object reference (an object's, or the map's own) points: an entity of this level.
     where = EntityRef(None, ids.iid(iid, "layer", ENTITIES_LAYER), iid, world_iid)
     positions = object_positions(level.objects)
-    for kind, ident, layer_uid in layer_uids([name for name, _ in drawn]):
+    for kind, ident, layer_uid in layer_uids([name for name, _ in drawn], [a.name for a in art]):
+        drawn_art = art_by_ident.get(ident) if layer_uid >= ids.ART_LAYER_UID_BASE else None
         node: dict[str, Any] = {
             "__identifier": ident,
             "__type": kind,
@@ -174,8 +200,8 @@ def level_file(
             "__opacity": 1,
             "__pxTotalOffsetX": 0,
             "__pxTotalOffsetY": 0,
-            "__tilesetDefUid": ids.TILESET_UID if kind == "Tiles" else None,
-            "__tilesetRelPath": tileset_path if kind == "Tiles" else None,
+            "__tilesetDefUid": (drawn_art.uid if drawn_art else ids.TILESET_UID) if kind == "Tiles" else None,
+            "__tilesetRelPath": (drawn_art.path if drawn_art else tileset_path) if kind == "Tiles" else None,
             "iid": ids.iid(iid, "layer", ident),
             "levelId": uid,
             "layerDefUid": layer_uid,
@@ -192,10 +218,14 @@ def level_file(
         }
         if kind == "IntGrid":
             node["intGridCsv"] = _placeholder(arrays, _int_grid(level.tiles))
+        elif drawn_art is not None:
+            node["gridTiles"] = _placeholder(arrays, _stacked_tiles(drawn_art.stack, drawn_art.tileset, tw, th))
         elif kind == "Tiles":
             node["gridTiles"] = _placeholder(arrays, _grid_tiles(drawn_by_ident[ident], tileset))
         else:
-            entities = [_entity(level, obj, k, built, iid, _entity_refs(obj.properties, positions, where)) for k, obj in enumerate(level.objects)]
+            entities = [
+                _entity(level, obj, k, built, iid, _entity_refs(obj.properties, positions, where), art_tile) for k, obj in enumerate(level.objects)
+            ]
             unify_types(entities)
             node["entityInstances"] = entities
         layers.append(node)
@@ -246,7 +276,9 @@ def _entity_refs(properties: dict[str, PropertyValue], positions: dict[str, int]
     }
 
 
-def _entity(level: Level, obj: MapObject, k: int, built: BuiltTileset, level_iid: str, properties: dict[str, PropertyValue | EntityRef]) -> dict[str, Any]:
+def _entity(
+    level: Level, obj: MapObject, k: int, built: BuiltTileset, level_iid: str, properties: dict[str, PropertyValue | EntityRef], art_tile: Any = None,
+) -> dict[str, Any]:
     tileset = built.tileset
     tw, th = tileset.tile_width, tileset.tile_height
     ident = ids.identifier(obj.type or obj.name)
@@ -267,7 +299,9 @@ def _entity(level: Level, obj: MapObject, k: int, built: BuiltTileset, level_iid
         fields.append(points_field("points", ids.hashed_uid("entity", ident, "points"), cells))
         fields.sort(key=lambda f: f["__identifier"])
     tile = None
-    if obj.tile:
+    if obj.art is not None and art_tile is not None:
+        tile = art_tile(obj.art)  # a hand-drawn tile object's own tile (LDtk's entity tiles have no flips)
+    elif obj.tile:
         tile = tile_rect(tileset, object_gid(obj, built, firstgid=0))
     return {
         "__identifier": ident,
@@ -313,6 +347,34 @@ def _grid_tiles(gids: np.ndarray, tileset: Tileset) -> str:
     kinds = np.array(['%d,%d],"f":0,"t":%d,"d":[' % v for v in zip(sx.tolist(), sy.tolist(), tiles.tolist())], dtype=object)
     coords = map(str, (ys.astype(np.int64) * gids.shape[1] + xs).tolist())
     pieces = zip(columns[xs], rows[ys], kinds[which.ravel()], coords, itertools.repeat('],"a":1},\n'))
+    return "[\n" + "".join(itertools.chain.from_iterable(pieces))[:-2] + "\n]"
+
+
+def _stacked_tiles(stack: tuple[np.ndarray, ...], tileset: Tileset, tw: int, th: int) -> str:
+    """Tiles of several layers in one LDtk Tiles layer, LDtk's stacked tiles: each cell's in
+    the order of the layers (the first at the bottom), cells row by row; flips as `f` (1: left-
+    right, 2: upside down)."""
+    cells, tiles, flips, order = [], [], [], []
+    for k, gids in enumerate(stack):
+        ys, xs = np.nonzero(gids)
+        values = gids[ys, xs]
+        cells.append(ys.astype(np.int64) * gids.shape[1] + xs)
+        tiles.append((values & np.uint32(0x0FFFFFFF)).astype(np.int64) - 1)
+        flips.append(((values >> 31) & 1).astype(np.int64) | (((values >> 30) & 1).astype(np.int64) << 1))
+        order.append(np.full(len(ys), k, dtype=np.int64))
+    if not stack or not sum(len(c) for c in cells):
+        return "[]"
+    cell, tile, flip, layer = (np.concatenate(v) for v in (cells, tiles, flips, order))
+    sort = np.lexsort((layer, cell))
+    cell, tile, flip = cell[sort], tile[sort], flip[sort]
+    height, width = stack[0].shape
+    # As `_grid_tiles`: each line pieced together from texts looked up by numpy.
+    kinds_of, which = np.unique(tile * 4 + flip, return_inverse=True)
+    sx, sy = _src(tileset, kinds_of // 4)
+    columns = np.array(['{"px":[%d,' % (x * tw) for x in range(width)], dtype=object)
+    rows = np.array(['%d],"src":[' % (y * th) for y in range(height)], dtype=object)
+    kinds = np.array(['%d,%d],"f":%d,"t":%d,"d":[' % v for v in zip(sx.tolist(), sy.tolist(), (kinds_of % 4).tolist(), (kinds_of // 4).tolist())], dtype=object)
+    pieces = zip(columns[cell % width], rows[cell // width], kinds[which.ravel()], map(str, cell.tolist()), itertools.repeat('],"a":1},\n'))
     return "[\n" + "".join(itertools.chain.from_iterable(pieces))[:-2] + "\n]"
 
 

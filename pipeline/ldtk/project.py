@@ -48,7 +48,7 @@ def project_json(pack: str, seed: int, project: str, defs: dict[str, Any], level
         head["layerInstances"] = None  # in the level file: LDtk's separate-files layout
         head["externalRelPath"] = rel
         heads.append(head)
-    uids = [ids.TILESET_UID, *(layer["uid"] for layer in defs["layers"]), *(d["uid"] for d in entities)]
+    uids = [ids.TILESET_UID, *(t["uid"] for t in defs["tilesets"]), *(layer["uid"] for layer in defs["layers"]), *(d["uid"] for d in entities)]
     uids += [f["uid"] for d in entities for f in d["fieldDefs"]] + [f["uid"] for f in level_fields] + [doc["uid"] for _, doc in levels]
     project_iid = ids.iid(pack, seed, project)
     doc = {

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from pipeline.errors import KeyedError, PipelineError
 from pipeline.ldtk import ids
-from pipeline.ldtk.level import check_layer_names, definitions, level_file
+from pipeline.drawn_art import FLIP_D, FLIP_H, FLIP_V, GID_MASK, ArtTileset
+from pipeline.ldtk.level import ArtLayer, check_layer_names, definitions, level_file, tile_rect
 from pipeline.ldtk.project import is_current, project_json, sources_key
 from pipeline.level import Level, PropertyValue, dangling_references
 from pipeline.paths import check_plain_name, join, relative_to
 from pipeline.registry import ExportContext, PackContext, stage
 from pipeline.stages.export.drawn_map import DrawnMapExporter
+from pipeline.tiled.drawn import MapArt, as_tileset
 from pipeline.tiled.values import encode_values, int32_values
 
 
@@ -71,14 +75,55 @@ class ExportLdtk(DrawnMapExporter):
         return join(self.dir, f"{self.project}/{stem}.ldtkl")
 
     def shared_outputs(self) -> list[str]:
-        return [self._defs(), self._sheet()]
+        return [self._defs(), self._sheet(), *self._art_images()]
+
+    def bind_art(self, tilesets: list[tuple[str, ArtTileset]]) -> list[str]:
+        problems = super().bind_art(tilesets)
+        names = [layer.name for layer in self.layers] or [self.layer_name]
+        try:
+            check_layer_names(names + [_art_layer_name(stem) for _, stem in self._art_sets])
+        except PipelineError as exc:
+            problems.append(f"layers: {exc.problems[0].partition(': ')[2]} (a layer of the drawn maps' art has that name)")
+        return problems
+
+    def _art_layers(self, art: MapArt | None, ctx: ExportContext) -> tuple[MapArt | None, list[ArtLayer]]:
+        """A Tiles layer per tileset the recipe's drawn maps may use (every map has them all,
+        as the project's definitions are the pack's), this map's art in them; and the art as
+        LDtk shows it. LDtk has no diagonal flip: a cell drawn with a tile turned so shows the
+        pack's tile for its symbol, and the map a warning."""
+        if art is not None:
+            turned = np.zeros(art.cells.shape, dtype=bool)
+            for gids in art.layers.values():
+                turned |= (gids & np.uint32(FLIP_D)) != 0
+            if turned.any():
+                ctx.warnings.append(
+                    f"art: {int(turned.sum())} cells of hand-drawn art are drawn with tiles turned (flipped diagonally), which LDtk cannot"
+                    " show: they show the pack's tile for their symbol"
+                )
+                art = replace(art, cells=art.cells & ~turned, layers={n: np.where(turned, 0, g).astype(np.uint32) for n, g in art.layers.items()})
+        out = []
+        for k, (ts, stem) in enumerate(self._art_sets):
+            tileset = as_tileset(ts, "")
+            stack: tuple[np.ndarray, ...] = ()
+            first = art.firstgid_of.get(ts.key) if art is not None else None
+            if art is not None and first is not None:
+                stack = tuple(_local(gids, first, tileset.tilecount) for gids in art.layers.values())
+            out.append(ArtLayer(_art_layer_name(stem), tileset, ids.ART_TILESET_UID_BASE + k, relative_to(self._art_image(stem, ts), self.dir), stack))
+        return art, out
+
+    def _art_tile(self, layers: list[ArtLayer]) -> Any:
+        by_key = {ts.key: layer for (ts, _), layer in zip(self._art_sets, layers)}
+        return lambda tile: tile_rect(by_key[tile.tileset].tileset, tile.tile, by_key[tile.tileset].uid)
 
     def outputs(self, stem: str) -> list[str]:
         preview = self.preview_file(stem)
         return [self.level_path(stem), *self.shared_outputs(), *([preview] if preview else [])]
 
     def export(self, level: Level, ctx: ExportContext) -> dict[str, bytes]:
-        built, drawn = self._draw(level, ctx)
+        built, drawn, art = self._drawn_map(level, ctx)
+        art, art_layers = self._art_layers(art, ctx)
+        # The pack's tiles stay out of the cells the art draws, which its own layers show.
+        tile_layers = [(name, np.where(art.cells, 0, gids).astype(gids.dtype)) for name, gids in drawn] if art else drawn
         ctx.warnings.extend(dangling_references(level.properties, level.objects))
         sheet = self._sheet()
         tileset_path = relative_to(sheet, self.dir)  # LDtk's paths are relative to the project file
@@ -91,14 +136,17 @@ class ExportLdtk(DrawnMapExporter):
         names = [name for name, _ in drawn]
         files = {
             self.level_path(ctx.stem): level_file(
-                level, built, drawn, properties, ctx.stem, ids.LEVEL_UID_BASE + index, level_iid, tileset_path, world_iid
+                level, built, tile_layers, properties, ctx.stem, ids.LEVEL_UID_BASE + index, level_iid, tileset_path, world_iid,
+                art_layers, self._art_tile(art_layers),
             ),
-            self._defs(): definitions(level, built, names, tileset_path),
+            self._defs(): definitions(level, built, names, tileset_path, art_layers),
             sheet: built.png,
         }
+        for ts, stem in self._art_sets:
+            files[self._art_image(stem, ts)] = ts.image
         preview = self.preview_file(ctx.stem)
         if preview:
-            files[preview] = self._preview(level, built, drawn)
+            files[preview] = self._preview(level, built, drawn, art)
         return files
 
     def _values_fields(self, level: Level) -> dict[str, PropertyValue]:
@@ -133,6 +181,18 @@ class ExportLdtk(DrawnMapExporter):
             return {target: project_json(ctx.pack, ctx.seed, self.project, defs, docs, key)}
         except (KeyError, TypeError) as exc:  # a level file edited by hand since the build
             raise PipelineError([f"{ctx.pack_dir / target}: cannot list the levels ({type(exc).__name__}: {exc}); rebuild the pack with --force"]) from None
+
+
+def _art_layer_name(stem: str) -> str:
+    return f"drawn_{stem}"
+
+
+def _local(gids: np.ndarray, first: int, count: int) -> np.ndarray:
+    """An art layer's gids of the tileset from `first` as its tile ids + 1, with their left-right
+    and upside-down flips; 0 elsewhere."""
+    bare = (gids & np.uint32(GID_MASK)).astype(np.int64)
+    mine = (bare >= first) & (bare < first + count)
+    return np.where(mine, (bare - first + 1).astype(np.uint32) | (gids & np.uint32(FLIP_H | FLIP_V)), 0).astype(np.uint32)
 
 
 def _read_json(pack_dir: Path, rel: str) -> Any:
