@@ -369,18 +369,21 @@ def test_turning_art_turns_each_tiles_flips_with_it() -> None:
                 assert (got == want).all(), (bits, mirrored, rotation)
 
 
-def test_art_of_another_tile_size_than_the_packs_is_refused_as_the_recipe_loads(tmp_path: Path) -> None:
+def test_art_of_another_tile_size_than_the_packs_is_drawn_with_the_packs_tiles_and_said(tmp_path: Path) -> None:
     dm.write(tmp_path)
     (tmp_path / "r.toml").write_text(
-        '[pack]\nname = "r"\nmaps = 1\n\n[stage.start]\nuse = "load.tmx"\nfile = "maps/drawn.tmx"\n\n'
+        '[pack]\nname = "r"\nseed = 1\nmaps = 1\n\n[stage.start]\nuse = "load.tmx"\nfile = "maps/drawn.tmx"\n\n'
         '[stage.tmx]\nuse = "export.tmx"\ninput = "start"\ntile_size = 32\n',
         encoding="utf-8",
     )
-    with pytest.raises(RecipeError) as caught:
-        load_recipe(tmp_path / "r.toml")
-    message = "\n".join(caught.value.problems)
+    recipe = load_recipe(tmp_path / "r.toml")
+    message = "\n".join(recipe.warnings())
     assert "stage.tmx.tile_size: the pack's tiles are 32 x 32 pixels, but stage.start draws with tileset 'dungeon art' (maps/art/tiles.png)" in message
-    assert "set tile_size = 16" in message
+    assert "set tile_size = 16 to keep the art" in message
+    assert not any("drawn" in path for path in recipe.by_name["tmx"].params.shared_outputs())  # no drawn tileset
+    level = recipe.by_name["start"].params.run([], np.random.default_rng(0))
+    files = recipe.by_name["tmx"].params.export(level, __import__("pipeline.registry", fromlist=["ExportContext"]).ExportContext(stem="m"))
+    assert b"drawn" not in files["m.tmx"] and b'name="ground"' not in files["m.tmx"]
 
 
 def test_prefabs_stamp_their_art_turned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

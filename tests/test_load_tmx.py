@@ -136,11 +136,12 @@ def test_layers_flatten_upper_over_lower_and_empty_cells_get_empty(maps: Path) -
 def test_the_stage_carries_the_map_and_its_files_digests(maps: Path) -> None:
     stage = LoadTmx.model_validate({"file": "maps/start.tmx"}, context={"recipe_dir": maps.parent})
     files = stage.files_read()
-    assert sorted(files) == ["maps/room.tsx", "maps/start.tmx"]  # the image changes no symbol
+    assert sorted(files) == ["maps/room.png", "maps/room.tsx", "maps/start.tmx"]  # the image too: the map keeps its art
     # A worker (a Dask one: another machine) needs no file system: the stage holds the map.
     shutil.rmtree(maps)
     level = pickle.loads(pickle.dumps(stage)).run([], np.random.default_rng(1))
     assert level.tiles.shape == (15, 21)
+    assert level.art is not None and level.art.tilesets[0].image[:4] == b"\x89PNG"  # the art, image and all, without the files
     # Each run hands out its own arrays: the worker freezes them.
     again = stage.run([], np.random.default_rng(2))
     assert again.tiles is not level.tiles and again.tiles.flags.writeable
@@ -269,7 +270,10 @@ def test_a_recipe_builds_through_the_cli_and_goes_stale_when_the_map_changes(tmp
     for stem in ("map_000", "map_001"):
         exported = pytmx.TiledMap(str(pack / f"{stem}.tmx"))
         layer = exported.layers[0]
-        names = np.array([[exported.get_tile_properties_by_gid(g)["name"] for g in row] for row in layer.data])
+        # The map keeps its art (the map's layer is named as the pack's: one layer): each tile's
+        # symbol is its `symbol`, as drawn.
+        props = [[exported.get_tile_properties_by_gid(g) for g in row] for row in layer.data]
+        names = np.array([[p.get("name", p.get("symbol")) for p in row] for row in props])
         assert (names == expected).all()
         assert [(o.name, o.x, o.y) for o in exported.objects][:2] == [("spawn", 40, 120), ("exit", 280, 24)]
     assert "Nothing to do" in pcg("build", recipe, cwd=tmp_path).stdout

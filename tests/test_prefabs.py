@@ -402,7 +402,7 @@ def test_files_read_are_every_prefab_and_its_tileset() -> None:
     import hashlib
 
     files = prefabs(RECIPES).files_read()
-    assert sorted(files) == ["prefabs/boss.tmx", "prefabs/prefab.tsx", "prefabs/shop.tmx", "prefabs/vault.tmx"]
+    assert sorted(files) == ["prefabs/boss.tmx", "prefabs/prefab.png", "prefabs/prefab.tsx", "prefabs/shop.tmx", "prefabs/vault.tmx"]
     for name, digest in files.items():
         assert hashlib.sha256((RECIPES / name).read_bytes()).hexdigest() == digest
 

@@ -301,7 +301,7 @@ def _entity(
     tile = None
     if obj.art is not None and art_tile is not None:
         tile = art_tile(obj.art)  # a hand-drawn tile object's own tile (LDtk's entity tiles have no flips)
-    elif obj.tile:
+    if tile is None and obj.tile:
         tile = tile_rect(tileset, object_gid(obj, built, firstgid=0))
     return {
         "__identifier": ident,

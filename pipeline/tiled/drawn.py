@@ -9,9 +9,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from pipeline.drawn_art import FLIPS, GID_MASK, Art, ArtTileset, export_gids, flipped_tiles, object_art_gid
+from pipeline.drawn_art import FLIPS, GID_MASK, Art, ArtTileset, clear_art, export_gids, flipped_tiles, object_art_gid
 from pipeline.errors import PipelineError
-from pipeline.level import Level
+from pipeline.level import Level, Symbol
 from pipeline.tiled.tileset import Tileset, sheet_grid
 from pipeline.tiled.tilesheet import Atlas, BuiltTileset, indexed
 
@@ -68,14 +68,20 @@ class MapArt:
 
     def object_gids(self, level: Level, pack_gids: list[int]) -> list[int]:
         """Each object's gid: a hand-drawn tile object's art tile, else the pack's (`pack_gids`)."""
-        return [object_art_gid(o.art, self.firstgid_of) if o.art is not None else g for o, g in zip(level.objects, pack_gids)]
+        return [
+            object_art_gid(o.art, self.firstgid_of) if o.art is not None and o.art.tileset in self.firstgid_of else g
+            for o, g in zip(level.objects, pack_gids)
+        ]
 
 
-def map_art(art: Art | None, level: Level, bound: list[tuple[ArtTileset, str]], first: int) -> MapArt | None:
+def map_art(art: Art | None, level: Level, bound: list[tuple[ArtTileset, str]], first: int, left: frozenset[str] = frozenset()) -> MapArt | None:
     """The art of `level` (`art`: its valid part) numbered from gid `first`, with the tilesets
-    the exporter knows (`bound`: each with its file stem); None when the map has no art."""
+    the exporter knows (`bound`: each with its file stem), but for the tilesets it leaves out
+    (`left`, by key: their cells are drawn with the pack's tiles); None when the map has no art."""
+    if art is not None and left & {ts.key for ts in art.tilesets}:
+        art = _without(art, left)
     keys = [ts.key for ts in art.tilesets] if art is not None else []
-    keys += [k for k in dict.fromkeys(o.art.tileset for o in level.objects if o.art is not None) if k not in keys]
+    keys += [k for k in dict.fromkeys(o.art.tileset for o in level.objects if o.art is not None) if k not in keys and k not in left]
     if not keys:
         return None
     known = {ts.key: (ts, stem) for ts, stem in bound}
@@ -95,6 +101,19 @@ def map_art(art: Art | None, level: Level, bound: list[tuple[ArtTileset, str]], 
     layers = export_gids(art, firstgid_of) if art is not None else {}
     cells = art.drawn() if art is not None else np.zeros(level.tiles.shape, dtype=bool)
     return MapArt(tilesets, layers, cells, firstgid_of, first)
+
+
+def _without(art: Art, left: frozenset[str]) -> Art | None:
+    """`art` without the cells drawn with the tilesets `left` (by key)."""
+    gone = np.zeros(art.shape, dtype=bool)
+    for start, ts in zip(art.firstgids(), art.tilesets):
+        if ts.key in left:
+            for gids in art.layers.values():
+                bare = gids & np.uint32(GID_MASK)
+                gone |= (bare >= start) & (bare < start + ts.tilecount)
+    probe = Level(tiles=np.zeros(art.shape, dtype=np.uint8), alphabet=(Symbol("?", "?", "#000000"),), art=art)
+    clear_art(probe, gone)
+    return probe.art
 
 
 def with_art_atlas(built: BuiltTileset, layers: list[np.ndarray], object_gids: list[int], art: MapArt) -> tuple[BuiltTileset, list[np.ndarray], list[int]]:

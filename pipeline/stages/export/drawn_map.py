@@ -56,6 +56,8 @@ class DrawnMapExporter(Exporter):
     # The tilesets of hand-drawn art the stages before this one may put on its maps (set as the
     # recipe loads, `bind_art`), each with its file name under tilesets/drawn/.
     _art_sets: tuple[tuple[ArtTileset, str], ...] = PrivateAttr(())
+    _art_left: frozenset[str] = PrivateAttr(frozenset())  # keys of drawn tilesets of another tile size
+    _art_warnings: tuple[str, ...] = PrivateAttr(())
     _tileset_spec: TilesetSpec | None = PrivateAttr(None)  # what draws the maps: the file's, or one from the options
 
     _dirs = field_validator("dir", "preview_dir")(classmethod(lambda cls, v: v if v is None else check_relative_dir(v)))
@@ -86,12 +88,15 @@ class DrawnMapExporter(Exporter):
     def bind_art(self, tilesets: list[tuple[str, ArtTileset]]) -> list[str]:
         """Take the tilesets of drawn art that reach this exporter, as (the stage that reads
         them, tileset): their files join the pack's. Returns the problems, as "key: message"
-        lines: art whose tiles are not the pack's size, which would be drawn out of the grid
-        (or scaled, blurring pixel art), is refused rather than guessed at."""
+        lines. Art whose tiles are not the pack's size would be drawn off the grid, or scaled
+        (blurring pixel art): its cells are drawn with the pack's tiles, as before art was
+        kept, and the recipe is warned as it loads, naming the key and the file."""
         width, height = self._spec.tile_size
-        problems, kept = [], []
+        kept: list[ArtTileset] = []
+        left: set[str] = set()
+        warnings = []
         for stage_name, ts in tilesets:
-            if any(t.key == ts.key for t in kept):
+            if ts.key in left or any(t.key == ts.key for t in kept):
                 continue
             if (ts.tile_width, ts.tile_height) != (width, height):
                 key = "tileset" if self.tileset else "tile_size"
@@ -99,14 +104,18 @@ class DrawnMapExporter(Exporter):
                     f"set tile_size = {ts.tile_width}" if not self.tileset and ts.tile_width == ts.tile_height
                     else f"draw the pack with a tileset file of {ts.tile_width} x {ts.tile_height}-pixel tiles"
                 )
-                problems.append(
+                warnings.append(
                     f"{key}: the pack's tiles are {width} x {height} pixels, but stage.{stage_name} draws with tileset {ts.name!r}"
-                    f" ({ts.source}) of {ts.tile_width} x {ts.tile_height}-pixel tiles: {fix}, or redraw the map in {width} x {height}"
+                    f" ({ts.source}) of {ts.tile_width} x {ts.tile_height}-pixel tiles, so its cells are drawn with the pack's tiles"
+                    f" for their symbols: {fix} to keep the art, or redraw the map in {width} x {height}"
                 )
+                left.add(ts.key)
                 continue
             kept.append(ts)
         self._art_sets = tuple(zip(kept, stems(kept)))
-        return problems
+        self._art_left = frozenset(left)
+        self._art_warnings = tuple(warnings)
+        return []
 
     def _art_image(self, stem: str, ts: ArtTileset) -> str:
         return f"{FOLDER}/{stem}{ts.extension}"
@@ -122,7 +131,8 @@ class DrawnMapExporter(Exporter):
         return dict(self._loaded.digests) if self._loaded else {}
 
     def warnings(self) -> list[str]:
-        return [f"tileset: {warning}" for warning in self._loaded.warnings] if self._loaded else []
+        own = [f"tileset: {warning}" for warning in self._loaded.warnings] if self._loaded else []
+        return own + list(self._art_warnings)
 
     def object_tile_problem(self, tile: str) -> str | None:
         from pipeline.object_tiles import tileset_problem
@@ -168,7 +178,7 @@ class DrawnMapExporter(Exporter):
     def _map_art(self, level: Level, first: int) -> MapArt | None:
         """The map's hand-drawn art (what the rule leaves of it), its tilesets numbered from gid
         `first`; None for a map without."""
-        return map_art(valid_art(level), level, list(self._art_sets), first)
+        return map_art(valid_art(level), level, list(self._art_sets), first, self._art_left)
 
     def _drawn_map(self, level: Level, ctx: ExportContext | None = None) -> tuple[BuiltTileset, list[tuple[str, Any]], MapArt | None]:
         """`_draw`, and the map's art numbered after the pack's tileset."""

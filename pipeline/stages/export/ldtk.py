@@ -113,7 +113,7 @@ class ExportLdtk(DrawnMapExporter):
 
     def _art_tile(self, layers: list[ArtLayer]) -> Any:
         by_key = {ts.key: layer for (ts, _), layer in zip(self._art_sets, layers)}
-        return lambda tile: tile_rect(by_key[tile.tileset].tileset, tile.tile, by_key[tile.tileset].uid)
+        return lambda tile: tile_rect(by_key[tile.tileset].tileset, tile.tile, by_key[tile.tileset].uid) if tile.tileset in by_key else None
 
     def outputs(self, stem: str) -> list[str]:
         preview = self.preview_file(stem)

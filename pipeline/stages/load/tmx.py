@@ -256,7 +256,9 @@ def _keep_art(reader: _Reader, parsed: _Map, tilesets: list[_Tileset], chosen: l
     for ts in tilesets:
         ends = ts.firstgid + (ts.tilecount if ts.tilecount is not None else GID_MASK)
         mine = used[(used >= ts.firstgid) & (used < ends)]
-        if not mine.size:
+        if not mine.size or _exported(ts) is not None:
+            # A tileset our exporters wrote draws symbols, which the pack draws again (its
+            # autotiled walls then meet the cells a later stage changes): not art.
             continue
         art, problem = _art_tileset(reader, ts, (parsed.tilewidth, parsed.tileheight))
         if art is not None and art.tile_width != art.tile_height and ((flipped >= ts.firstgid) & (flipped < ends)).any():
