@@ -426,3 +426,13 @@ def _check_placed(placed: Level, out: Path) -> tuple[int, bool]:
     rows = [np.concatenate([dm.gid_pixels(int(g)) for g in row], axis=1) for row in fixture[y : y + h, x : x + w]]
     assert (np.concatenate(rows, axis=0) == want).all(), (rotation, mirrored)
     return rotation, mirrored
+
+
+def test_the_gallery_draws_the_art_from_the_packs_files(built: Path) -> None:
+    import io
+
+    from pipeline.serve.mapfile import picture, read_map
+
+    for relative in ("map_000.tmx", "tmj/map_000.tmj"):
+        drawn = np.asarray(Image.open(io.BytesIO(picture(built, read_map(built, relative)))).convert("RGBA"))
+        assert (drawn == dm.expected_picture()).all(), relative

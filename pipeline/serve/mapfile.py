@@ -72,10 +72,20 @@ def picture(pack: Path, m: MapFile) -> bytes:
     ys = np.arange(0, m.height * th, step)
     xs = np.arange(0, m.width * tw, step)
     out = np.zeros((len(ys), len(xs), 4), dtype=np.uint8)
-    for gids in m.tile_layers:
+    for drawn in m.tile_layers:
+        gids = drawn & np.uint32(0x0FFFFFFF)
         idx = lookup[np.minimum(gids, len(lookup) - 1)]
         cell = idx[(ys // th)[:, None], (xs // tw)[None, :]]
-        top = atlas[cell, (ys % th)[:, None], (xs % tw)[None, :]]
+        py = np.broadcast_to((ys % th)[:, None], cell.shape)
+        px = np.broadcast_to((xs % tw)[None, :], cell.shape)
+        flips = (drawn >> 29)[(ys // th)[:, None], (xs // tw)[None, :]]
+        if flips.any():
+            # A tile drawn flipped (a hand-drawn map's art): each pixel read from where Tiled's
+            # flips (diagonal, then left-right, then upside down) bring it from.
+            py = np.where(flips & 2, th - 1 - py, py)
+            px = np.where(flips & 4, tw - 1 - px, px)
+            py, px = np.where(flips & 1, px, py), np.where(flips & 1, py, px)
+        top = atlas[cell, py, px]
         alpha = top[..., 3:4].astype(np.uint16)
         out = ((top.astype(np.uint16) * alpha + out.astype(np.uint16) * (255 - alpha)) // 255).astype(np.uint8)
         out[..., 3] = np.maximum(out[..., 3], top[..., 3])
@@ -120,9 +130,9 @@ def _read(pack: Path, relative: str) -> bytes:
 
 def _gids(text: str, encoding: str, compression: str, width: int, height: int, what: str) -> np.ndarray:
     if encoding == "csv":
-        return gid_rows(csv_gids(text, what), width, height, what)
+        return gid_rows(csv_gids(text, what), width, height, what, flips=True)
     if encoding == "base64":
-        return gid_rows(base64_gids(text, compression, what), width, height, what)
+        return gid_rows(base64_gids(text, compression, what), width, height, what, flips=True)
     raise MapFileError(f"{what}: encoding {encoding!r} is not drawn (CSV or base64)")
 
 
@@ -198,7 +208,7 @@ class _JsonMap:
             elif layer.get("visible", True):
                 data = layer.get("data", [])
                 if isinstance(data, list):
-                    m.tile_layers.append(gid_rows(data, m.width, m.height, layer.get("name", "")))
+                    m.tile_layers.append(gid_rows(data, m.width, m.height, layer.get("name", ""), flips=True))
                 else:
                     m.tile_layers.append(_gids(data, "base64", compression, m.width, m.height, layer.get("name", "")))
         return m
