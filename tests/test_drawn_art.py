@@ -436,3 +436,22 @@ def test_the_gallery_draws_the_art_from_the_packs_files(built: Path) -> None:
     for relative in ("map_000.tmx", "tmj/map_000.tmj"):
         drawn = np.asarray(Image.open(io.BytesIO(picture(built, read_map(built, relative)))).convert("RGBA"))
         assert (drawn == dm.expected_picture()).all(), relative
+
+
+@needs_tiled
+@pytest.mark.parametrize("kind", ["export.tmx", "export.tmj"])
+def test_external_and_embedded_drawn_tilesets_find_their_image(kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dm.write(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    level = pipeline.generate("load.tmx", file="maps/drawn.tmx")
+    for embed in (True, False):
+        out = tmp_path / f"out-{embed}"
+        written = pipeline.export(kind, level, out, dir="maps", embed_tileset=embed, preview=False)
+        names = sorted(p.relative_to(out).as_posix() for p in written if "drawn" in p.as_posix())
+        suffix = "tsx" if kind == "export.tmx" else "tsj"
+        assert names == (["tilesets/drawn/dungeon_art.png", "tilesets/drawn/props.png"] if embed else
+                         ["tilesets/drawn/dungeon_art.png", f"tilesets/drawn/dungeon_art.{suffix}", "tilesets/drawn/props.png", f"tilesets/drawn/props.{suffix}"])
+        doc = _tiled_json(out / f"maps/map.{'tmx' if kind == 'export.tmx' else 'tmj'}", out / "maps/read.json")
+        art = next(t for t in doc["tilesets"] if t["name"] == "dungeon art")
+        assert art["image"] == "../tilesets/drawn/dungeon_art.png" and art["imagewidth"] == 64, (embed, art)
+        assert (out / "maps" / art["image"]).is_file()
