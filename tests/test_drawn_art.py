@@ -6,7 +6,6 @@ the pack's tile."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,7 +17,6 @@ from PIL import Image
 
 import pipeline
 from pipeline.drawn_art import FLIP_D, FLIP_H, FLIP_V, Art, art_tileset, carry_art, flipped_tiles, paste_art, settle_art, turned_art
-from pipeline.errors import PipelineError, RecipeError
 from pipeline.level import Level, Symbol
 from pipeline.recipe import load_recipe
 

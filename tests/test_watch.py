@@ -215,7 +215,7 @@ def test_a_new_file_matching_a_glob_the_recipe_reads_triggers_a_rebuild(project:
     try:
         watch.wait_for("watching recipes")
         manifest = project / "exports" / "vaulted" / "manifest.json"
-        assert list(json.loads(manifest.read_text())["stages"]["vaults"]["files"]) == ["prefabs/prefab.tsx", "prefabs/vault.tmx"]
+        assert list(json.loads(manifest.read_text())["stages"]["vaults"]["files"]) == ["prefabs/prefab.png", "prefabs/prefab.tsx", "prefabs/vault.tmx"]
         (project / "recipes" / "prefabs" / "shop.tmx").write_bytes((root / "prefabs" / "shop.tmx").read_bytes())
         watch.wait_for("vaulted: rebuilt")
         assert "prefabs/shop.tmx" in json.loads(manifest.read_text())["stages"]["vaults"]["files"]
