@@ -453,3 +453,15 @@ def test_external_and_embedded_drawn_tilesets_find_their_image(kind: str, tmp_pa
         art = next(t for t in doc["tilesets"] if t["name"] == "dungeon art")
         assert art["image"] == "../tilesets/drawn/dungeon_art.png" and art["imagewidth"] == 64, (embed, art)
         assert (out / "maps" / art["image"]).is_file()
+
+
+def test_levels_pickled_before_art_existed_load_without_it() -> None:
+    import pickle
+
+    level = Level.from_text("B wall #000000\n\nB\n")
+    obj = __import__("pipeline.level", fromlist=["MapObject"]).MapObject("a", "b", 0, 0)
+    level.objects.append(obj)
+    del level.__dict__["art"]  # as a Level pickled by an earlier version has it
+    object.__delattr__(obj, "art")
+    again = pickle.loads(pickle.dumps(level))
+    assert again.art is None and again.objects[0].art is None
