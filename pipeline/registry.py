@@ -48,6 +48,7 @@ BUILTIN_KINDS: dict[str, str] = {
     "export.tmj": "pipeline.stages.export.tmj",
     "export.tmx": "pipeline.stages.export.tmx",
     "filter": "pipeline.stages.filter",
+    "layout.graph": "pipeline.stages.layout.graph",
     "load.tmx": "pipeline.stages.load.tmx",
     "maze.aldous_broder": "pipeline.stages.maze.aldous_broder",
     "maze.backtracker": "pipeline.stages.maze.backtracker",

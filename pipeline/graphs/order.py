@@ -1,0 +1,156 @@
+"""The order rooms are laid out in: loops first, each as soon as it opens, then the branches.
+
+A loop is the hard part of a layout (its last room must meet two rooms already placed), so the
+order starts with the graph's shortest loop and then takes "ears": the shortest path of new
+rooms between two rooms already placed (or from one back to itself), placed one after the other
+so that the search closes each loop while its rooms are still fresh and cheap to move. Rooms on
+no loop come last, breadth first. Each step knows the room its ear must reach and in how many
+hops, so the search can drop positions from which the loop cannot close.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Step:
+    node: int
+    placed: tuple[int, ...]  # neighbours placed before it
+    target: int = -1  # the placed room its ear ends at (-1: none)
+    hops: int = 0  # connections from this room to `target`
+
+
+def two_core(adj: list[list[int]]) -> set[int]:
+    """The rooms on a loop or on a path between loops (leaves peeled off until none is left)."""
+    degree = [len(a) for a in adj]
+    alive = set(range(len(adj)))
+    leaves = deque(i for i in alive if degree[i] <= 1)
+    while leaves:
+        i = leaves.popleft()
+        if i not in alive:
+            continue
+        alive.discard(i)
+        for j in adj[i]:
+            if j in alive:
+                degree[j] -= 1
+                if degree[j] <= 1:
+                    leaves.append(j)
+    return alive
+
+
+def _shortest_cycle(adj: list[list[int]], core: set[int]) -> list[int]:
+    best: list[int] = []
+    for root in sorted(core):
+        # Breadth first from root; the first edge closing two branches gives the shortest loop through root.
+        parent = {root: -1}
+        depth = {root: 0}
+        queue = deque([root])
+        found: list[int] = []
+        while queue and not found:
+            u = queue.popleft()
+            if best and 2 * depth[u] + 1 >= len(best):
+                break
+            for v in adj[u]:
+                if v not in core or v == parent[u]:
+                    continue
+                if v in depth:
+                    a = _path_up(u, parent)
+                    b = _path_up(v, parent)
+                    if a[-1] == b[-1] and len(set(a) & set(b)) == 1:  # meet only at root
+                        found = a[::-1] + b[:-1]
+                        break
+                    continue
+                parent[v] = u
+                depth[v] = depth[u] + 1
+                queue.append(v)
+        if found and (not best or len(found) < len(best)):
+            best = found
+    # rotate so the loop starts at root and runs around it
+    return best
+
+
+def _path_up(u: int, parent: dict[int, int]) -> list[int]:
+    out = [u]
+    while parent[out[-1]] != -1:
+        out.append(parent[out[-1]])
+    return out
+
+
+def _shortest_ear(adj: list[list[int]], core: set[int], placed: set[int]) -> tuple[list[int], int] | None:
+    """The shortest path of unplaced core rooms from a placed room to a placed room (the same
+    one only around a loop of at least three rooms): its new rooms and the room it ends at."""
+    best: tuple[list[int], int] | None = None
+    for u in sorted(placed):
+        if not any(v in core and v not in placed for v in adj[u]):
+            continue
+        parent = {u: -1}
+        branch = {u: -1}  # the first room after u on the way to each room
+        queue = deque([u])
+        depth = {u: 0}
+        while queue:
+            x = queue.popleft()
+            if best is not None and depth[x] >= len(best[0]):
+                break
+            for v in adj[x]:
+                if v == parent[x] or (x == u and v in placed):
+                    continue
+                if v in placed:
+                    if v != u:
+                        path = _path_up(x, parent)[::-1][1:]
+                        if best is None or len(path) < len(best[0]):
+                            best = (path, v)
+                    continue
+                if v not in core:
+                    continue
+                if v in depth:
+                    # Two branches from u meet: a loop through u alone.
+                    if branch[v] != branch[x] and x != u:
+                        path = _path_up(x, parent)[::-1][1:] + _path_up(v, parent)[:-1]
+                        if best is None or len(path) < len(best[0]):
+                            best = (path, u)
+                    continue
+                parent[v] = x
+                branch[v] = v if x == u else branch[x]
+                depth[v] = depth[x] + 1
+                queue.append(v)
+    return best
+
+
+def placement_order(adj: list[list[int]], first: int = 0) -> list[Step]:
+    n = len(adj)
+    core = two_core(adj)
+    order: list[int] = []
+    targets: dict[int, tuple[int, int]] = {}
+    placed: set[int] = set()
+
+    def take(nodes: list[int], end: int = -1) -> None:
+        for k, v in enumerate(nodes):
+            order.append(v)
+            placed.add(v)
+            if end >= 0:
+                targets[v] = (end, len(nodes) - k)
+
+    if core:
+        cycle = _shortest_cycle(adj, core)
+        take([cycle[0]])
+        take(cycle[1:], cycle[0])
+    else:
+        take([first])
+    while len(placed) < n:
+        ear = _shortest_ear(adj, core, placed) if core - placed else None
+        if ear is not None:
+            take(*ear)
+            continue
+        # A branch room: one towards a loop first (the 2-core), else breadth first.
+        frontier = [v for u in order for v in adj[u] if v not in placed]
+        on_core = [v for v in frontier if v in core]
+        take([(on_core or frontier)[0]])
+    position = {v: k for k, v in enumerate(order)}
+    steps = []
+    for v in order:
+        before = tuple(sorted((u for u in adj[v] if position[u] < position[v]), key=position.__getitem__))
+        end, hops = targets.get(v, (-1, 0))
+        steps.append(Step(v, before, end, hops))
+    return steps
