@@ -30,6 +30,7 @@ class Solution:
     keys: dict[str, int]  # lock name -> the room its key lies in
     critical_path: int  # rooms entered on the shortest walk that fetches the keys and reaches the goal
     walk: list[int] = field(default_factory=list)
+    gates: dict[str, str] = field(default_factory=dict)  # lock name -> "rooms" (cuts some off) or "shortcut"
 
 
 def start_and_goal(graph: LevelGraph) -> tuple[int, int]:
@@ -143,12 +144,16 @@ def solve(graph: LevelGraph, rng: np.random.Generator, start: int, goal: int) ->
     ends = [s for s in came if s[0] == goal]
     if not ends:
         raise UnsolvableLevel(f"the goal {names[goal]!r} cannot be reached from the start {names[start]!r}, keys and all")
+    gates: dict[str, str] = {}
     for lock in locks:
+        # A lock gates the rooms it cuts off, or a shortcut: a way between two rooms that is
+        # longer without its doors (the way back to the hall once the gallery is open).
         _, without = _reach(moves, start, key_rooms, len(names), banned=bits[lock])
-        if without >= rooms:
+        gates[lock] = "rooms" if without < rooms else "shortcut"
+        if without >= rooms and not _shortens(moves, sorted(rooms), bits[lock]):
             door = next(e for e in graph.edges if e.lock == lock)
             raise UnsolvableLevel(
-                f"lock {lock!r} on {door.a}-{door.b} gates nothing: every room behind it can be reached another way (lock that way too, or move the lock)"
+                f"lock {lock!r} on {door.a}-{door.b} gates nothing: every way between rooms is as short without it (lock that way too, or move the lock)"
             )
     stuck = _strandings(moves, came, key_rooms, goal)
     if stuck is not None:
@@ -160,7 +165,31 @@ def solve(graph: LevelGraph, rng: np.random.Generator, start: int, goal: int) ->
         walk.append(state[0])
         state = came[state]
     walk.reverse()
-    return Solution(start, goal, keys, len(walk), walk)
+    return Solution(start, goal, keys, len(walk), walk, gates)
+
+
+def _shortens(moves: _Moves, rooms: list[int], bit: int) -> bool:
+    """Whether the doors of lock `bit` make some way between two of `rooms` shorter (or possible)."""
+    for source in rooms:
+        with_doors = _steps(moves, source, 0)
+        without = _steps(moves, source, bit)
+        if any(without.get(room, 1 << 30) > d for room, d in with_doors.items()):
+            return True
+    return False
+
+
+def _steps(moves: _Moves, source: int, closed: int) -> dict[int, int]:
+    """Fewest moves from `source` to each room, every door open but those of `closed`."""
+    dist = {source: 0}
+    queue = deque([source])
+    while queue:
+        u = queue.popleft()
+        for v, need in moves.out[u]:
+            if need & closed or v in dist:
+                continue
+            dist[v] = dist[u] + 1
+            queue.append(v)
+    return dist
 
 
 def _depth(came: dict[tuple[int, int], tuple[int, int] | None], state: tuple[int, int]) -> int:

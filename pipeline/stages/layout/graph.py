@@ -117,9 +117,11 @@ class LayoutGraph(StageParams):
     `socket` and `direction`); `room_sets` adds Edgar's room set files. Without any, rooms are
     rectangles of 6 to 14 tiles.
 
-    The map: walls, floors and doors; a `room` object per node (`node`, `room`, `template`,
-    `role` and the node's properties; corridor rooms `corridor = true`, `node = "a-b"`); a `door`
-    object per doorway (`from`, `to`, `direction`, `socket`, `lock`, and `key` naming its key); a
+    The map: walls, floors and doors; a `room` object per node (`node`, `room`, `room_template`
+    (not `template`, which pytmx keeps for Tiled's object templates), `role`, `area` and the
+    node's properties; corridor rooms `corridor = true`, `node = "a-b"`); a `door`
+    object per doorway (`from`, `to`, `direction`, `socket`, `lock`, `key` naming its key, and
+    `gates`: "rooms" when the lock cuts rooms off, "shortcut" when it only shortens a way); a
     `key` object per lock (`lock`, `door`); `spawn` in the start room, `exit` in the goal (the
     exit or boss room, else the room farthest from the start); a `room` layer of room numbers.
     Stats: rooms, cycles, critical_path (rooms entered from the start to the goal, key detours
@@ -351,7 +353,7 @@ def _draw(problem: Problem, placement: Placement, graph: LevelGraph, solution: S
     objects: list[MapObject] = []
     for k, (node, x, y, t) in enumerate(zip(g.nodes, xs, ys, variants)):
         fy, fx = np.nonzero(t.kinds == FLOOR)
-        props: dict[str, PropertyValue] = {"node": node.name, "room": k + 1, "template": t.name, "area": int(len(fx))}
+        props: dict[str, PropertyValue] = {"node": node.name, "room": k + 1, "room_template": t.name, "area": int(len(fx))}
         if node.corridor:
             props["corridor"] = True
         else:
@@ -378,6 +380,7 @@ def _draw(problem: Problem, placement: Placement, graph: LevelGraph, solution: S
         props: dict[str, PropertyValue] = {"from": e.a, "to": e.b, "direction": DIRECTION_NAMES[spot.side], "socket": e.socket}
         if e.lock:
             props["lock"] = e.lock
+            props["gates"] = solution.gates[e.lock]
             props["key"] = ObjectRef(f"key:{e.lock}")
             doors_of.setdefault(e.lock, []).append(ref)
         if e.one_way:

@@ -1,0 +1,367 @@
+"""layout.graph: Edgar's maps laid out and checked, keys and locks proven, graphs from files,
+recipes and the generator, rooms drawn in Tiled, and the maps read back through real clients."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipeline.errors import Rejected
+from pipeline.graphs.check import layout_problems
+from pipeline.graphs.generate import GraphShape, generate
+from pipeline.graphs.locks import UnsolvableLevel, solve, start_and_goal
+from pipeline.graphs.model import Edge, LevelGraph, Node
+from pipeline.graphs.templates import FLOOR, WALL, from_polygon
+from pipeline.level import Level
+from pipeline.stages.layout.graph import LayoutGraph
+from tests.conftest import pcg, tree_digests, write_recipe
+
+EDGAR = Path(__file__).resolve().parents[2] / "shared" / "edgar"
+MAPS = sorted((EDGAR / "Maps").rglob("*.yml")) if EDGAR.is_dir() else []
+
+
+def stage(params: dict, recipe_dir: Path | str = ".") -> LayoutGraph:
+    return LayoutGraph.model_validate(params, context={"recipe_dir": str(recipe_dir)})
+
+
+def laid_out(st_: LayoutGraph, seed: int, attempts: int = 1) -> Level:
+    """The stage's map for `seed`, drawing again (as `attempts` does in a build) on a rejection."""
+    for k in range(attempts):
+        try:
+            return st_.run([], np.random.default_rng([seed, k]))
+        except Rejected:
+            if k == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def edges_of(st_: LayoutGraph) -> set[frozenset[str]]:
+    graph = st_._graph
+    assert graph is not None
+    return {frozenset((e.a, e.b)) for e in graph.with_corridors(st_._corridors).edges}
+
+
+@pytest.mark.skipif(not MAPS, reason="Edgar's maps are not beside the project")
+@pytest.mark.parametrize("path", MAPS, ids=lambda p: p.stem)
+def test_every_edgar_map_lays_out_valid(path: Path) -> None:
+    """One room per node (drawn whole: no room over another's floor), a door per connection on
+    door tiles touching both rooms' floors (corridor rooms included), one walkable region, and
+    the proof's stats; within three draws of the map, as `attempts = 3` gives a build."""
+    st_ = stage({"graph": str(path.relative_to(EDGAR / "Maps"))}, EDGAR / "Maps")
+    level = laid_out(st_, seed=1, attempts=3)
+    assert layout_problems(level, edges_of(st_)) == []
+    graph = st_._graph
+    assert graph is not None
+    rooms = [o for o in level.objects if o.type == "room"]
+    assert len(rooms) == len(graph.with_corridors(st_._corridors).nodes)
+    assert level.properties["rooms"] == len(graph.nodes)
+    assert level.properties["cycles"] == graph.cycles()
+    assert [o.type for o in level.objects].count("spawn") == 1
+
+
+def test_edgar_files_are_read_with_their_sets_scales_and_custom_shapes() -> None:
+    st_ = stage({"graph": "tutorial_differentShapes.yml"}, EDGAR / "Maps")
+    graph = st_._graph
+    assert graph is not None and len(graph.nodes) == 9 and len(graph.edges) == 11
+    assert graph.nodes[8].templates == ("custom/bossRoom@2x2",)
+    boss = st_._pools["custom/bossRoom@2x2"][0]
+    # The 9 x 9 octagon scaled by two: 18 x 18 floor inside its ring of wall.
+    assert boss.kinds.shape == (20, 20) and (boss.kinds == FLOOR).sum() < 18 * 18
+    corridors = stage({"graph": "tutorial_corridors.yml"}, EDGAR / "Maps")
+    assert corridors._corridors and corridors._corridor_pool == ("tutorial_corridors/1-square",)
+    assert files_named(corridors, "Rooms/tutorial_corridors.yml")
+
+
+def files_named(st_: LayoutGraph, tail: str) -> bool:
+    return any(path.endswith(tail) for path in st_.files_read())
+
+
+def test_polygon_templates_have_walls_and_doors_where_edgar_puts_them() -> None:
+    square = from_polygon("sq", [(0, 0), (0, 8), (8, 8), (8, 0)], door_length=1, corner_distance=1)
+    assert square.kinds.shape == (10, 10)
+    assert (square.kinds[1:-1, 1:-1] == FLOOR).all() and (square.kinds[0] == WALL).all()
+    # 6 spots a side: a door tile 1 to 6 tiles along the 8-tile wall.
+    assert len(square.doors) == 24
+    corridor = from_polygon("c", [(0, 0), (0, 1), (1, 1), (1, 0)], door_lines=[[[0, 0], [1, 0]], [[0, 1], [1, 1]]])
+    assert sorted((d.x, d.y, d.side) for d in corridor.doors) == [(1, 0, 0), (1, 2, 2)]
+
+
+def test_a_designers_graph_with_roles_locks_and_properties(tmp_path: Path) -> None:
+    st_ = stage(
+        {
+            "nodes": [
+                {"name": "entrance", "role": "start"},
+                "hall",
+                {"name": "shop", "role": "shop", "properties": {"vendor": "mole"}},
+                "cellar",
+                "vault",
+                {"name": "boss", "role": "boss"},
+            ],
+            "edges": [
+                ["entrance", "hall"],
+                ["hall", "shop"],
+                ["hall", "cellar"],
+                {"from": "cellar", "to": "vault", "lock": "silver"},
+                {"from": "vault", "to": "hall", "one_way": True},
+                {"from": "hall", "to": "boss", "lock": "gold", "key": "vault"},
+            ],
+        }
+    )
+    for seed in range(4):
+        level = laid_out(st_, seed)
+        assert layout_problems(level, edges_of(st_)) == []
+        objects = {o.name: o for o in level.objects}
+        rooms = {o.properties["node"]: o for o in level.objects if o.type == "room"}
+        assert rooms["shop"].properties["vendor"] == "mole" and rooms["shop"].properties["role"] == "shop"
+        # Silver gates the vault (its way back to the hall is one way), where gold's key lies.
+        gold = objects["key_gold"]
+        assert gold.properties["room"] == "vault"
+        door = next(o for o in level.objects if o.type == "door" and o.properties.get("lock") == "gold")
+        assert door.properties["key"].target == gold.ref and gold.properties["door"].target == door.ref
+        spawn = objects["spawn"]
+        assert level.layers["room"][int(spawn.y), int(spawn.x)] == rooms["entrance"].properties["room"]
+        exit_ = objects["exit"]
+        assert level.layers["room"][int(exit_.y), int(exit_.x)] == rooms["boss"].properties["room"]
+        assert level.properties["keys"] == 2
+
+
+def test_what_each_lock_gates_rooms_cut_off_or_a_shortcut() -> None:
+    nodes = [Node("a", "start"), Node("b"), Node("c"), Node("d", "boss")]
+    gate = LevelGraph(nodes, [Edge("a", "b"), Edge("b", "c", lock="red"), Edge("c", "d")])
+    solved = solve(gate, np.random.default_rng(0), *start_and_goal(gate))
+    assert solved.gates == {"red": "rooms"} and solved.keys["red"] in (0, 1) and solved.walk[-1] == 3
+    shortcut = LevelGraph(nodes, [Edge("a", "b"), Edge("b", "c"), Edge("c", "d"), Edge("d", "a", lock="red")])
+    assert solve(shortcut, np.random.default_rng(0), *start_and_goal(shortcut)).gates == {"red": "shortcut"}
+    # A lock whose doors no one reaches before its key: refused.
+    hidden = LevelGraph(nodes, [Edge("a", "b"), Edge("b", "c", lock="red", key="d"), Edge("c", "d")])
+    with pytest.raises(UnsolvableLevel, match="cannot be reached from 'a' without it"):
+        solve(hidden, np.random.default_rng(0), *start_and_goal(hidden))
+
+
+def test_a_one_way_door_that_strands_the_player_is_refused() -> None:
+    graph = LevelGraph(
+        [Node("a", "start"), Node("b"), Node("pit"), Node("d", "boss")],
+        [Edge("a", "b"), Edge("b", "pit", one_way=True), Edge("b", "d")],
+    )
+    with pytest.raises(UnsolvableLevel, match="'pit' can no longer reach the goal"):
+        solve(graph, np.random.default_rng(0), *start_and_goal(graph))
+
+
+def test_a_key_behind_its_own_lock_is_refused() -> None:
+    graph = LevelGraph([Node("a", "start"), Node("b"), Node("c", "boss")], [Edge("a", "b", lock="red", key="b"), Edge("b", "c")])
+    with pytest.raises(UnsolvableLevel, match="cannot be reached from 'a' without it"):
+        solve(graph, np.random.default_rng(0), *start_and_goal(graph))
+
+
+def proof_walk(level: Level) -> bool:
+    """The exported map's own proof: from the spawn's room, picking up keys and opening doors of
+    their locks (door objects), the exit's room is reached."""
+    rooms = {o.properties["node"]: o for o in level.objects if o.type == "room"}
+    number = {o.properties["room"]: name for name, o in rooms.items()}
+    layer = level.layers["room"]
+
+    def room_at(o: object) -> str:
+        return number[int(layer[int(o.y), int(o.x)])]  # type: ignore[attr-defined]
+
+    spawn = next(o for o in level.objects if o.type == "spawn")
+    goal = room_at(next(o for o in level.objects if o.type == "exit"))
+    keys = {o.properties["lock"]: room_at(o) for o in level.objects if o.type == "key"}
+    doors = [(o.properties["from"], o.properties["to"], o.properties.get("lock", ""), bool(o.properties.get("one_way"))) for o in level.objects if o.type == "door"]
+    held: set[str] = set()
+    reached = {room_at(spawn)}
+    changed = True
+    while changed:
+        changed = False
+        held |= {lock for lock, room in keys.items() if room in reached}
+        for a, b, lock, one_way in doors:
+            if lock and lock not in held:
+                continue
+            for u, v in ((a, b),) if one_way else ((a, b), (b, a)):
+                if u in reached and v not in reached:
+                    reached.add(v)
+                    changed = True
+    return goal in reached
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1), rooms=st.integers(8, 30), loops=st.integers(0, 4), locks=st.integers(0, 3))
+def test_generated_graphs_lay_out_valid_and_solvable(seed: int, rooms: int, loops: int, locks: int) -> None:
+    st_ = stage({"generate": {"rooms": rooms, "loops": loops, "locks": locks}})
+    level = laid_out(st_, seed, attempts=3)
+    assert layout_problems(level) == []
+    assert proof_walk(level)
+    assert level.properties["keys"] == len([o for o in level.objects if o.type == "key"])
+    # Every lock gates something: without its key, the exit's room is not reached or a room is lost.
+    assert level.properties["critical_path"] >= 2
+
+
+def test_generated_graphs_have_the_shape_asked() -> None:
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        graph = generate(GraphShape(20, 3, 2, (("shop", 1), ("treasure", 1), ("secret", 1))), rng)
+        assert graph.problems() == []
+        assert len(graph.nodes) == 20 and graph.cycles() == 3
+        roles = [n.role for n in graph.nodes]
+        assert all(roles.count(r) == 1 for r in ("start", "boss", "shop", "treasure", "secret"))
+        assert len([e for e in graph.edges if e.lock]) == 2
+        solve(graph, rng, *start_and_goal(graph))
+
+
+def test_a_graph_that_cannot_fit_fails_the_map_naming_what_did_not_fit() -> None:
+    # Five rooms around a hub whose floor has one door spot.
+    st_ = stage(
+        {
+            "nodes": [{"name": "hub", "templates": ["tiny"]}, *"abcde"],
+            "edges": [["hub", x] for x in "abcde"],
+            "templates": {
+                "tiny": {"shape": [[0, 0], [0, 3], [3, 3], [3, 0]], "doors": [[[1, 0], [2, 0]]], "rotate": False},
+                "room": {"shape": [[0, 0], [0, 5], [5, 5], [5, 0]]},
+            },
+            "time_limit": 0.5,
+        }
+    )
+    with pytest.raises(Rejected, match=r"no layout found in 0.5 s: the room '.' did not fit beside hub.*try more or larger templates"):
+        laid_out(st_, 0)
+
+
+def test_bad_graphs_and_templates_are_one_clear_message(tmp_path: Path) -> None:
+    recipe = """
+[pack]
+name = "bad"
+seed = 1
+maps = 1
+
+[stage.level]
+use = "layout.graph"
+nodes = ["a", "b"]
+edges = [["a", "c"]]
+"""
+    write_recipe(tmp_path, "bad", recipe)
+    proc = pcg("build", "recipes/bad.toml", cwd=tmp_path, check=False)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "stage.level.nodes" in proc.stderr and "'c'" in proc.stderr
+    write_recipe(tmp_path, "bad", recipe.replace('edges = [["a", "c"]]', 'edges = [["a", "b"]]\ntemplates = { x = { shape = [[0,0],[1,2],[3,3],[3,0]] } }'))
+    proc = pcg("build", "recipes/bad.toml", cwd=tmp_path, check=False)
+    assert proc.returncode != 0 and "stage.level.templates.x" in proc.stderr and "slanted" in proc.stderr
+    write_recipe(tmp_path, "bad", recipe.replace('edges = [["a", "c"]]', "").replace('nodes = ["a", "b"]', 'graph = "missing.yml"'))
+    proc = pcg("build", "recipes/bad.toml", cwd=tmp_path, check=False)
+    assert proc.returncode != 0 and "stage.level.graph" in proc.stderr and "missing.yml" in proc.stderr
+
+
+ROOM_TMX = """<?xml version="1.0" encoding="UTF-8"?>
+<map version="1.10" orientation="orthogonal" renderorder="right-down" width="7" height="6" tilewidth="16" tileheight="16" infinite="0" nextobjectid="3">
+ <tileset firstgid="1" name="room" tilewidth="16" tileheight="16" tilecount="4" columns="4">
+  <tile id="0"><properties><property name="symbol" value="wall"/></properties></tile>
+  <tile id="1"><properties><property name="symbol" value="floor"/></properties></tile>
+  <tile id="2"><properties><property name="symbol" value="door"/></properties></tile>
+  <tile id="3"><properties><property name="symbol" value="altar"/></properties></tile>
+ </tileset>
+ <layer id="1" name="tiles" width="7" height="6">
+  <data encoding="csv">
+1,1,1,3,1,1,1,
+1,2,2,2,2,2,1,
+3,2,2,4,2,2,3,
+1,2,2,2,2,2,1,
+1,2,2,2,2,2,1,
+1,1,1,1,1,1,1
+</data>
+ </layer>
+ <objectgroup id="2" name="doors">
+  <object id="1" type="door" x="48" y="80" width="16" height="16"><properties><property name="socket" value="big"/></properties></object>
+  <object id="2" type="torch" x="16" y="16"/>
+ </objectgroup>
+</map>
+"""
+
+
+def test_rooms_drawn_in_tiled_arrive_as_drawn_with_their_doors(tmp_path: Path) -> None:
+    (tmp_path / "rooms").mkdir()
+    (tmp_path / "rooms" / "shrine.tmx").write_text(ROOM_TMX)
+    st_ = stage(
+        {
+            "nodes": [{"name": "shrine", "templates": ["shrine"]}, "a", "b", "c"],
+            "edges": [["shrine", "a"], ["shrine", "b"], ["a", "c"], ["b", "c"]],
+            "templates": {"shrine": {"file": "rooms/shrine.tmx"}, "room": {"shape": [[0, 0], [0, 6], [6, 6], [6, 0]]}},
+        },
+        tmp_path,
+    )
+    shrine = st_._pools["shrine"][0]
+    # Door tiles on the top and at both sides; the door object's socket keeps it from plain doors.
+    assert sorted((d.side, d.length, d.socket) for d in shrine.doors) == [(0, 1, ""), (1, 1, ""), (2, 1, "big"), (3, 1, "")]
+    assert "rooms/shrine.tmx" in st_.files_read()
+    level = laid_out(st_, 3)
+    assert layout_problems(level, edges_of(st_)) == []
+    names = [s.name for s in level.alphabet]
+    assert "altar" in names
+    room = next(o for o in level.objects if o.type == "room" and o.properties["node"] == "shrine")
+    assert room.properties["room_template"] == "shrine"
+    # The altar where it was drawn, the torch object moved with the room.
+    x0, y0 = int(room.x) - 1, int(room.y) - 1
+    assert names[level.tiles[y0 + 2, x0 + 3]] == "altar"
+    assert any(o.type == "torch" and (o.x, o.y) == (x0 + 1, y0 + 1) for o in level.objects)
+
+
+GUNGEON = """
+[pack]
+name = "floor"
+seed = 7
+maps = 4
+
+[stage.level]
+use = "layout.graph"
+nodes = [
+  { name = "entrance", role = "start" },
+  "hall", { name = "shop", role = "shop" }, "armory", { name = "treasure", role = "treasure" },
+  "gallery", { name = "boss", role = "boss" },
+]
+edges = [
+  ["entrance", "hall"], ["hall", "shop"], ["hall", "armory"], ["armory", "treasure"],
+  ["armory", "gallery"], { from = "gallery", to = "hall", lock = "shortcut", one_way = true },
+  { from = "gallery", to = "boss", lock = "boss" },
+]
+
+[stage.tmx]
+use = "export.tmx"
+input = "level"
+
+[stage.ldtk]
+use = "export.ldtk"
+input = "level"
+"""
+
+
+def test_a_level_pack_builds_through_the_cli_reads_back_in_pytmx_and_is_deterministic(tmp_path: Path) -> None:
+    import pytmx
+
+    write_recipe(tmp_path, "floor", GUNGEON)
+    pcg("build", "recipes/floor.toml", "-j", "2", cwd=tmp_path)
+    first = tree_digests(tmp_path / "exports")
+    shutil.rmtree(tmp_path / "exports")
+    shutil.rmtree(tmp_path / ".pcg-cache", ignore_errors=True)
+    pcg("build", "recipes/floor.toml", "-j", "1", cwd=tmp_path)
+    assert tree_digests(tmp_path / "exports") == first
+    for path in sorted((tmp_path / "exports" / "floor").glob("map_*.tmx")):
+        tmx = pytmx.TiledMap(str(path))
+        objects = list(tmx.objects)
+        rooms = {o.properties["node"] for o in objects if o.type == "room"}
+        assert rooms == {"entrance", "hall", "shop", "armory", "treasure", "gallery", "boss"}
+        doors = [o for o in objects if o.type == "door"]
+        assert len(doors) == 7
+        locked = {o.properties["lock"]: o.properties["gates"] for o in doors if "lock" in o.properties}
+        assert locked == {"shortcut": "shortcut", "boss": "rooms"}
+        keys = [o for o in objects if o.type == "key"]
+        assert {k.properties["lock"] for k in keys} == {"shortcut", "boss"}
+        assert int(tmx.properties["rooms"]) == 7 and int(tmx.properties["keys"]) == 2
+    # LDtk: rooms, doors and keys as entities of each level (external level files).
+    levels = sorted((tmp_path / "exports" / "floor" / "ldtk" / "world").glob("map_*.ldtkl"))
+    assert len(levels) == 4
+    for path in levels:
+        level = json.loads(path.read_text())
+        entities = [e["__identifier"] for layer in level["layerInstances"] for e in layer.get("entityInstances", [])]
+        assert entities.count("door") == 7 and entities.count("room") == 7 and entities.count("key") == 2
