@@ -191,6 +191,15 @@ where = ["wall"]
     "dungeon.cellular_caves": '[stage.subject]\nuse = "dungeon.cellular_caves"\nsize = [40, 30]\n',
     "dungeon.drunkard_walk": '[stage.subject]\nuse = "dungeon.drunkard_walk"\nsize = [40, 30]\n',
     "dungeon.rooms_and_mazes": _ROOMS.replace("[stage.rooms]", "[stage.subject]"),
+    # A graph with a loop, a locked gate, a locked shortcut and a one-way door.
+    "layout.graph": """[stage.subject]
+use = "layout.graph"
+nodes = [{ name = "in", role = "start" }, "hall", { name = "shop", role = "shop" }, "cellar", { name = "boss", role = "boss" }]
+edges = [
+  ["in", "hall"], ["hall", "shop"], ["shop", "cellar"], { from = "cellar", to = "hall", lock = "iron", one_way = true },
+  { from = "hall", to = "boss", lock = "gold" },
+]
+""",
     # Rules, as a generator recording its run, and on another stage's map.
     "rewrite": _RECORDED + _MAZE + """
 [stage.retract]
