@@ -73,13 +73,13 @@ def generate(shape: GraphShape, rng: np.random.Generator) -> LevelGraph:
 
     on_loop: set[int] = set()
     # Loops: a new path of one or two rooms between two rooms of one stretch, at most two apart.
-    for _ in range(loops):  # noqa: B007 - `_` counts the loops still to add
+    for made in range(loops):
         spots = [(a, b) for a in range(used) for b in range(used) if a < b and stretch[a] == stretch[b] and a != spine_len - 1 and b != spine_len - 1]
         spots = [(a, b) for a, b in spots if len(adjacency[a]) < 4 and len(adjacency[b]) < 4 and _hops(adjacency, a, b) <= 3]
         if not spots:
             break
         a, b = spots[int(rng.integers(len(spots)))]
-        room_left = n - used - locks - extra - (loops - 1 - _)
+        room_left = n - used - locks - extra - (loops - 1 - made)
         new = 1 + int(rng.integers(0, 2)) if room_left >= 2 else 1
         path = list(range(used, used + new))
         for r in path:

@@ -1,0 +1,1 @@
+"""Stages that lay a level out from its structure (a level graph)."""

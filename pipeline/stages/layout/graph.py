@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Union
+from typing import Any, ClassVar, Union
 
 import numpy as np
 import tomli
@@ -21,7 +21,7 @@ from pipeline.graphs.model import Edge, LevelGraph, Node
 from pipeline.graphs.templates import DIRECTION_NAMES, FLOOR, RoomTemplate, TemplateError, from_polygon, turned_variants
 from pipeline.graphs.templates_tiled import from_level
 from pipeline.level import SPARE_CHARS, Level, MapObject, ObjectRef, PropertyValue, Symbol, typed_property
-from pipeline.ranges import IntRange, draw, int_range, least, most
+from pipeline.ranges import draw, int_range, least, most
 from pipeline.registry import StageParams, stage
 from pipeline.stages.dungeon.tiles import DOOR, DUNGEON_ALPHABET, WALL
 from pipeline.stages.load.tmx import read_map_file
@@ -365,7 +365,6 @@ def _draw(problem: Problem, placement: Placement, graph: LevelGraph, solution: S
                 if o.type != "door":
                     objects.append(MapObject(o.name, o.type, o.x + x, o.y + y, o.w, o.h, dict(o.properties), o.tile, o.points, "" if not o.ref else f"{node.name}:{o.ref}"))
     # Doors: a spot of the pair that joins the two rooms where they stand.
-    key_room = {lock: room for lock, room in solution.keys.items()}
     doors_of: dict[str, list[str]] = {}
     for e in g.edges:
         a, b = at[e.a], at[e.b]
@@ -393,7 +392,7 @@ def _draw(problem: Problem, placement: Placement, graph: LevelGraph, solution: S
     names = [n.name for n in g.nodes]
     objects.append(_point("spawn", "spawn", free, width, solution.start, rng, {"room": names[solution.start]}))
     objects.append(_point("exit", "exit", free, width, solution.goal, rng, {"room": names[solution.goal]}))
-    for lock, room in sorted(key_room.items()):
+    for lock, room in sorted(solution.keys.items()):
         objects.append(_point(f"key_{lock}", "key", free, width, room, rng, {"lock": lock, "room": names[room], "door": ObjectRef(doors_of[lock][0])}, ref=f"key:{lock}"))
     level.objects = objects
     rooms = sum(1 for n in g.nodes if not n.corridor)
