@@ -365,3 +365,67 @@ def test_a_level_pack_builds_through_the_cli_reads_back_in_pytmx_and_is_determin
         level = json.loads(path.read_text())
         entities = [e["__identifier"] for layer in level["layerInstances"] for e in layer.get("entityInstances", [])]
         assert entities.count("door") == 7 and entities.count("room") == 7 and entities.count("key") == 2
+
+
+def test_a_room_drawn_in_tiled_keeps_its_art_layers_flips_and_tile_objects_in_the_export(tmp_path: Path) -> None:
+    from tests import drawn_maps
+
+    drawn_maps.write(tmp_path)
+    write_recipe(
+        tmp_path,
+        "shrine",
+        """
+[pack]
+name = "shrine"
+seed = 3
+maps = 1
+
+[stage.level]
+use = "layout.graph"
+nodes = [{ name = "shrine", templates = ["shrine"] }, { name = "hall", role = "start" }]
+edges = [["hall", "shrine"]]
+templates = { shrine = { file = "../maps/drawn.tmx" }, room = { shape = [[0,0],[0,6],[6,6],[6,0]] } }
+
+[stage.tmx]
+use = "export.tmx"
+input = "level"
+""",
+    )
+    pcg("build", "recipes/shrine.toml", cwd=tmp_path)
+    import xml.etree.ElementTree as ET
+
+    root = ET.parse(tmp_path / "exports" / "shrine" / "map_000.tmx").getroot()
+    layers = {layer.get("name"): layer for layer in root.iter("layer")}
+    assert {"ground", "decor"} <= set(layers)
+    assert any("drawn" in (ts.get("source") or "") for ts in root.iter("tileset"))
+    room = next(o for o in root.iter("object") if o.get("type") == "room" and any(p.get("value") == "shrine" for p in o.iter("property")))
+    # The template's top-left: one tile up and left of its floor.
+    x0, y0 = int(float(room.get("x"))) // 16 - 1, int(float(room.get("y"))) // 16 - 1
+    width = int(root.get("width"))
+    decor = [int(v) for v in layers["decor"].find("data").text.replace("\n", "").split(",")]
+    firstgid = min(int(ts.get("firstgid")) for ts in root.iter("tileset") if "dungeon_art" in (ts.get("source") or ""))
+    # Tile 5 of the art flipped left-right at (2, 2), upside down at (3, 2), as drawn.
+    assert decor[(y0 + 2) * width + x0 + 2] == (firstgid + 4) | drawn_maps.H_
+    assert decor[(y0 + 2) * width + x0 + 3] == (firstgid + 4) | drawn_maps.V_
+    # The tile object (the chest) came with the room, flip and all.
+    chest = [o for o in root.iter("object") if o.get("gid") and int(o.get("gid")) & drawn_maps.H_]
+    assert len(chest) == 1
+
+
+def test_a_graph_file_in_toml(tmp_path: Path) -> None:
+    (tmp_path / "level.toml").write_text(
+        """
+nodes = [{ name = "start", role = "start" }, "a", "b", { name = "end", role = "boss", properties = { music = "boss.ogg" } }]
+edges = [["start", "a"], ["a", "b"], ["b", "start"], { from = "b", to = "end", lock = "red" }]
+"""
+    )
+    st_ = stage({"graph": "level.toml"}, tmp_path)
+    assert "level.toml" in st_.files_read()
+    level = laid_out(st_, 0)
+    assert layout_problems(level, edges_of(st_)) == []
+    assert level.properties["cycles"] == 1 and level.properties["keys"] == 1
+    boss = next(o for o in level.objects if o.type == "room" and o.properties["node"] == "end")
+    assert boss.properties["music"] == "boss.ogg"
+    (tmp_path / "level.toml").write_text('nodes = ["a"]\nedges = [{ from = "a", too = "b" }]\n')
+    with pytest.raises(Exception, match=r"level.toml: edges.0.to: Field required"):
+        stage({"graph": "level.toml"}, tmp_path)

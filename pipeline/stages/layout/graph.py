@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, Union
 
@@ -10,7 +11,7 @@ import numpy as np
 import tomli
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError, ValidationInfo, model_validator
 
-from pipeline.drawn_art import ArtTileset, clear_art, paste_art
+from pipeline.drawn_art import ArtTileset, paste_art
 from pipeline.errors import KeyedError, Rejected
 from pipeline.fsio import read_regular
 from pipeline.graphs.edgar import EdgarError, read_map, read_room_set
@@ -94,6 +95,9 @@ class GenerateSpec(_Table):
         description="Rooms of other roles and how many ([min, max]); treasure and secret go in dead ends, others on the main path.",
     )
 
+
+# Objects the stage writes itself: a drawn room's own of these types are not copied.
+OWN_OBJECTS = ("room", "door", "key", "spawn", "exit")
 
 # Rooms for a graph that names none: rectangles with a door anywhere a tile from the corners.
 DEFAULT_SHAPES = {"small": (6, 6), "wide": (10, 6), "hall": (12, 8), "square": (8, 8), "large": (14, 10)}
@@ -298,13 +302,15 @@ def _toml_graph(recipe_dir: Path, relative: str, files: dict[str, str]) -> Level
     unknown = sorted(set(doc) - {"nodes", "edges"})
     if unknown:
         raise KeyedError("graph", f"{path}: unknown key {unknown[0]!r} (a graph file has nodes and edges)")
-    try:
-        nodes = TypeAdapter(list[Union[NodeSpec, str]]).validate_python(doc.get("nodes", []))
-        edges = TypeAdapter(list[EdgeSpec]).validate_python(doc.get("edges", []))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise KeyedError("graph", f"{path}: {where}: {first['msg']}") from None
+    parsed: dict[str, list[Any]] = {}
+    for key, kind in (("nodes", list[Union[NodeSpec, str]]), ("edges", list[EdgeSpec])):
+        try:
+            parsed[key] = TypeAdapter(kind).validate_python(doc.get(key, []))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"] if p not in ("NodeSpec", "str"))
+            raise KeyedError("graph", f"{path}: {key}.{where}: {first['msg']}") from None
+    nodes, edges = parsed["nodes"], parsed["edges"]
     return _graph_of([n if isinstance(n, NodeSpec) else NodeSpec(name=n) for n in nodes], edges)
 
 
@@ -362,10 +368,11 @@ def _draw(problem: Problem, placement: Placement, graph: LevelGraph, solution: S
         objects.append(MapObject(f"room_{k + 1}", "room", x + int(fx.min()), y + int(fy.min()), int(fx.max() - fx.min() + 1), int(fy.max() - fy.min() + 1), props, ref=f"room:{node.name}"))
         if t.drawn is not None:
             for o in t.drawn.objects:
-                if o.type != "door":
-                    objects.append(MapObject(o.name, o.type, o.x + x, o.y + y, o.w, o.h, dict(o.properties), o.tile, o.points, "" if not o.ref else f"{node.name}:{o.ref}"))
+                if o.type not in OWN_OBJECTS:
+                    objects.append(replace(o, x=o.x + x, y=o.y + y, properties=dict(o.properties), ref=f"{node.name}:{o.ref}" if o.ref else ""))
     # Doors: a spot of the pair that joins the two rooms where they stand.
     doors_of: dict[str, list[str]] = {}
+    cut = np.zeros(tiles.shape, dtype=bool)
     for e in g.edges:
         a, b = at[e.a], at[e.b]
         space = problem.space(int(placement.variant[a]), int(placement.variant[b]), e.socket)
@@ -375,6 +382,7 @@ def _draw(problem: Problem, placement: Placement, graph: LevelGraph, solution: S
         cells = [(xs[a] + cx, ys[a] + cy) for cx, cy in spot.cells()]
         for cx, cy in cells:
             tiles[cy, cx] = DOOR
+            cut[cy, cx] = True
         ref = f"door:{e.a}-{e.b}"
         props: dict[str, PropertyValue] = {"from": e.a, "to": e.b, "direction": DIRECTION_NAMES[spot.side], "socket": e.socket}
         if e.lock:
@@ -386,8 +394,7 @@ def _draw(problem: Problem, placement: Placement, graph: LevelGraph, solution: S
             props["one_way"] = True
         xs_, ys_ = [c[0] for c in cells], [c[1] for c in cells]
         objects.append(MapObject(f"door_{e.a}_{e.b}", "door", min(xs_), min(ys_), max(xs_) - min(xs_) + 1, max(ys_) - min(ys_) + 1, props, ref=ref))
-    if level.art is not None:
-        clear_art(level, tiles == DOOR)
+    tiles[(tiles == DOOR) & ~cut] = WALL  # a drawn room's door tiles that no connection uses
     free = _free_cells(tiles, room_layer)
     names = [n.name for n in g.nodes]
     objects.append(_point("spawn", "spawn", free, width, solution.start, rng, {"room": names[solution.start]}))
@@ -402,8 +409,8 @@ def _draw(problem: Problem, placement: Placement, graph: LevelGraph, solution: S
 
 
 def _paste_drawn(level: Level, xs: list[int], ys: list[int], variants: list[RoomTemplate]) -> Level:
-    """`level` with the rooms drawn in Tiled pasted in as drawn (their symbols and art); their
-    door tiles are wall until `_draw` cuts the doors the layout uses."""
+    """`level` with the rooms drawn in Tiled pasted in as drawn (their symbols and art); `_draw`
+    walls up the door tiles the layout does not use (and the build drops their art)."""
     drawn = [(x, y, t) for x, y, t in zip(xs, ys, variants) if t.drawn is not None]
     if not drawn:
         return level
@@ -419,10 +426,7 @@ def _paste_drawn(level: Level, xs: list[int], ys: list[int], variants: list[Room
     for x, y, t in drawn:
         src = t.drawn
         assert src is not None
-        own = [sym.name for sym in src.alphabet]
-        mapping = np.array([names.index(n) for n in own], dtype=np.uint8)
-        if "door" in own:
-            mapping[own.index("door")] = names.index("wall")
+        mapping = np.array([names.index(sym.name) for sym in src.alphabet], dtype=np.uint8)
         inside = t.kinds != 0
         tiles[y : y + t.height, x : x + t.width][inside] = mapping[src.tiles][inside]
     out = Level(tiles=tiles, alphabet=tuple(alphabet), layers=level.layers)
