@@ -429,3 +429,15 @@ edges = [["start", "a"], ["a", "b"], ["b", "start"], { from = "b", to = "end", l
     (tmp_path / "level.toml").write_text('nodes = ["a"]\nedges = [{ from = "a", too = "b" }]\n')
     with pytest.raises(Exception, match=r"level.toml: edges.0.to: Field required"):
         stage({"graph": "level.toml"}, tmp_path)
+
+
+def test_items_in_rooms_of_a_role(tmp_path: Path) -> None:
+    from pipeline.stages.place.items import Items
+
+    st_ = stage({"generate": {"rooms": 12, "loops": 1, "locks": 0, "roles": {"treasure": 2}}})
+    level = laid_out(st_, 5)
+    chests = Items.model_validate({"type": "chest", "count": 6, "spacing": 1, "rooms": ["treasure"]}).run([level], np.random.default_rng(1))
+    treasure = {o.properties["room"] for o in level.objects if o.type == "room" and o.properties.get("role") == "treasure"}
+    placed = [o for o in chests.objects if o.type == "chest"]
+    assert placed and len(treasure) == 2
+    assert all(int(level.layers["room"][int(o.y), int(o.x)]) in treasure for o in placed)

@@ -7,7 +7,7 @@ from typing import ClassVar, Union
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from pipeline.errors import KeyedError, Rejected
+from pipeline.errors import KeyedError, PipelineError, Rejected
 from pipeline.jit import compiled
 from pipeline.level import Level, MapObject, check_properties, near_colors, typed_property
 from pipeline.registry import stage
@@ -28,7 +28,8 @@ class Items(WalkableStage):
     same items. Fewer than `count` are placed when the map runs out of room; `items_<type>` says
     how many. With `strict = true` a map with room for fewer is made again from the next seeds
     (as a `filter` does), up to `attempts` times, and then fails, naming the numbers: for a
-    game that needs every item. With `tile`, exporters write each item as a tile object drawn
+    game that needs every item. `rooms` keeps them to rooms of those roles or nodes (a
+    `layout.graph` level's treasure rooms). With `tile`, exporters write each item as a tile object drawn
     with that tile; `properties` go on every item, typed as written.
     """
 
@@ -54,6 +55,10 @@ class Items(WalkableStage):
         10, ge=1, le=100_000, exclude_if=lambda n: n == 10,
         description="With strict: most times a map is made again before it fails.",
     )
+    rooms: tuple[str, ...] = Field(
+        (), exclude_if=lambda rooms: not rooms,
+        description='Place only in these rooms: roles or node names of the `room` objects (as layout.graph writes them), e.g. ["treasure"]; empty: anywhere.',
+    )
 
     @field_validator("properties")
     @classmethod
@@ -70,6 +75,17 @@ class Items(WalkableStage):
     def warnings(self) -> list[str]:
         return near_colors(self.properties, "properties.")
 
+    def _in_rooms(self, level: Level) -> np.ndarray:
+        """The tiles of the rooms named by `rooms` (by role or node), from the `room` layer."""
+        layer = level.layers.get("room")
+        if layer is None:
+            raise PipelineError([f"place.items: rooms: the map has no room layer to find rooms {list(self.rooms)} in (layout.graph writes one)"])
+        numbers = [
+            o.properties["room"] for o in level.objects
+            if o.type == "room" and "room" in o.properties and (o.properties.get("role") in self.rooms or o.properties.get("node") in self.rooms)
+        ]
+        return np.isin(layer, np.array(numbers, dtype=layer.dtype))
+
     def object_tiles(self) -> dict[str, str]:
         return {self.tile: "tile"} if self.tile else {}
 
@@ -79,6 +95,8 @@ class Items(WalkableStage):
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         level = inputs[0]
         allowed = self.mask(level, self.symbols, "symbols") if self.symbols else self.walkable(level)
+        if self.rooms:
+            allowed &= self._in_rooms(level)
         if not self.symbols and any(s.name == "door" for s in level.alphabet):
             allowed &= ~self.mask(level, ("door",), "symbols")
         h, w = allowed.shape
