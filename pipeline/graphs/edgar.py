@@ -78,6 +78,7 @@ class EdgarMap:
     graph: LevelGraph
     templates: dict[str, list[RoomTemplate]]
     corridor_templates: tuple[str, ...]
+    corridors: bool  # the map's corridors.enable: a corridor room on every connection
     files: dict[str, str] = field(default_factory=dict)
 
 
@@ -164,11 +165,11 @@ def read_map(recipe_dir: Path, relative: str) -> EdgarMap:
         corridor_pool = pool(corridors.get("corridorShapes"), "corridors.corridorShapes")
         for name in corridor_pool:
             templates[name] = [t if t.corridor else _as_corridor(t) for t in templates[name]]
-    graph = LevelGraph(nodes, [Edge(e.a, e.b, corridor=enabled) for e in edges])
+    graph = LevelGraph(nodes, edges)
     problems = graph.problems()
     if problems:
         raise EdgarError(f"{path}: {problems[0]}")
-    return EdgarMap(graph, templates, corridor_pool, digests)
+    return EdgarMap(graph, templates, corridor_pool, enabled, digests)
 
 
 def _as_corridor(t: RoomTemplate) -> RoomTemplate:

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-from scipy import ndimage
 
 from pipeline.level import Level, PropertyValue
 
@@ -121,7 +120,14 @@ def polygon_cells(points: Sequence[tuple[int, int]]) -> tuple[np.ndarray, int, i
 def ring(floor: np.ndarray) -> np.ndarray:
     """Kinds for floor cells padded by one, with a wall on every cell touching the floor (corners too)."""
     padded = np.pad(floor, 1)
-    walls = ndimage.binary_dilation(padded, structure=np.ones((3, 3), dtype=bool)) & ~padded
+    # Eight-neighbour dilation by shifts (scipy stays out of every command's imports).
+    grown = np.pad(padded, 1)
+    near = np.zeros_like(padded)
+    h, w = padded.shape
+    for dy in (0, 1, 2):
+        for dx in (0, 1, 2):
+            near |= grown[dy : dy + h, dx : dx + w]
+    walls = near & ~padded
     kinds = np.zeros(padded.shape, dtype=np.uint8)
     kinds[walls] = WALL
     kinds[padded] = FLOOR

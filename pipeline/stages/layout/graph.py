@@ -74,15 +74,6 @@ class EdgeSpec(_Table):
     socket: str = ""
     key: str = ""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _pair(cls, value: Any) -> Any:
-        if isinstance(value, (list, tuple)):
-            if len(value) != 2:
-                raise ValueError(f"a connection is [from, to] or a table (got {value!r})")
-            return {"from": str(value[0]), "to": str(value[1])}
-        return value
-
 
 class GenerateSpec(_Table):
     """A graph drawn per map from the pack's seed."""
@@ -105,10 +96,12 @@ DEFAULT_SHAPES = {"small": (6, 6), "wide": (10, 6), "hall": (12, 8), "square": (
 
 @stage("layout.graph", version=1)
 class LayoutGraph(StageParams):
-    """Lay a level graph out with room templates: no two rooms overlap, every connection is a
-    door the two rooms share (or a corridor room between them), loops are kept, and keys and
-    locks are proven: the goal can be reached, no place strands the player, each lock gates
-    something. A map that fails the proof is never written.
+    """Lay a level graph out with room templates, its keys and locks proven solvable.
+
+    No two rooms overlap, every connection is a door the two rooms share (or a corridor room
+    between them), loops are kept, and keys and locks are proven: the goal can be reached, no
+    place strands the player, each lock gates something. A map that fails the proof is never
+    written.
 
     The graph is one of: `graph`, a file (Edgar's YAML map, with the room sets of `Rooms/` beside
     `Maps/`, or a TOML file of `nodes` and `edges` as below); `nodes` and `edges` here; or
@@ -140,7 +133,9 @@ class LayoutGraph(StageParams):
 
     graph: str | None = Field(None, description="A graph file, relative to the recipe: Edgar's YAML map (.yml) or a TOML file of nodes and edges.")
     nodes: list[Union[NodeSpec, str]] | None = Field(None, description="The graph's rooms (a name, or a table: name, role, templates, properties).")
-    edges: list[EdgeSpec] | None = Field(None, description="The graph's connections ([from, to], or a table: from, to, lock, one_way, corridor, socket, key).")
+    edges: list[Union[EdgeSpec, tuple[str, str]]] | None = Field(
+        None, description="The graph's connections ([from, to], or a table: from, to, lock, one_way, corridor, socket, key)."
+    )
     generate: GenerateSpec | None = Field(None, description="Draw a graph per map: rooms, loops, locks, roles (ranges).")
     templates: dict[str, TemplateSpec] = Field(default_factory=dict, description="Room templates by name (shape or file).")
     room_sets: list[str] = Field(default_factory=list, description="Edgar room set files (YAML) whose shapes become templates, named SET/SHAPE.")
@@ -176,7 +171,7 @@ class LayoutGraph(StageParams):
                 pools.update(edgar.templates)
                 corridor_pool = edgar.corridor_templates
                 graph = edgar.graph
-                corridors = any(e.corridor for e in graph.edges)
+                corridors = edgar.corridors
             elif self.graph is not None:
                 graph = _toml_graph(recipe_dir, self.graph, files)
         except EdgarError as exc:
@@ -242,7 +237,8 @@ class LayoutGraph(StageParams):
 
     def _drawn_graph(self, rng: np.random.Generator) -> LevelGraph:
         g = self.generate
-        assert g is not None
+        if g is None:
+            raise ShapeError("no graph to draw: give graph, nodes or generate")
         roles = tuple((role, draw(count, rng)) for role, count in sorted(g.roles.items()))
         loops, locks = draw(g.loops, rng), draw(g.locks, rng)
         rooms = max(draw(g.rooms, rng), least_rooms(loops, locks, sum(c for _, c in roles)))
@@ -281,7 +277,8 @@ def _roles_of(stage: LayoutGraph, name: str) -> list[str]:
     return spec.roles if spec is not None else []
 
 
-def _graph_of(nodes: list[NodeSpec], edges: list[EdgeSpec]) -> LevelGraph:
+def _graph_of(nodes: list[NodeSpec], pairs: list[EdgeSpec | tuple[str, str]]) -> LevelGraph:
+    edges = [e if isinstance(e, EdgeSpec) else EdgeSpec.model_validate({"from": e[0], "to": e[1]}) for e in pairs]
     return LevelGraph(
         [Node(n.name, n.role, tuple(n.templates), {k: typed_property(v) for k, v in n.properties.items()}) for n in nodes],
         [Edge(e.a, e.b, e.lock, e.one_way, e.corridor, e.socket, e.key) for e in edges],
@@ -303,12 +300,12 @@ def _toml_graph(recipe_dir: Path, relative: str, files: dict[str, str]) -> Level
     if unknown:
         raise KeyedError("graph", f"{path}: unknown key {unknown[0]!r} (a graph file has nodes and edges)")
     parsed: dict[str, list[Any]] = {}
-    for key, kind in (("nodes", list[Union[NodeSpec, str]]), ("edges", list[EdgeSpec])):
+    for key, kind in (("nodes", list[Union[NodeSpec, str]]), ("edges", list[Union[EdgeSpec, tuple[str, str]]])):
         try:
             parsed[key] = TypeAdapter(kind).validate_python(doc.get(key, []))
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"] if p not in ("NodeSpec", "str"))
+            where = ".".join(str(p) for p in first["loc"] if p not in ("NodeSpec", "EdgeSpec", "str", "tuple[str, str]"))
             raise KeyedError("graph", f"{path}: {key}.{where}: {first['msg']}") from None
     nodes, edges = parsed["nodes"], parsed["edges"]
     return _graph_of([n if isinstance(n, NodeSpec) else NodeSpec(name=n) for n in nodes], edges)
@@ -324,7 +321,6 @@ def _template(recipe_dir: Path, name: str, spec: TemplateSpec, files: dict[str, 
         for ts in loaded.art_tilesets:
             art.setdefault(ts.key, ts)
         return [from_level(name, loaded.level, loaded.filled, spec.weight, spec.corridor)]
-    assert spec.shape is not None
     lines = [[list(a), list(b)] for a, b in spec.doors] if spec.doors is not None else None
     return turned_variants(
         lambda t: from_polygon(
@@ -425,7 +421,8 @@ def _paste_drawn(level: Level, xs: list[int], ys: list[int], variants: list[Room
     tiles = level.tiles.copy()
     for x, y, t in drawn:
         src = t.drawn
-        assert src is not None
+        if src is None:
+            continue
         mapping = np.array([names.index(sym.name) for sym in src.alphabet], dtype=np.uint8)
         inside = t.kinds != 0
         tiles[y : y + t.height, x : x + t.width][inside] = mapping[src.tiles][inside]
