@@ -8,8 +8,9 @@ tilesets/, over one sample map that has every kind of wall: rooms, one-tile wall
 junctions, lone pillars, diagonal runs, thick masses with inner corners, a door and a chest.
 The other pictures are built by the pipeline itself, from real recipes in a temporary project:
 the README's walkthrough (its recipe grown step by step from the README's own TOML blocks), every
-maze generator of recipes/comparison.toml (docs/mazes.md) and a recorded rule program
-(docs/rewrite.md). Output is deterministic.
+maze generator of recipes/comparison.toml (docs/mazes.md), a recorded rule program
+(docs/rewrite.md) and the level graphs of docs/graphs.md (docs/graph_images.py). Output is
+deterministic.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from docs.graph_images import graph_images  # noqa: E402
 from pipeline.level import Level, Symbol  # noqa: E402
 from pipeline.tiled.drawing import LayerSpec, draw_layers  # noqa: E402
 from pipeline.tiled.art import STYLES, blend, ground_tile, lay_out  # noqa: E402
@@ -167,6 +169,7 @@ def images() -> dict[str, bytes]:
         out.update(_walkthrough_images(project))
         out.update(_maze_images(project))
         out.update(_rewrite_images(project))
+        out.update(graph_images(project, build))
     return out
 
 

@@ -1,0 +1,41 @@
+"""The pictures of docs/graphs.md, for docs/make_images.py: built by the pipeline from the recipes
+the page shows, so the page and its pictures cannot disagree.
+
+- docs/img/graphs_levels.png: map 0 of recipes/levels.toml (the Gungeon-like floor), its preview.
+- Every TOML block of docs/graphs.md after a line `<!-- pictures: NAME=PATH ... -->`: the block is
+  built as a recipe (test_docs builds it too, as every whole recipe of the docs), and each PATH
+  inside its pack (a preview, such as `plain/previews/map_000.png`) becomes docs/img/NAME.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "graphs.md"
+MARK = re.compile(r"<!-- pictures: (.*?) -->\n```toml\n(.*?)```", flags=re.S)
+
+
+def marked_blocks(page: str) -> list[tuple[dict[str, str], str]]:
+    """(picture name -> path in the pack, recipe text) of each marked block of the page."""
+    out = []
+    for names, text in MARK.findall(page):
+        pictures = dict(item.split("=", 1) for item in names.split())
+        out.append((pictures, text))
+    return out
+
+
+def graph_images(project: Path, build: Callable[..., Path]) -> dict[str, bytes]:
+    """Path (relative to the repository) -> PNG bytes. `build(project, recipe, maps)`: make_images' build."""
+    out = {}
+    pack = build(project, "levels", maps=[0])
+    out["docs/img/graphs_levels.png"] = (pack / "previews" / "map_000.png").read_bytes()
+    for k, (pictures, text) in enumerate(marked_blocks(PAGE.read_text())):
+        name = f"graphs_doc_{k}"
+        (project / "recipes" / f"{name}.toml").write_text(text)
+        pack = build(project, name, maps=[0])
+        for picture, inside in pictures.items():
+            out[f"docs/img/{picture}"] = (pack / inside).read_bytes()
+    return out
