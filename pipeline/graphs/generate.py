@@ -72,10 +72,13 @@ def generate(shape: GraphShape, rng: np.random.Generator) -> LevelGraph:
         adjacency[b].add(a)
 
     on_loop: set[int] = set()
-    # Loops: a new path of one or two rooms between two rooms of one stretch, at most two apart.
+    # Loops: a new path of one or two rooms between two rooms of one stretch, two or three apart
+    # (loops of four to six rooms), on rooms not yet on a loop where there are such: loops that
+    # share rooms pile up into knots no set of rectangles can lay out.
     for made in range(loops):
         spots = [(a, b) for a in range(used) for b in range(used) if a < b and stretch[a] == stretch[b] and a != spine_len - 1 and b != spine_len - 1]
-        spots = [(a, b) for a, b in spots if len(adjacency[a]) < 4 and len(adjacency[b]) < 4 and _hops(adjacency, a, b) <= 3]
+        spots = [(a, b) for a, b in spots if len(adjacency[a]) < 4 and len(adjacency[b]) < 4 and 2 <= _hops(adjacency, a, b) <= 3]
+        spots = [(a, b) for a, b in spots if a not in on_loop and b not in on_loop] or [(a, b) for a, b in spots if len(adjacency[a]) < 3 and len(adjacency[b]) < 3] or spots
         if not spots:
             break
         a, b = spots[int(rng.integers(len(spots)))]

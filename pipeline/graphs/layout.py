@@ -136,19 +136,36 @@ class Placement:
 
 def lay_out(problem: Problem, rng: np.random.Generator, time_limit: float, first: int = 0) -> Placement:
     steps = placement_order(problem.adj, first)
+    pinned = pinned_rooms(problem.adj, steps)
     n = len(steps)
     budget = BUDGET_BASE + BUDGET_PER_ROOM * n
     deadline = time.monotonic() + time_limit
     fails = np.zeros(len(problem.graph.nodes), dtype=np.int64)
     restarts = 0
     while True:
-        found = _search(problem, steps, rng, budget, deadline, fails)
+        found = _search(problem, steps, pinned, rng, budget, deadline, fails)
         if found is not None:
             x, y, v = found
             return Placement(x, y, v, restarts)
         if time.monotonic() >= deadline:
             raise _failure(problem, steps, fails, time_limit)
         restarts += 1
+
+
+def pinned_rooms(adj: list[list[int]], steps: list[Step]) -> list[list[Step]]:
+    """Per step, the rooms yet to come that it pins down: neighbours of its room placed later
+    that have another neighbour placed by then, each as a Step with those neighbours."""
+    at = {s.node: k for k, s in enumerate(steps)}
+    out: list[list[Step]] = []
+    for k, s in enumerate(steps):
+        later = []
+        for y in adj[s.node]:
+            if at[y] > k:
+                held = tuple(sorted((v for v in adj[y] if at[v] <= k), key=at.__getitem__))
+                if len(held) >= 2:
+                    later.append(Step(y, held))
+        out.append(later)
+    return out
 
 
 def _failure(problem: Problem, steps: list[Step], fails: np.ndarray, time_limit: float) -> LayoutFailed:
@@ -166,7 +183,7 @@ def _failure(problem: Problem, steps: list[Step], fails: np.ndarray, time_limit:
 
 
 def _search(
-    problem: Problem, steps: list[Step], rng: np.random.Generator, budget: int, deadline: float, fails: np.ndarray
+    problem: Problem, steps: list[Step], pinned: list[list[Step]], rng: np.random.Generator, budget: int, deadline: float, fails: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """One depth-first search with conflict-directed backjumping: a room with no position left
     sends the search back to the latest room that took one of its positions away (a neighbour
@@ -183,7 +200,7 @@ def _search(
     spent = 0
     while i < len(steps):
         if frames[i] is None:
-            frames[i], conflicts[i] = _candidates(problem, steps, i, px, py, pt, where, rng)
+            frames[i], conflicts[i] = _candidates(problem, steps, pinned, i, px, py, pt, where, rng)
             cursor[i] = 0
         cx, cy, ct = frames[i]  # type: ignore[misc]
         k = cursor[i]
@@ -215,7 +232,8 @@ def _search(
 
 
 def _candidates(
-    problem: Problem, steps: list[Step], i: int, px: np.ndarray, py: np.ndarray, pt: np.ndarray, where: np.ndarray, rng: np.random.Generator
+    problem: Problem, steps: list[Step], pinned: list[list[Step]], i: int, px: np.ndarray, py: np.ndarray, pt: np.ndarray,
+    where: np.ndarray, rng: np.random.Generator,
 ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], set[int]]:
     """Step i's free positions, in the order to try them, and the steps that limited them."""
     step = steps[i]
@@ -283,13 +301,14 @@ def _candidates(
     ok = blocker < 0
     conflict.update(np.unique(blocker[~ok]).tolist())
     free = np.flatnonzero(ok)
-    if target >= 0 and step.hops == 2:
-        # Look one room ahead: keep the positions that leave the loop's last room a free place.
+    if pinned[i]:
+        # Look ahead: keep the positions that leave a place for every room this one pins down
+        # (a neighbour yet to come that another placed room holds too: a loop's last room).
         closing = []
         for c in free[:LOOKAHEAD].tolist():
             px[i], py[i], pt[i] = cx[c], cy[c], ct[c]
             where[step.node] = i
-            if _has_place(problem, steps[i + 1], i + 1, px, py, pt, where):
+            if all(_has_place(problem, later, i + 1, px, py, pt, where) for later in pinned[i]):
                 closing.append(c)
                 if len(closing) == TRIES:
                     break
