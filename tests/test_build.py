@@ -472,6 +472,8 @@ def test_every_example_recipe_builds_and_its_maps_load_in_pytmx(examples: Path) 
             assert {"cells", "dead_end_pct", "solution_pct", "diameter", "loops", "straightness"} <= set(props), path
         elif pack == "flood_it":
             assert props["difficulty"] == props["moves_optimal"] <= props["moves_greedy"], path
+        elif pack == "levels":  # a level graph laid out: its structure's stats
+            assert props["rooms"] >= 2 and props["critical_path"] >= 2 and props["keys"] >= 1, path
         elif pack == "handmade":  # the map's own properties, then the keys placed on it
             assert props["author"] == "hand-made" and props["items_key"] == 3 and props["regions"] == 1, path
         else:  # dungeons and caves: placed on the map

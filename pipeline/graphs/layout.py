@@ -1,14 +1,18 @@
 """Laying a level graph out: a position and a template for every room, no two rooms overlapping,
 every connection a door.
 
-A depth-first search over the placement order (`order.py`): each room takes a position from the
-configuration spaces of the neighbours already placed (their intersection, when a room closes a
-loop), in a random order weighted by its templates' weights; a position overlapping a placed
-room is skipped (a compiled test against every placed room), and a room with no position left
-sends the search back to the room before. Positions from which an open loop cannot reach the
-room it must close on are dropped early. A search that spends its budget of steps starts over
-from the first room with the random stream where it is, so a bad early choice costs one budget,
-not the whole time limit; the time limit ends the search with what did not fit.
+A depth-first search over the placement order (`order.py`: loops first, each closed as soon as
+it opens): each room takes a position from the configuration spaces of the neighbours already
+placed (their intersection, when a room closes a loop), in a random order weighted by its
+templates' weights; a position overlapping a placed room is skipped (a compiled test against
+every placed room). On the way round a loop, positions too far from the loop's end for the rooms
+left to span are dropped, nearer ones tried first; two rooms from the end, only positions from
+which the last room could touch both (`Problem.two_hops`); and a position that leaves no place
+for a room it pins down (a loop's last) is not tried. A room tries a few positions (`TRIES`);
+one with none left sends the search back to the latest room that took its places away
+(conflict-directed backjumping), not merely the room before. A search that spends its budget of
+steps starts over with the random stream where it is, so a bad early choice costs one budget,
+not the whole time limit; the time limit ends it with the loop or room that failed most.
 """
 
 from __future__ import annotations

@@ -356,9 +356,10 @@ def _draw(problem: Problem, placement: Placement, graph: LevelGraph, solution: S
     for k, (node, x, y, t) in enumerate(zip(g.nodes, xs, ys, variants)):
         fy, fx = np.nonzero(t.kinds == FLOOR)
         props: dict[str, PropertyValue] = {"node": node.name, "room": k + 1, "room_template": t.name, "area": int(len(fx))}
+        # Empty strings are left out: pytmx reads an empty property as None, Tiled as "".
         if node.corridor:
             props["corridor"] = True
-        else:
+        elif node.role:
             props["role"] = node.role
         props.update(node.properties)
         objects.append(MapObject(f"room_{k + 1}", "room", x + int(fx.min()), y + int(fy.min()), int(fx.max() - fx.min() + 1), int(fy.max() - fy.min() + 1), props, ref=f"room:{node.name}"))
@@ -380,7 +381,9 @@ def _draw(problem: Problem, placement: Placement, graph: LevelGraph, solution: S
             tiles[cy, cx] = DOOR
             cut[cy, cx] = True
         ref = f"door:{e.a}-{e.b}"
-        props: dict[str, PropertyValue] = {"from": e.a, "to": e.b, "direction": DIRECTION_NAMES[spot.side], "socket": e.socket}
+        props: dict[str, PropertyValue] = {"from": e.a, "to": e.b, "direction": DIRECTION_NAMES[spot.side]}
+        if e.socket:
+            props["socket"] = e.socket
         if e.lock:
             props["lock"] = e.lock
             props["gates"] = solution.gates[e.lock]
