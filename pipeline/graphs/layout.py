@@ -146,6 +146,7 @@ def lay_out(problem: Problem, rng: np.random.Generator, time_limit: float, first
     deadline = time.monotonic() + time_limit
     fails = np.zeros(len(problem.graph.nodes), dtype=np.int64)
     restarts = 0
+    around = -1
     while True:
         found = _search(problem, steps, pinned, rng, budget, deadline, fails)
         if found is not None:
@@ -154,6 +155,13 @@ def lay_out(problem: Problem, rng: np.random.Generator, time_limit: float, first
         if time.monotonic() >= deadline:
             raise _failure(problem, steps, fails, time_limit)
         restarts += 1
+        # Start over with the loop of the room that failed most placed first, while its
+        # neighbours are few and free to move (fail first), once that room changes.
+        worst = int(np.argmax(fails))
+        if worst != around:
+            around = worst
+            steps = placement_order(problem.adj, first, around)
+            pinned = pinned_rooms(problem.adj, steps)
 
 
 def pinned_rooms(adj: list[list[int]], steps: list[Step]) -> list[list[Step]]:

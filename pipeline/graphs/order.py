@@ -40,9 +40,9 @@ def two_core(adj: list[list[int]]) -> set[int]:
     return alive
 
 
-def _shortest_cycle(adj: list[list[int]], core: set[int]) -> list[int]:
+def _shortest_cycle(adj: list[list[int]], core: set[int], roots: list[int] | None = None) -> list[int]:
     best: list[int] = []
-    for root in sorted(core):
+    for root in roots if roots is not None else sorted(core):
         # Breadth first from root; the first edge closing two branches gives the shortest loop through root.
         parent = {root: -1}
         depth = {root: 0}
@@ -118,7 +118,10 @@ def _shortest_ear(adj: list[list[int]], core: set[int], placed: set[int]) -> tup
     return best
 
 
-def placement_order(adj: list[list[int]], first: int = 0) -> list[Step]:
+def placement_order(adj: list[list[int]], first: int = 0, around: int = -1) -> list[Step]:
+    """The steps to place every room in. `around`: a room whose shortest loop goes first (the
+    search puts the loop it keeps failing on first when it starts over); else the graph's
+    shortest loop, or `first` in a graph without loops."""
     n = len(adj)
     core = two_core(adj)
     order: list[int] = []
@@ -133,7 +136,7 @@ def placement_order(adj: list[list[int]], first: int = 0) -> list[Step]:
                 targets[v] = (end, len(nodes) - k)
 
     if core:
-        cycle = _shortest_cycle(adj, core)
+        cycle = (_shortest_cycle(adj, core, [around]) if around in core else []) or _shortest_cycle(adj, core)
         take([cycle[0]])
         take(cycle[1:], cycle[0])
     else:
