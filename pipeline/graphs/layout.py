@@ -190,7 +190,8 @@ def _failure(problem: Problem, steps: list[Step], fails: np.ndarray, time_limit:
         loop = [names[s.node] for s in steps if s.target == step.target and s.hops >= 1] + [names[step.target]]
         what = f"the loop through {', '.join(loop)} did not close"
     else:
-        what = f"the room {names[worst[0]]!r} did not fit beside {', '.join(names[p] for p in step.placed) or 'nothing'}"
+        beside = ", ".join(names[p] for p in step.placed)
+        what = f"the room {names[worst[0]]!r} did not fit beside {beside}" if beside else f"no room could be laid out around {names[worst[0]]!r}"
     return LayoutFailed(f"no layout found in {time_limit:g} s: {what}", [names[i] for i in worst])
 
 
