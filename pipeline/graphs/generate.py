@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.graphs.model import BOSS, START, Edge, LevelGraph, Node
+from pipeline.graphs.model import BOSS, START, Edge, LevelGraph, Node, hops_from
 
 # Roles placed in dead ends; any other role goes on a room of the main path.
 DEAD_END_ROLES = ("treasure", "secret")
@@ -77,7 +77,8 @@ def generate(shape: GraphShape, rng: np.random.Generator) -> LevelGraph:
     # share rooms pile up into knots no set of rectangles can lay out.
     for made in range(loops):
         spots = [(a, b) for a in range(used) for b in range(used) if a < b and stretch[a] == stretch[b] and a != spine_len - 1 and b != spine_len - 1]
-        spots = [(a, b) for a, b in spots if len(adjacency[a]) < 4 and len(adjacency[b]) < 4 and 2 <= _hops(adjacency, a, b) <= 3]
+        hops = {a: hops_from(adjacency, a) for a in sorted({a for a, _ in spots})}
+        spots = [(a, b) for a, b in spots if len(adjacency[a]) < 4 and len(adjacency[b]) < 4 and 2 <= hops[a][b] <= 3]
         spots = [(a, b) for a, b in spots if a not in on_loop and b not in on_loop] or [(a, b) for a, b in spots if len(adjacency[a]) < 3 and len(adjacency[b]) < 3] or spots
         if not spots:
             break
@@ -127,22 +128,6 @@ def _lock_positions(spine_len: int, locks: int, rng: np.random.Generator) -> lis
     others = list(range(0, spine_len - 2))
     picked = sorted(rng.choice(len(others), size=min(locks - 1, len(others)), replace=False).tolist()) if locks > 1 and others else []
     return sorted(doors + [others[k] for k in picked])
-
-
-def _hops(adjacency: list[set[int]], a: int, b: int) -> int:
-    seen = {a: 0}
-    frontier = [a]
-    while frontier:
-        nxt = []
-        for u in frontier:
-            for v in sorted(adjacency[u]):
-                if v not in seen:
-                    seen[v] = seen[u] + 1
-                    if v == b:
-                        return seen[v]
-                    nxt.append(v)
-        frontier = nxt
-    return 1 << 30
 
 
 def _roles(shape: GraphShape, n: int, spine_len: int, adjacency: list[set[int]], on_loop: set[int], key_rooms: set[int], rng: np.random.Generator) -> dict[int, str]:

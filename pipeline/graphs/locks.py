@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pipeline.graphs.model import BOSS, EXIT, START, LevelGraph
+from pipeline.graphs.model import BOSS, EXIT, START, LevelGraph, hops_from
 
 
 class UnsolvableLevel(ValueError):
@@ -41,22 +41,9 @@ def start_and_goal(graph: LevelGraph) -> tuple[int, int]:
     for role in (EXIT, BOSS):
         if role in roles:
             return start, roles.index(role)
-    dist = _distances(graph.neighbours(), start)
+    dist = hops_from(graph.neighbours(), start)
     far = max(range(len(dist)), key=lambda i: (dist[i], -i))
     return start, far
-
-
-def _distances(adj: list[list[int]], start: int) -> list[int]:
-    dist = [-1] * len(adj)
-    dist[start] = 0
-    queue = deque([start])
-    while queue:
-        u = queue.popleft()
-        for v in adj[u]:
-            if dist[v] < 0:
-                dist[v] = dist[u] + 1
-                queue.append(v)
-    return dist
 
 
 class _Moves:

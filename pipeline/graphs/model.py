@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pipeline.level import PropertyValue
@@ -110,3 +112,17 @@ class LevelGraph:
             else:
                 edges.append(e)
         return LevelGraph(nodes, edges)
+
+
+def hops_from(adj: Sequence[Iterable[int]], start: int) -> list[int]:
+    """Fewest connections from room `start` to each room (-1: not connected)."""
+    dist = [-1] * len(adj)
+    dist[start] = 0
+    queue = deque([start])
+    while queue:
+        u = queue.popleft()
+        for v in adj[u]:
+            if dist[v] < 0:
+                dist[v] = dist[u] + 1
+                queue.append(v)
+    return dist
