@@ -30,11 +30,7 @@ from pipeline.jit import compiled
 
 
 class LayoutFailed(Exception):
-    """No layout within the time limit: `rooms` are those that failed to fit most often."""
-
-    def __init__(self, message: str, rooms: list[str]):
-        super().__init__(message)
-        self.rooms = rooms
+    """No layout within the time limit (the message names the loop or room that failed most)."""
 
 
 @dataclass
@@ -44,7 +40,7 @@ class Problem:
     graph: LevelGraph
     variants: list[RoomTemplate]
     pools: list[np.ndarray]  # per node: indices into variants
-    weights: list[np.ndarray]  # per node: the variants' weights
+    weights: np.ndarray  # per variant: how often it is chosen, relative to the others of a pool
 
     def __post_init__(self) -> None:
         self.adj = self.graph.neighbours()
@@ -64,7 +60,6 @@ class Problem:
         self._two: dict[tuple[int, int, int, int], tuple[np.ndarray | None, np.ndarray]] = {}
         self._pooled: dict[tuple[int, int, str], np.ndarray] = {}
         self.stride = len(self.variants)
-        self.weight_of = np.array([v.weight for v in self.variants], dtype=np.float64)
 
     def pool_offsets(self, a: int, node: int, socket: str) -> np.ndarray:
         """Keys (`placed_keys`) of every (offset, variant) at which `node` can stand beside a
@@ -110,6 +105,10 @@ class Problem:
             self._two[key] = (exact, boxes)
         return self._two[key]
 
+    def blockers(self, cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px: np.ndarray, py: np.ndarray, pt: np.ndarray, n: int) -> np.ndarray:
+        """`_blockers` of these candidates against the first `n` placed rooms."""
+        return _blockers(cx, cy, ct, px, py, pt, n, self.kinds, self.offsets, self.widths, self.heights)
+
     def space(self, a: int, b: int, socket: str) -> ConfigSpace:
         key = (a, b, socket)
         if key not in self._spaces:
@@ -135,7 +134,6 @@ class Placement:
     x: np.ndarray  # per node: its template's top-left tile
     y: np.ndarray
     variant: np.ndarray  # per node: index into Problem.variants
-    restarts: int
 
 
 def lay_out(problem: Problem, rng: np.random.Generator, time_limit: float, first: int = 0) -> Placement:
@@ -145,16 +143,14 @@ def lay_out(problem: Problem, rng: np.random.Generator, time_limit: float, first
     budget = BUDGET_BASE + BUDGET_PER_ROOM * n
     deadline = time.monotonic() + time_limit
     fails = np.zeros(len(problem.graph.nodes), dtype=np.int64)
-    restarts = 0
     around = -1
     while True:
         found = _search(problem, steps, pinned, rng, budget, deadline, fails)
         if found is not None:
             x, y, v = found
-            return Placement(x, y, v, restarts)
+            return Placement(x, y, v)
         if time.monotonic() >= deadline:
             raise _failure(problem, steps, fails, time_limit)
-        restarts += 1
         # Start over with the loop of the room that failed most placed first, while its
         # neighbours are few and free to move (fail first), once that room changes.
         worst = int(np.argmax(fails))
@@ -182,9 +178,9 @@ def pinned_rooms(adj: list[list[int]], steps: list[Step]) -> list[list[Step]]:
 
 def _failure(problem: Problem, steps: list[Step], fails: np.ndarray, time_limit: float) -> LayoutFailed:
     names = [nd.name for nd in problem.graph.nodes]
-    worst = [int(i) for i in np.argsort(-fails, kind="stable")[:3] if fails[i] > 0]
+    worst = [int(i) for i in np.argsort(-fails, kind="stable")[:1] if fails[i] > 0]
     if not worst:
-        return LayoutFailed(f"no layout found in {time_limit:g} s", [])
+        return LayoutFailed(f"no layout found in {time_limit:g} s")
     step = next(s for s in steps if s.node == worst[0])
     if step.target >= 0:
         loop = [names[s.node] for s in steps if s.target == step.target and s.hops >= 1] + [names[step.target]]
@@ -192,7 +188,7 @@ def _failure(problem: Problem, steps: list[Step], fails: np.ndarray, time_limit:
     else:
         beside = ", ".join(names[p] for p in step.placed)
         what = f"the room {names[worst[0]]!r} did not fit beside {beside}" if beside else f"no room could be laid out around {names[worst[0]]!r}"
-    return LayoutFailed(f"no layout found in {time_limit:g} s: {what}", [names[i] for i in worst])
+    return LayoutFailed(f"no layout found in {time_limit:g} s: {what}")
 
 
 def _search(
@@ -253,20 +249,12 @@ def _candidates(
     conflict = {int(where[p]) for p in step.placed}
     target = int(where[step.target]) if step.target >= 0 else -1
     stride = problem.stride
-    if not step.placed:  # the first room, at the origin
+    keys = _joined(problem, step, px, py, pt, where)
+    if keys is None:  # the first room, at the origin
         keys = _ORIGIN * stride + problem.pools[step.node].astype(np.int64)
-    else:
-        keys = None
-        for p in step.placed:
-            k = int(where[p])
-            shift = (offset_keys(np.array([px[k]]), np.array([py[k]]))[0] - _ORIGIN) * stride
-            mine = problem.pool_offsets(int(pt[k]), step.node, problem.edge_of[(p, step.node)].socket) + shift
-            keys = mine if keys is None else np.intersect1d(keys, mine, assume_unique=True)
-            if len(keys) == 0:
-                return _EMPTY, conflict
-    ct = (keys % stride).astype(np.int32)
-    kx, ky = key_offsets(keys // stride)
-    cx, cy = kx.astype(np.int32), ky.astype(np.int32)
+    elif len(keys) == 0:
+        return _EMPTY, conflict
+    cx, cy, ct = _positions(keys, stride)
     if target >= 0 and step.hops == 2:
         # Two rooms from closing the loop: keep the positions from which some template of the
         # next room could touch both this room and the loop's end.
@@ -305,12 +293,12 @@ def _candidates(
     # A weighted random order (each candidate's exponential clock, rate its template's weight),
     # of which a room tries the first few that are free: enough to get past a neighbour in the
     # way; more would only retry the same mistake made further back.
-    clock = rng.exponential(size=len(cx)) / problem.weight_of[ct]
+    clock = rng.exponential(size=len(cx)) / problem.weights[ct]
     if bias is not None:
         clock = clock * (1.0 + BIAS * bias * bias)
     order = np.argsort(clock, kind="stable")
     cx, cy, ct = cx[order], cy[order], ct[order]
-    blocker = _blockers(cx, cy, ct, px, py, pt, i, problem.kinds, problem.offsets, problem.widths, problem.heights)
+    blocker = problem.blockers(cx, cy, ct, px, py, pt, i)
     ok = blocker < 0
     conflict.update(np.unique(blocker[~ok]).tolist())
     free = np.flatnonzero(ok)
@@ -331,8 +319,10 @@ def _candidates(
     return (cx[free], cy[free], ct[free]), conflict
 
 
-def _has_place(problem: Problem, step: Step, i: int, px: np.ndarray, py: np.ndarray, pt: np.ndarray, where: np.ndarray) -> bool:
-    """Whether step i's room has a free position beside its placed neighbours."""
+def _joined(problem: Problem, step: Step, px: np.ndarray, py: np.ndarray, pt: np.ndarray, where: np.ndarray) -> np.ndarray | None:
+    """Keys of the (position, variant) at which step's room joins every placed neighbour in
+    `step.placed` through a door (the intersection of their configuration spaces, moved to
+    where they stand); None without placed neighbours."""
     keys = None
     for p in step.placed:
         k = int(where[p])
@@ -340,13 +330,22 @@ def _has_place(problem: Problem, step: Step, i: int, px: np.ndarray, py: np.ndar
         mine = problem.pool_offsets(int(pt[k]), step.node, problem.edge_of[(p, step.node)].socket) + shift
         keys = mine if keys is None else np.intersect1d(keys, mine, assume_unique=True)
         if len(keys) == 0:
-            return False
+            break
+    return keys
+
+
+def _positions(keys: np.ndarray, stride: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The x, y and variant of (position, variant) keys."""
+    kx, ky = key_offsets(keys // stride)
+    return kx.astype(np.int32), ky.astype(np.int32), (keys % stride).astype(np.int32)
+
+
+def _has_place(problem: Problem, step: Step, i: int, px: np.ndarray, py: np.ndarray, pt: np.ndarray, where: np.ndarray) -> bool:
+    """Whether step i's room has a free position beside its placed neighbours."""
+    keys = _joined(problem, step, px, py, pt, where)
     if keys is None:
         return True
-    ct = (keys % problem.stride).astype(np.int32)
-    kx, ky = key_offsets(keys // problem.stride)
-    blocker = _blockers(kx.astype(np.int32), ky.astype(np.int32), ct, px, py, pt, i, problem.kinds, problem.offsets, problem.widths, problem.heights)
-    return bool((blocker < 0).any())
+    return bool((problem.blockers(*_positions(keys, problem.stride), px, py, pt, i) < 0).any())
 
 
 BIAS = 8.0
@@ -354,7 +353,7 @@ BIAS = 8.0
 # The most sums of two configuration spaces' offsets `two_hops` lists exactly.
 EXACT_SUMS = 400_000
 
-# How many positions of a room two from closing a loop are tried for a place for the last.
+# How many free positions of a room that pins others down are tried for places for them.
 LOOKAHEAD = 48
 
 # How many free positions a room tries before the search goes back.

@@ -94,7 +94,7 @@ OWN_OBJECTS = ("room", "door", "key", "spawn", "exit")
 DEFAULT_SHAPES = {"small": (6, 6), "wide": (10, 6), "hall": (12, 8), "square": (8, 8), "large": (14, 10)}
 
 
-@stage("layout.graph", version=2)
+@stage("layout.graph", version=3)
 class LayoutGraph(StageParams):
     """Lay a level graph out with room templates, its keys and locks proven solvable.
 
@@ -249,12 +249,15 @@ class LayoutGraph(StageParams):
             return self._problem
         variants: list[RoomTemplate] = []
         index: dict[str, list[int]] = {}
+        shares: list[float] = []
         for name, found in self._pools.items():
             index[name] = list(range(len(variants), len(variants) + len(found)))
             variants.extend(found)
+            # A template's weight is shared among its turns, so turning adds no weight.
+            shares.extend(t.weight / len(found) for t in found)
         plain = [k for k, v in self._pools.items() if not v[0].corridor]
         general = [k for k in plain if not _roles_of(self, k)] or plain
-        pools, weights = [], []
+        pools = []
         for node in graph.nodes:
             if node.corridor:
                 names = list(self._corridor_pool)
@@ -264,9 +267,7 @@ class LayoutGraph(StageParams):
                 names = [k for k in plain if node.role and node.role in _roles_of(self, k)] or general
             idx = [i for name in names for i in index[name]]
             pools.append(np.array(idx, dtype=np.int64))
-            # A template's weight is shared among its turns, so turning adds no weight.
-            weights.append(np.array([variants[i].weight / len(index[variants[i].name]) for i in idx], dtype=np.float64))
-        problem = Problem(graph, variants, pools, weights)
+        problem = Problem(graph, variants, pools, np.array(shares, dtype=np.float64))
         if reuse:
             self._problem = problem
         return problem
