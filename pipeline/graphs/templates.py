@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -234,7 +234,7 @@ def from_polygon(
     return RoomTemplate(name, kinds, doors, corridor=corridor, weight=weight)
 
 
-def turned_variants(template_of: callable, rotate: bool) -> list[RoomTemplate]:  # type: ignore[valid-type]
+def turned_variants(template_of: Callable[[int], RoomTemplate], rotate: bool) -> list[RoomTemplate]:
     """The template at each quarter turn (one of each distinct shape and doors) when `rotate`."""
     out: list[RoomTemplate] = []
     seen: set[str] = set()

@@ -25,6 +25,7 @@ from pipeline.level import SPARE_CHARS, Level, MapObject, ObjectRef, PropertyVal
 from pipeline.ranges import draw, int_range, least, most
 from pipeline.registry import StageParams, stage
 from pipeline.stages.dungeon.tiles import DOOR, DUNGEON_ALPHABET, WALL
+from pipeline.stages.dungeon.tiles import FLOOR as FLOOR_TILE
 from pipeline.stages.load.tmx import read_map_file
 from pipeline.tiled.layer_data import MapFileError
 
@@ -346,10 +347,10 @@ def _draw(problem: Problem, placement: Placement, graph: LevelGraph, solution: S
     room_layer = np.zeros((height, width), dtype=np.int32)
     for k, (x, y, t) in enumerate(zip(xs, ys, variants)):
         floor = t.kinds == FLOOR
-        tiles[y : y + t.height, x : x + t.width][floor] = 1
+        tiles[y : y + t.height, x : x + t.width][floor] = FLOOR_TILE
         room_layer[y : y + t.height, x : x + t.width][floor] = k + 1
     level = Level(tiles=tiles, alphabet=DUNGEON_ALPHABET, layers={"room": room_layer})
-    # Rooms drawn in Tiled arrive as drawn: their symbols (door tiles as wall until a door is cut) and art.
+    # Rooms drawn in Tiled arrive as drawn: their symbols and art.
     level = _paste_drawn(level, xs, ys, variants)
     tiles = level.tiles
     at = g.index()
@@ -369,7 +370,7 @@ def _draw(problem: Problem, placement: Placement, graph: LevelGraph, solution: S
                 if o.type not in OWN_OBJECTS:
                     objects.append(replace(o, x=o.x + x, y=o.y + y, properties=dict(o.properties), ref=f"{node.name}:{o.ref}" if o.ref else ""))
     # Doors: a spot of the pair that joins the two rooms where they stand.
-    doors_of: dict[str, list[str]] = {}
+    first_door: dict[str, str] = {}  # lock -> the ref of its first door, which its key names
     cut = np.zeros(tiles.shape, dtype=bool)
     for e in g.edges:
         a, b = at[e.a], at[e.b]
@@ -389,7 +390,7 @@ def _draw(problem: Problem, placement: Placement, graph: LevelGraph, solution: S
             props["lock"] = e.lock
             props["gates"] = solution.gates[e.lock]
             props["key"] = ObjectRef(f"key:{e.lock}")
-            doors_of.setdefault(e.lock, []).append(ref)
+            first_door.setdefault(e.lock, ref)
         if e.one_way:
             props["one_way"] = True
         xs_, ys_ = [c[0] for c in cells], [c[1] for c in cells]
@@ -400,7 +401,7 @@ def _draw(problem: Problem, placement: Placement, graph: LevelGraph, solution: S
     objects.append(_point("spawn", "spawn", free, width, solution.start, rng, {"room": names[solution.start]}))
     objects.append(_point("exit", "exit", free, width, solution.goal, rng, {"room": names[solution.goal]}))
     for lock, room in sorted(solution.keys.items()):
-        objects.append(_point(f"key_{lock}", "key", free, width, room, rng, {"lock": lock, "room": names[room], "door": ObjectRef(doors_of[lock][0])}, ref=f"key:{lock}"))
+        objects.append(_point(f"key_{lock}", "key", free, width, room, rng, {"lock": lock, "room": names[room], "door": ObjectRef(first_door[lock])}, ref=f"key:{lock}"))
     level.objects = objects
     rooms = sum(1 for n in g.nodes if not n.corridor)
     walk_rooms = sum(1 for r in solution.walk if not g.nodes[r].corridor)
