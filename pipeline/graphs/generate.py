@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.graphs.model import BOSS, START, Edge, LevelGraph, Node, hops_from
+from pipeline.graphs.model import BOSS, START, Edge, LevelGraph, Node
 
 # Roles placed in dead ends; any other role goes on a room of the main path.
 DEAD_END_ROLES = ("treasure", "secret")
@@ -51,8 +51,9 @@ def generate(shape: GraphShape, rng: np.random.Generator) -> LevelGraph:
         raise ShapeError(
             f"{n} rooms cannot hold {loops} loops, {locks} locks and {extra} rooms of other roles: it takes {least_rooms(loops, locks, extra)}"
         )
-    # The main path: about a third of the rooms.
-    spine_len = min(max(n // 3 + int(rng.integers(0, 3)), _path_least(loops, locks)), n - loops - locks - extra)
+    # The main path: about a third of the rooms, and longer with many loops (each takes a
+    # stretch of connections on no other loop; see below).
+    spine_len = min(max(n // 3 + int(rng.integers(0, 3)), _path_least(loops, locks), 2 * loops + locks + 1), n - loops - locks - extra)
     names = [f"r{k}" for k in range(n)]
     edges: list[tuple[int, int]] = [(k, k + 1) for k in range(spine_len - 1)]
     stretch = [0] * n  # which stretch (between locks) each room is in
@@ -62,37 +63,83 @@ def generate(shape: GraphShape, rng: np.random.Generator) -> LevelGraph:
         stretch[k] = sum(1 for e in lock_edges if e < k)
     used = spine_len
     adjacency: list[set[int]] = [set() for _ in range(n)]
+    bridges: list[set[int]] = [set() for _ in range(n)]  # connections on no loop
     for a, b in edges:
         adjacency[a].add(b)
         adjacency[b].add(a)
+        bridges[a].add(b)
+        bridges[b].add(a)
 
-    def join(a: int, b: int) -> None:
+    def join(a: int, b: int, on_a_loop: bool = False) -> None:
         edges.append((a, b))
         adjacency[a].add(b)
         adjacency[b].add(a)
+        if not on_a_loop:
+            bridges[a].add(b)
+            bridges[b].add(a)
 
+    # Rooms each loop adds (one or two: loops of four to six rooms), and the branches that
+    # grow first so that loops have more places to go.
+    loop_rooms = [1] * loops
+    spare = n - spine_len - locks - extra - loops
+    for k in range(loops):
+        if spare > 0 and rng.integers(0, 2):
+            loop_rooms[k] += 1
+            spare -= 1
+    # Rooms kept back for loops that find no two rooms far enough apart (see below).
+    kept = min(max(spare, 0), loop_rooms.count(1))
+    for _ in range(max(spare, 0) - kept):
+        hosts = [r for r in range(used) if r != spine_len - 1 and len(adjacency[r]) < 3]
+        host = hosts[int(rng.integers(len(hosts)))]
+        stretch[used] = stretch[host]
+        join(host, used)
+        used += 1
     on_loop: set[int] = set()
-    # Loops: a new path of one or two rooms between two rooms of one stretch, two or three apart
-    # (loops of four to six rooms), on rooms not yet on a loop where there are such: loops that
-    # share rooms pile up into knots no set of rectangles can lay out.
-    for made in range(loops):
-        spots = [(a, b) for a in range(used) for b in range(used) if a < b and stretch[a] == stretch[b] and a != spine_len - 1 and b != spine_len - 1]
-        hops = {a: hops_from(adjacency, a) for a in sorted({a for a, _ in spots})}
-        spots = [(a, b) for a, b in spots if len(adjacency[a]) < 4 and len(adjacency[b]) < 4 and 2 <= hops[a][b] <= 3]
-        spots = [(a, b) for a, b in spots if a not in on_loop and b not in on_loop] or [(a, b) for a, b in spots if len(adjacency[a]) < 3 and len(adjacency[b]) < 3] or spots
+    # Loops: a new path between two rooms of one stretch, two or three connections apart along
+    # connections on no loop yet. So no two loops share a connection (they may share a room):
+    # every room stays on the outside of the graph, where its branches can go. Loops that
+    # share connections pile up into knots, rooms walled in by loops, that need their branches
+    # inside holes no set of rectangles leaves.
+    for made, size in enumerate(loop_rooms):
+        ends = [a for a in range(used) if a != spine_len - 1 and len(adjacency[a]) < 4]
+        can_end = set(ends)
+        near = [(a, b, hops) for a in ends for b, hops in _within(bridges, a, 3) if a < b and b in can_end and stretch[a] == stretch[b]]
+        spots = [(a, b) for a, b, hops in near if hops >= 2]
+        spots = [(a, b) for a, b in spots if a not in on_loop and b not in on_loop] or spots
+        if not spots:
+            # No two rooms far enough apart: a loop beside one connection, of two new rooms
+            # where there are rooms kept back (four rooms round), else of three rooms.
+            spots = [(a, b) for a, b, _ in near]
+            if kept > 0 and size == 1:
+                size, kept = 2, kept - 1
+        to_spare = n - used - locks - sum(loop_rooms[made:])
+        if not spots and to_spare > 0:
+            # Every connection is on a loop already: one new room off a room with doors to
+            # spare, or two off a room with one, make a connection that is not.
+            hosts = [r for r in ends if len(adjacency[r]) < 3] or ([r for r in ends if len(adjacency[r]) < 4] if to_spare > 1 else [])
+            if hosts:
+                host = hosts[int(rng.integers(len(hosts)))]
+                for _ in range(1 if len(adjacency[host]) < 3 else 2):
+                    stretch[used] = stretch[host]
+                    join(host, used)
+                    host, used = used, used + 1
+                spots = [(next(iter(sorted(bridges[host]))), host)]
         if not spots:
             break
         a, b = spots[int(rng.integers(len(spots)))]
-        room_left = n - used - locks - extra - (loops - 1 - made)
-        new = 1 + int(rng.integers(0, 2)) if room_left >= 2 else 1
-        path = list(range(used, used + new))
+        path = list(range(used, used + size))
         for r in path:
             stretch[r] = stretch[a]
-        used += new
+        used += size
         chain = [a, *path, b]
         for u, v in zip(chain, chain[1:]):
-            join(u, v)
+            join(u, v, on_a_loop=True)
         on_loop.update(chain)
+        # The old way between a and b is on this loop now.
+        way = _bridge_path(bridges, a, b)
+        for u, v in zip(way, way[1:]):
+            bridges[u].discard(v)
+            bridges[v].discard(u)
     # Branches: every lock's key gets a dead end in a stretch before its door, the rest anywhere
     # but the boss room.
     key_room: dict[int, int] = {}
@@ -118,6 +165,34 @@ def generate(shape: GraphShape, rng: np.random.Generator) -> LevelGraph:
         lock = lock_of.get((a, b), "")
         out_edges.append(Edge(names[a], names[b], lock=lock, key=names[key_of[lock]] if lock else ""))
     return LevelGraph(nodes, out_edges)
+
+
+def _within(adj: list[set[int]], start: int, most: int) -> list[tuple[int, int]]:
+    """The rooms at most `most` connections from `start`, with their distance, nearest first."""
+    out = [(start, 0)]
+    seen = {start}
+    for room, hops in out:
+        if hops < most:
+            for v in sorted(adj[room]):
+                if v not in seen:
+                    seen.add(v)
+                    out.append((v, hops + 1))
+    return out
+
+
+def _bridge_path(bridges: list[set[int]], a: int, b: int) -> list[int]:
+    """The rooms on the way from a to b along connections on no loop (a tree: one way)."""
+    parent = {a: a}
+    queue = [a]
+    for u in queue:
+        for v in sorted(bridges[u]):
+            if v not in parent:
+                parent[v] = u
+                queue.append(v)
+    way = [b]
+    while way[-1] != a:
+        way.append(parent[way[-1]])
+    return way[::-1]
 
 
 def _lock_positions(spine_len: int, locks: int, rng: np.random.Generator) -> list[int]:

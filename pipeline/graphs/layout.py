@@ -17,6 +17,7 @@ not the whole time limit; the time limit ends it with the loop or room that fail
 
 from __future__ import annotations
 
+import heapq
 import time
 from dataclasses import dataclass
 
@@ -109,6 +110,10 @@ class Problem:
         """`_blockers` of these candidates against the first `n` placed rooms."""
         return _blockers(cx, cy, ct, px, py, pt, n, self.kinds, self.offsets, self.widths, self.heights)
 
+    def any_free(self, cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px: np.ndarray, py: np.ndarray, pt: np.ndarray, n: int) -> bool:
+        """Whether some candidate overlaps none of the first `n` placed rooms."""
+        return bool(_any_free(cx, cy, ct, px, py, pt, n, self.kinds, self.offsets, self.widths, self.heights))
+
     def space(self, a: int, b: int, socket: str) -> ConfigSpace:
         key = (a, b, socket)
         if key not in self._spaces:
@@ -139,13 +144,14 @@ class Placement:
 def lay_out(problem: Problem, rng: np.random.Generator, time_limit: float, first: int = 0) -> Placement:
     steps = placement_order(problem.adj, first)
     pinned = pinned_rooms(problem.adj, steps)
+    reach = reach_bounds(problem, steps)
     n = len(steps)
     budget = BUDGET_BASE + BUDGET_PER_ROOM * n
     deadline = time.monotonic() + time_limit
     fails = np.zeros(len(problem.graph.nodes), dtype=np.int64)
     around = -1
     while True:
-        found = _search(problem, steps, pinned, rng, budget, deadline, fails)
+        found = _search(problem, steps, pinned, reach, rng, budget, deadline, fails)
         if found is not None:
             x, y, v = found
             return Placement(x, y, v)
@@ -158,21 +164,71 @@ def lay_out(problem: Problem, rng: np.random.Generator, time_limit: float, first
             around = worst
             steps = placement_order(problem.adj, first, around)
             pinned = pinned_rooms(problem.adj, steps)
+            reach = reach_bounds(problem, steps)
 
 
 def pinned_rooms(adj: list[list[int]], steps: list[Step]) -> list[list[Step]]:
-    """Per step, the rooms yet to come that it pins down: neighbours of its room placed later
-    that have another neighbour placed by then, each as a Step with those neighbours."""
+    """Per step, the rooms yet to come that it may crowd out: those placed later beside its own
+    room or beside a placed neighbour of it, each as a Step with its neighbours placed by then.
+    A room held by two (a loop's last) must fit between them; one held by one needs a free
+    stretch of wall beside it, which this room may be about to take."""
     at = {s.node: k for k, s in enumerate(steps)}
     out: list[list[Step]] = []
     for k, s in enumerate(steps):
         later = []
-        for y in adj[s.node]:
-            if at[y] > k:
-                held = tuple(sorted((v for v in adj[y] if at[v] <= k), key=at.__getitem__))
-                if len(held) >= 2:
-                    later.append(Step(y, held))
+        near = sorted({y for r in (s.node, *s.placed) for y in adj[r] if at[y] > k}, key=at.__getitem__)
+        for y in near:
+            held = tuple(sorted((v for v in adj[y] if at[v] <= k), key=at.__getitem__))
+            if len(held) >= 2 or s.node in held or PIN_SINGLE:
+                later.append(Step(y, held))
         out.append(later)
+    return out
+
+
+@dataclass
+class Reach:
+    """How far a step's room may stand from each placed room it must still meet through rooms
+    yet to come: since every connection becomes a door, any path between the two bounds their
+    distance by the rooms on it, side by side (the sizes of its rooms in between, less the wall
+    each shares with the next); the least such sum over the paths, per axis."""
+
+    nodes: np.ndarray  # placed rooms
+    span_x: np.ndarray  # per room: the least width of the rooms between, walls shared
+    span_y: np.ndarray
+
+
+def reach_bounds(problem: Problem, steps: list[Step]) -> list[Reach]:
+    """Per step, its `Reach` to the rooms placed before it (not its neighbours, which it joins
+    directly), found by a shortest-path search through the rooms placed after it."""
+    at = {s.node: k for k, s in enumerate(steps)}
+    adj = problem.adj
+    out = []
+    for k, s in enumerate(steps):
+        per_axis = []
+        for size in (problem.pool_w, problem.pool_h):
+            best: dict[int, int] = {}
+            seen = {s.node: 0}
+            heap = [(0, s.node)]
+            while heap:
+                d, u = heapq.heappop(heap)
+                if d > seen.get(u, d):
+                    continue
+                for v in adj[u]:
+                    if at[v] < k:
+                        if u != s.node and d < best.get(v, d + 1):
+                            best[v] = d
+                        continue
+                    nd = d + int(size[v]) - 1
+                    if v != s.node and nd < seen.get(v, nd + 1):
+                        seen[v] = nd
+                        heapq.heappush(heap, (nd, v))
+            per_axis.append(best)
+        rooms = sorted(per_axis[0], key=at.__getitem__)
+        out.append(Reach(
+            np.array(rooms, dtype=np.int64),
+            np.array([per_axis[0][r] for r in rooms], dtype=np.int64),
+            np.array([per_axis[1][r] for r in rooms], dtype=np.int64),
+        ))
     return out
 
 
@@ -182,8 +238,10 @@ def _failure(problem: Problem, steps: list[Step], fails: np.ndarray, time_limit:
     if not worst:
         return LayoutFailed(f"no layout found in {time_limit:g} s")
     step = next(s for s in steps if s.node == worst[0])
-    if step.target >= 0:
-        loop = [names[s.node] for s in steps if s.target == step.target and s.hops >= 1] + [names[step.target]]
+    if step.ear >= 0:
+        rooms = [s for s in steps if s.ear == step.ear]
+        ends = [p for s in rooms for p in s.placed if p not in {r.node for r in rooms}]
+        loop = [names[s.node] for s in rooms] + sorted({names[p] for p in ends})
         what = f"the loop through {', '.join(loop)} did not close"
     else:
         beside = ", ".join(names[p] for p in step.placed)
@@ -192,7 +250,8 @@ def _failure(problem: Problem, steps: list[Step], fails: np.ndarray, time_limit:
 
 
 def _search(
-    problem: Problem, steps: list[Step], pinned: list[list[Step]], rng: np.random.Generator, budget: int, deadline: float, fails: np.ndarray
+    problem: Problem, steps: list[Step], pinned: list[list[Step]], reach: list[Reach], rng: np.random.Generator, budget: int, deadline: float,
+    fails: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """One depth-first search with conflict-directed backjumping: a room with no position left
     sends the search back to the latest room that took one of its positions away (a neighbour
@@ -205,20 +264,32 @@ def _search(
     frames: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = [None] * len(steps)
     conflicts: list[set[int]] = [set() for _ in steps]
     cursor = [0] * len(steps)
+    ears = [s.ear for s in steps]
+    ear_fails = [0] * len(steps)
     i = 0
     spent = 0
     while i < len(steps):
         if frames[i] is None:
-            frames[i], conflicts[i] = _candidates(problem, steps, pinned, i, px, py, pt, where, rng)
+            frames[i], conflicts[i] = _candidates(problem, steps, pinned, reach[i], i, px, py, pt, where, rng, fails)
             cursor[i] = 0
+            ear_fails[i] = 0
         cx, cy, ct = frames[i]  # type: ignore[misc]
         k = cursor[i]
         if k >= len(cx):
-            fails[steps[i].node] += 1
-            if not conflicts[i]:
+            why = conflicts[i]
+            if i:  # (the first room is not to blame for what cannot fit around it)
+                fails[steps[i].node] += 1
+            start = ears[i]
+            if start >= 0:
+                ear_fails[start] += 1
+                if ear_fails[start] > EAR_TRIES:
+                    # The loop has had its tries: what holds it is what the rooms it hangs on
+                    # and the rooms in its way do, so go back to the latest of those.
+                    why = set().union(*conflicts[start : i + 1]) - set(range(start, i + 1))
+            if not why:
                 return None  # nothing placed before could make room: start over
-            back = max(conflicts[i])
-            conflicts[back] |= conflicts[i] - {back}
+            back = max(why)
+            conflicts[back] |= why - {back}
             for j in range(back + 1, i + 1):
                 frames[j] = None
                 where[steps[j].node] = -1
@@ -241,8 +312,8 @@ def _search(
 
 
 def _candidates(
-    problem: Problem, steps: list[Step], pinned: list[list[Step]], i: int, px: np.ndarray, py: np.ndarray, pt: np.ndarray,
-    where: np.ndarray, rng: np.random.Generator,
+    problem: Problem, steps: list[Step], pinned: list[list[Step]], reach: Reach, i: int, px: np.ndarray, py: np.ndarray, pt: np.ndarray,
+    where: np.ndarray, rng: np.random.Generator, fails: np.ndarray,
 ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], set[int]]:
     """Step i's free positions, in the order to try them, and the steps that limited them."""
     step = steps[i]
@@ -271,52 +342,80 @@ def _candidates(
             near = ((box[:, :, 0] <= dx) & (dx <= box[:, :, 1]) & (box[:, :, 2] <= dy) & (dy <= box[:, :, 3])).any(axis=1)
         cx, cy, ct = cx[near], cy[near], ct[near]
     bias = None
-    if target >= 0 and step.hops > 2:
-        # The rest of the loop spans at most the rooms on it, side by side: drop positions
-        # farther from its end than that, and try nearer ones first (a walk that wanders off
-        # leaves the last rooms no way back).
-        conflict.add(target)
-        rest = [steps[i + j].node for j in range(1, step.hops)]
-        w_rest = int(problem.pool_w[rest].sum()) - len(rest)
-        h_rest = int(problem.pool_h[rest].sum()) - len(rest)
-        wt, ht = int(problem.widths[pt[target]]) - 1, int(problem.heights[pt[target]]) - 1
-        dx = px[target] - cx
-        dy = py[target] - cy
-        lo_x, hi_x = -(w_rest + wt), w_rest + problem.widths[ct] - 1
-        lo_y, hi_y = -(h_rest + ht), h_rest + problem.heights[ct] - 1
-        near = (lo_x <= dx) & (dx <= hi_x) & (lo_y <= dy) & (dy <= hi_y)
-        cx, cy, ct = cx[near], cy[near], ct[near]
-        bias = np.maximum(
-            np.abs(2 * dx[near] - (lo_x + hi_x[near])) / (hi_x[near] - lo_x + 1.0),
-            np.abs(2 * dy[near] - (lo_y + hi_y[near])) / (hi_y[near] - lo_y + 1.0),
-        )
+    if len(reach.nodes) and len(cx):
+        # Every placed room this one must still meet through rooms to come: drop positions
+        # farther from it than those rooms can span, and try nearer ones first (a walk that
+        # wanders off leaves the last rooms no way back).
+        bias = np.zeros(len(cx))
+        keep = np.ones(len(cx), dtype=bool)
+        for node, sx, sy in zip(reach.nodes.tolist(), reach.span_x.tolist(), reach.span_y.tolist()):
+            k = int(where[node])
+            dx = px[k] - cx
+            dy = py[k] - cy
+            lo_x, hi_x = -(sx + int(problem.widths[pt[k]]) - 1), sx + problem.widths[ct] - 1
+            lo_y, hi_y = -(sy + int(problem.heights[pt[k]]) - 1), sy + problem.heights[ct] - 1
+            near = (lo_x <= dx) & (dx <= hi_x) & (lo_y <= dy) & (dy <= hi_y)
+            if not near.all():
+                conflict.add(k)
+                keep &= near
+            bias = np.maximum(bias, np.maximum(
+                np.abs(2 * dx - (lo_x + hi_x)) / (hi_x - lo_x + 1.0),
+                np.abs(2 * dy - (lo_y + hi_y)) / (hi_y - lo_y + 1.0),
+            ))
+        cx, cy, ct, bias = cx[keep], cy[keep], ct[keep], bias[keep]
     # A weighted random order (each candidate's exponential clock, rate its template's weight),
     # of which a room tries the first few that are free: enough to get past a neighbour in the
     # way; more would only retry the same mistake made further back.
     clock = rng.exponential(size=len(cx)) / problem.weights[ct]
     if bias is not None:
         clock = clock * (1.0 + BIAS * bias * bias)
+    if i and len(cx) and any(where[y] < 0 for y in problem.adj[step.node]):
+        # A room with neighbours to come would rather stand in the open than in a pocket
+        # among placed rooms, where they would find no place.
+        clock = clock * (1.0 + CROWD * _crowding(problem, cx, cy, ct, px[:i], py[:i], pt[:i]))
+        if OUT:
+            mx = float((px[:i] + problem.widths[pt[:i]] / 2).mean())
+            my = float((py[:i] + problem.heights[pt[:i]] / 2).mean())
+            d = np.hypot(cx + problem.widths[ct] / 2 - mx, cy + problem.heights[ct] / 2 - my)
+            clock = clock * (1.0 + OUT * (1.0 - d / max(float(d.max()), 1.0)))
     order = np.argsort(clock, kind="stable")
     cx, cy, ct = cx[order], cy[order], ct[order]
     blocker = problem.blockers(cx, cy, ct, px, py, pt, i)
     ok = blocker < 0
-    conflict.update(np.unique(blocker[~ok]).tolist())
+    conflict.update(np.flatnonzero(np.bincount(blocker[~ok], minlength=0)).tolist())
     free = np.flatnonzero(ok)
     if pinned[i]:
         # Look ahead: keep the positions that leave a place for every room this one pins down
         # (a neighbour yet to come that another placed room holds too: a loop's last room).
         closing = []
+        memo: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        starved = -1  # a room left without a place, blamed when none is kept
         for c in free[:LOOKAHEAD].tolist():
             px[i], py[i], pt[i] = cx[c], cy[c], ct[c]
             where[step.node] = i
-            if all(_has_place(problem, later, i + 1, px, py, pt, where) for later in pinned[i]):
+            homeless = next((later.node for later in pinned[i] if not _has_place(problem, later, i + 1, px, py, pt, where, memo)), -1)
+            if homeless < 0:
                 closing.append(c)
                 if len(closing) == TRIES:
                     break
+            elif starved < 0:
+                starved = homeless
         where[step.node] = -1
+        if not closing and starved >= 0:
+            fails[starved] += 1
         free = np.array(closing, dtype=np.int64)
     free = free[:TRIES]
     return (cx[free], cy[free], ct[free]), conflict
+
+
+def _crowding(problem: Problem, cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px: np.ndarray, py: np.ndarray, pt: np.ndarray) -> np.ndarray:
+    """Per candidate, the share of the ground around it (`MARGIN` tiles out) that placed rooms cover."""
+    x0, x1 = (cx - MARGIN)[:, None], (cx + problem.widths[ct] + MARGIN)[:, None]
+    y0, y1 = (cy - MARGIN)[:, None], (cy + problem.heights[ct] + MARGIN)[:, None]
+    ox = np.minimum(x1, (px + problem.widths[pt])[None, :]) - np.maximum(x0, px[None, :])
+    oy = np.minimum(y1, (py + problem.heights[pt])[None, :]) - np.maximum(y0, py[None, :])
+    covered = (np.clip(ox, 0, None) * np.clip(oy, 0, None)).sum(axis=1)
+    return covered / ((x1 - x0) * (y1 - y0))[:, 0]
 
 
 def _joined(problem: Problem, step: Step, px: np.ndarray, py: np.ndarray, pt: np.ndarray, where: np.ndarray) -> np.ndarray | None:
@@ -340,15 +439,25 @@ def _positions(keys: np.ndarray, stride: int) -> tuple[np.ndarray, np.ndarray, n
     return kx.astype(np.int32), ky.astype(np.int32), (keys % stride).astype(np.int32)
 
 
-def _has_place(problem: Problem, step: Step, i: int, px: np.ndarray, py: np.ndarray, pt: np.ndarray, where: np.ndarray) -> bool:
-    """Whether step i's room has a free position beside its placed neighbours."""
-    keys = _joined(problem, step, px, py, pt, where)
-    if keys is None:
-        return True
-    return bool((problem.blockers(*_positions(keys, problem.stride), px, py, pt, i) < 0).any())
+def _has_place(
+    problem: Problem, step: Step, i: int, px: np.ndarray, py: np.ndarray, pt: np.ndarray, where: np.ndarray,
+    memo: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]],
+) -> bool:
+    """Whether step i's room has a free position beside its placed neighbours (the positions
+    kept in `memo` by where those stand: a room held by rooms placed before is asked again for
+    every position of the room being placed)."""
+    key = (step.node, *(int(v) for p in step.placed for k in (where[p],) for v in (px[k], py[k], pt[k])))
+    if key not in memo:
+        keys = _joined(problem, step, px, py, pt, where)
+        if keys is None:
+            return True
+        memo[key] = _positions(keys, problem.stride)
+    return problem.any_free(*memo[key], px, py, pt, i)
 
 
 BIAS = 8.0
+CROWD, MARGIN = 8.0, 6
+OUT = 30.0
 
 # The most sums of two configuration spaces' offsets `two_hops` lists exactly.
 EXACT_SUMS = 400_000
@@ -356,12 +465,66 @@ EXACT_SUMS = 400_000
 # How many free positions of a room that pins others down are tried for places for them.
 LOOKAHEAD = 48
 
+PIN_SINGLE = True
+
+# How many times a loop's rooms may run out of positions before the search goes back past it.
+EAR_TRIES = 24
+
 # How many free positions a room tries before the search goes back.
 TRIES = 4
-BUDGET_BASE, BUDGET_PER_ROOM = 400, 40
+BUDGET_BASE, BUDGET_PER_ROOM = 200, 10
 
 _ORIGIN = int(offset_keys(np.array([0]), np.array([0]))[0])
 _EMPTY = (np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32))
+
+
+@compiled
+def _nearby(cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px: np.ndarray, py: np.ndarray, pt: np.ndarray, n: int, widths: np.ndarray, heights: np.ndarray) -> np.ndarray:
+    """The placed rooms (of the first `n`) whose boxes meet the box around every candidate: the
+    only ones any candidate can overlap."""
+    x0 = cx.min()
+    y0 = cy.min()
+    x1 = x0
+    y1 = y0
+    for c in range(cx.shape[0]):
+        x1 = max(x1, cx[c] + widths[ct[c]])
+        y1 = max(y1, cy[c] + heights[ct[c]])
+    out = np.empty(n, dtype=np.int64)
+    m = 0
+    for j in range(n):
+        if px[j] < x1 and px[j] + widths[pt[j]] > x0 and py[j] < y1 and py[j] + heights[pt[j]] > y0:
+            out[m] = j
+            m += 1
+    return out[:m]
+
+
+@compiled
+def _overlaps(c: int, j: int, cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px: np.ndarray, py: np.ndarray, pt: np.ndarray,
+              kinds: np.ndarray, offsets: np.ndarray, widths: np.ndarray, heights: np.ndarray) -> bool:
+    """Whether candidate c overlaps placed room j other than wall on wall."""
+    x0 = cx[c]
+    y0 = cy[c]
+    t = ct[c]
+    w = widths[t]
+    u = pt[j]
+    ux = px[j]
+    uy = py[j]
+    uw = widths[u]
+    lo_x = max(x0, ux)
+    hi_x = min(x0 + w, ux + uw)
+    lo_y = max(y0, uy)
+    hi_y = min(y0 + heights[t], uy + heights[u])
+    if lo_x >= hi_x or lo_y >= hi_y:
+        return False
+    base = offsets[t]
+    ubase = offsets[u]
+    for yy in range(lo_y, hi_y):
+        for xx in range(lo_x, hi_x):
+            a = kinds[base + (yy - y0) * w + (xx - x0)]
+            b = kinds[ubase + (yy - uy) * uw + (xx - ux)]
+            if a != 0 and b != 0 and (a != 1 or b != 1):
+                return True
+    return False
 
 
 @compiled
@@ -371,40 +534,33 @@ def _blockers(
 ) -> np.ndarray:
     """For each candidate, the first of the `n` placed rooms it overlaps other than wall on
     wall (its step), or -1 where it overlaps none."""
-    out = np.empty(cx.shape[0], dtype=np.int64)
+    out = np.full(cx.shape[0], -1, dtype=np.int64)
+    if cx.shape[0] == 0:
+        return out
+    near = _nearby(cx, cy, ct, px, py, pt, n, widths, heights)
     for c in range(cx.shape[0]):
-        x0 = cx[c]
-        y0 = cy[c]
-        t = ct[c]
-        w = widths[t]
-        h = heights[t]
-        base = offsets[t]
-        ok = True
-        for j in range(n):
-            u = pt[j]
-            ux = px[j]
-            uy = py[j]
-            uw = widths[u]
-            uh = heights[u]
-            lo_x = max(x0, ux)
-            hi_x = min(x0 + w, ux + uw)
-            lo_y = max(y0, uy)
-            hi_y = min(y0 + h, uy + uh)
-            if lo_x >= hi_x or lo_y >= hi_y:
-                continue
-            ubase = offsets[u]
-            for yy in range(lo_y, hi_y):
-                for xx in range(lo_x, hi_x):
-                    a = kinds[base + (yy - y0) * w + (xx - x0)]
-                    b = kinds[ubase + (yy - uy) * uw + (xx - ux)]
-                    if a != 0 and b != 0 and (a != 1 or b != 1):
-                        ok = False
-                        break
-                if not ok:
-                    break
-            if not ok:
+        for j in near:
+            if _overlaps(c, j, cx, cy, ct, px, py, pt, kinds, offsets, widths, heights):
                 out[c] = j
                 break
-        if ok:
-            out[c] = -1
     return out
+
+
+@compiled
+def _any_free(
+    cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px: np.ndarray, py: np.ndarray, pt: np.ndarray, n: int,
+    kinds: np.ndarray, offsets: np.ndarray, widths: np.ndarray, heights: np.ndarray,
+) -> bool:
+    """Whether some candidate overlaps none of the `n` placed rooms (`_blockers`, stopping at the first)."""
+    if cx.shape[0] == 0:
+        return False
+    near = _nearby(cx, cy, ct, px, py, pt, n, widths, heights)
+    for c in range(cx.shape[0]):
+        free = True
+        for j in near:
+            if _overlaps(c, j, cx, cy, ct, px, py, pt, kinds, offsets, widths, heights):
+                free = False
+                break
+        if free:
+            return True
+    return False

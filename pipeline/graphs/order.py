@@ -18,8 +18,9 @@ from dataclasses import dataclass
 class Step:
     node: int
     placed: tuple[int, ...]  # neighbours placed before it
-    target: int = -1  # the placed room its ear ends at (-1: none)
+    target: int = -1  # the placed room across the gap its ear still has to close (-1: none)
     hops: int = 0  # connections from this room to `target`
+    ear: int = -1  # the first step of its ear (-1: not on one)
 
 
 def two_core(adj: list[list[int]]) -> set[int]:
@@ -78,10 +79,11 @@ def _path_up(u: int, parent: dict[int, int]) -> list[int]:
     return out
 
 
-def _shortest_ear(adj: list[list[int]], core: set[int], placed: set[int]) -> tuple[list[int], int] | None:
+def _shortest_ear(adj: list[list[int]], core: set[int], placed: set[int]) -> tuple[list[int], int, int] | None:
     """The shortest path of unplaced core rooms from a placed room to a placed room (the same
-    one only around a loop of at least three rooms): its new rooms and the room it ends at."""
-    best: tuple[list[int], int] | None = None
+    one only around a loop of at least three rooms): its new rooms, the room it ends at and the
+    room it starts from."""
+    best: tuple[list[int], int, int] | None = None
     for u in sorted(placed):
         if not any(v in core and v not in placed for v in adj[u]):
             continue
@@ -100,7 +102,7 @@ def _shortest_ear(adj: list[list[int]], core: set[int], placed: set[int]) -> tup
                     if v != u:
                         path = _path_up(x, parent)[::-1][1:]
                         if best is None or len(path) < len(best[0]):
-                            best = (path, v)
+                            best = (path, v, u)
                     continue
                 if v not in core:
                     continue
@@ -109,7 +111,7 @@ def _shortest_ear(adj: list[list[int]], core: set[int], placed: set[int]) -> tup
                     if branch[v] != branch[x] and x != u:
                         path = _path_up(x, parent)[::-1][1:] + _path_up(v, parent)[:-1]
                         if best is None or len(path) < len(best[0]):
-                            best = (path, u)
+                            best = (path, u, u)
                     continue
                 parent[v] = x
                 branch[v] = v if x == u else branch[x]
@@ -125,20 +127,40 @@ def placement_order(adj: list[list[int]], first: int = 0, around: int = -1) -> l
     n = len(adj)
     core = two_core(adj)
     order: list[int] = []
-    targets: dict[int, tuple[int, int]] = {}
+    targets: dict[int, tuple[int, int, int]] = {}
     placed: set[int] = set()
 
-    def take(nodes: list[int], end: int = -1) -> None:
-        for k, v in enumerate(nodes):
+    def take(nodes: list[int], end: int = -1, start: int = -1) -> None:
+        if end < 0:
+            order.extend(nodes)
+            placed.update(nodes)
+            return
+        # An ear's rooms from both ends in turn, the middle one last: both ends claim their
+        # walls of the rooms the loop hangs on while those are free, and the gap between the
+        # two growing ends is what each room must keep closable.
+        first = len(order)
+        left, right = 0, len(nodes) - 1
+        ends = [start, end]  # the placed room at each end of the gap
+        side = 0
+        while left <= right:
+            k = left if side == 0 else right
+            v = nodes[k]
+            # connections to the other end's room: the rooms between, plus one
+            hops = (right + 1 - k) if side == 0 else (k - left + 1)
             order.append(v)
             placed.add(v)
-            if end >= 0:
-                targets[v] = (end, len(nodes) - k)
+            targets[v] = (ends[1 - side], hops, first)
+            ends[side] = v
+            if side == 0:
+                left += 1
+            else:
+                right -= 1
+            side = 1 - side
 
     if core:
         cycle = (_shortest_cycle(adj, core, [around]) if around in core else []) or _shortest_cycle(adj, core)
         take([cycle[0]])
-        take(cycle[1:], cycle[0])
+        take(cycle[1:], cycle[0], cycle[0])
     else:
         take([first])
     while len(placed) < n:
@@ -154,6 +176,6 @@ def placement_order(adj: list[list[int]], first: int = 0, around: int = -1) -> l
     steps = []
     for v in order:
         before = tuple(sorted((u for u in adj[v] if position[u] < position[v]), key=position.__getitem__))
-        end, hops = targets.get(v, (-1, 0))
-        steps.append(Step(v, before, end, hops))
+        end, hops, ear = targets.get(v, (-1, 0, -1))
+        steps.append(Step(v, before, end, hops, ear))
     return steps
