@@ -18,6 +18,7 @@ not the whole time limit; the time limit ends it with the loop or room that fail
 from __future__ import annotations
 
 import heapq
+import os
 import time
 from dataclasses import dataclass
 
@@ -60,6 +61,7 @@ class Problem:
         self._spaces: dict[tuple[int, int, str], ConfigSpace] = {}
         self._two: dict[tuple[int, int, int, int], tuple[np.ndarray | None, np.ndarray]] = {}
         self._pooled: dict[tuple[int, int, str], np.ndarray] = {}
+        self._pooled_xy: dict[tuple[int, int, str], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.stride = len(self.variants)
 
     def pool_offsets(self, a: int, node: int, socket: str) -> np.ndarray:
@@ -73,6 +75,13 @@ class Problem:
                 parts.append(offset_keys(space.offsets[:, 0], space.offsets[:, 1]) * self.stride + t)
             self._pooled[key] = np.sort(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
         return self._pooled[key]
+
+    def pool_positions(self, a: int, node: int, socket: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`pool_offsets` as (dx, dy, variant) arrays, in the same order."""
+        key = (a, node, socket)
+        if key not in self._pooled_xy:
+            self._pooled_xy[key] = _positions(self.pool_offsets(a, node, socket), self.stride)
+        return self._pooled_xy[key]
 
     def two_hops(self, end: int, a: int, middle: int, last: int) -> tuple[np.ndarray | None, np.ndarray]:
         """Where room `last` can stand, joined to room `end` (of variant `a`) through room
@@ -159,13 +168,14 @@ def lay_out(problem: Problem, rng: np.random.Generator, time_limit: float, first
             raise _failure(problem, steps, fails, time_limit)
         # Start over with the loop of the room that failed most placed first, while its
         # neighbours are few and free to move (fail first), once that room changes.
+        budget = int(budget * GROW)
         worst = int(np.argmax(fails))
-        if worst != around:
+        if AROUND and worst != around:
             around = worst
             steps = placement_order(problem.adj, first, around)
             pinned = pinned_rooms(problem.adj, steps)
             reach = reach_bounds(problem, steps)
-
+        
 
 def pinned_rooms(adj: list[list[int]], steps: list[Step]) -> list[list[Step]]:
     """Per step, the rooms yet to come that it may crowd out: those placed later beside its own
@@ -266,8 +276,10 @@ def _search(
     cursor = [0] * len(steps)
     ears = [s.ear for s in steps]
     ear_fails = [0] * len(steps)
+    strikes = [0] * len(steps)
     i = 0
     spent = 0
+    rewinds = 0
     while i < len(steps):
         if frames[i] is None:
             frames[i], conflicts[i] = _candidates(problem, steps, pinned, reach[i], i, px, py, pt, where, rng, fails)
@@ -280,12 +292,18 @@ def _search(
             if i:  # (the first room is not to blame for what cannot fit around it)
                 fails[steps[i].node] += 1
             start = ears[i]
+            strikes[i] += 1
             if start >= 0:
                 ear_fails[start] += 1
                 if ear_fails[start] > EAR_TRIES:
                     # The loop has had its tries: what holds it is what the rooms it hangs on
                     # and the rooms in its way do, so go back to the latest of those.
                     why = set().union(*conflicts[start : i + 1]) - set(range(start, i + 1))
+            elif strikes[i] % STRIKES == 0:
+                # A room that keeps running out of places at the end of a run of rooms (a
+                # corridor of rooms walked into a pocket): go back past the run.
+                start = max(0, i - WINDOW)
+                why = set().union(*conflicts[start : i + 1]) - set(range(start, i + 1))
             if not why:
                 return None  # nothing placed before could make room: start over
             back = max(why)
@@ -301,8 +319,23 @@ def _search(
         where[steps[i].node] = i
         i += 1
         spent += 1
-        if spent > budget or (spent & 63 == 0 and time.monotonic() >= deadline):
+        if spent & 63 == 0 and time.monotonic() >= deadline:
             return None
+        if spent > budget:
+            # The budget is spent: start over from some rooms before the one that ran out of
+            # places most, keeping the rooms before those (a layout that got far has most of
+            # its rooms right), a few times; then from the first room.
+            rewinds += 1
+            if rewinds > REWINDS:
+                return None
+            hot = int(np.argmax(strikes))
+            back = max(0, hot - REWIND)
+            for j in range(back, len(steps)):
+                frames[j] = None
+                where[steps[j].node] = -1
+                strikes[j] = 0
+            i = back
+            spent = 0
     x = np.zeros(n_nodes, dtype=np.int32)
     y = np.zeros(n_nodes, dtype=np.int32)
     v = np.zeros(n_nodes, dtype=np.int32)
@@ -320,12 +353,12 @@ def _candidates(
     conflict = {int(where[p]) for p in step.placed}
     target = int(where[step.target]) if step.target >= 0 else -1
     stride = problem.stride
-    keys = _joined(problem, step, px, py, pt, where)
-    if keys is None:  # the first room, at the origin
-        keys = _ORIGIN * stride + problem.pools[step.node].astype(np.int64)
-    elif len(keys) == 0:
-        return _EMPTY, conflict
-    cx, cy, ct = _positions(keys, stride)
+    if not step.placed:  # the first room, at the origin
+        cx, cy, ct = _positions(_ORIGIN * stride + problem.pools[step.node].astype(np.int64), stride)
+    else:
+        cx, cy, ct = _joined_positions(problem, step, px, py, pt, where)
+        if len(cx) == 0:
+            return _EMPTY, conflict
     if target >= 0 and step.hops == 2:
         # Two rooms from closing the loop: keep the positions from which some template of the
         # next room could touch both this room and the loop's end.
@@ -385,8 +418,8 @@ def _candidates(
     conflict.update(np.flatnonzero(np.bincount(blocker[~ok], minlength=0)).tolist())
     free = np.flatnonzero(ok)
     if pinned[i]:
-        # Look ahead: keep the positions that leave a place for every room this one pins down
-        # (a neighbour yet to come that another placed room holds too: a loop's last room).
+        # Look ahead: keep the positions that leave a place for every room this one may crowd
+        # out (`pinned_rooms`: a neighbour yet to come of this room or of one it joins).
         closing = []
         memo: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         starved = -1  # a room left without a place, blamed when none is kept
@@ -410,12 +443,7 @@ def _candidates(
 
 def _crowding(problem: Problem, cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px: np.ndarray, py: np.ndarray, pt: np.ndarray) -> np.ndarray:
     """Per candidate, the share of the ground around it (`MARGIN` tiles out) that placed rooms cover."""
-    x0, x1 = (cx - MARGIN)[:, None], (cx + problem.widths[ct] + MARGIN)[:, None]
-    y0, y1 = (cy - MARGIN)[:, None], (cy + problem.heights[ct] + MARGIN)[:, None]
-    ox = np.minimum(x1, (px + problem.widths[pt])[None, :]) - np.maximum(x0, px[None, :])
-    oy = np.minimum(y1, (py + problem.heights[pt])[None, :]) - np.maximum(y0, py[None, :])
-    covered = (np.clip(ox, 0, None) * np.clip(oy, 0, None)).sum(axis=1)
-    return covered / ((x1 - x0) * (y1 - y0))[:, 0]
+    return _covered(cx, cy, ct, px, py, pt, len(px), problem.widths, problem.heights, MARGIN)
 
 
 def _joined(problem: Problem, step: Step, px: np.ndarray, py: np.ndarray, pt: np.ndarray, where: np.ndarray) -> np.ndarray | None:
@@ -448,31 +476,48 @@ def _has_place(
     every position of the room being placed)."""
     key = (step.node, *(int(v) for p in step.placed for k in (where[p],) for v in (px[k], py[k], pt[k])))
     if key not in memo:
-        keys = _joined(problem, step, px, py, pt, where)
-        if keys is None:
-            return True
-        memo[key] = _positions(keys, problem.stride)
+        memo[key] = _joined_positions(problem, step, px, py, pt, where)
     return problem.any_free(*memo[key], px, py, pt, i)
 
 
+def _joined_positions(problem: Problem, step: Step, px: np.ndarray, py: np.ndarray, pt: np.ndarray, where: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`_joined` as positions (x, y, variant); beside one room (most rooms), without the keys."""
+    if len(step.placed) == 1:
+        p = step.placed[0]
+        k = int(where[p])
+        dx, dy, t = problem.pool_positions(int(pt[k]), step.node, problem.edge_of[(p, step.node)].socket)
+        return dx + px[k], dy + py[k], t
+    keys = _joined(problem, step, px, py, pt, where)
+    return _positions(keys, problem.stride) if keys is not None else _EMPTY
+
+
+GROW = float(os.environ.get("GROW", "1"))
+AROUND = int(os.environ.get("AROUND", "1"))
 BIAS = 8.0
 CROWD, MARGIN = 8.0, 6
 OUT = 30.0
 
 # The most sums of two configuration spaces' offsets `two_hops` lists exactly.
-EXACT_SUMS = 400_000
+EXACT_SUMS = 100_000
 
 # How many free positions of a room that pins others down are tried for places for them.
 LOOKAHEAD = 48
 
-PIN_SINGLE = True
+PIN_SINGLE = bool(int(os.environ.get("PIN_SINGLE", "1")))
 
 # How many times a loop's rooms may run out of positions before the search goes back past it.
 EAR_TRIES = 24
 
+# After how many times out of places a room not on a loop sends the search back past the
+# WINDOW rooms before it.
+STRIKES, WINDOW = 16, 4
+
+REWINDS = int(os.environ.get("REWINDS", "3"))
+REWIND = int(os.environ.get("REWIND", "20"))
+
 # How many free positions a room tries before the search goes back.
 TRIES = 4
-BUDGET_BASE, BUDGET_PER_ROOM = 200, 10
+BUDGET_BASE, BUDGET_PER_ROOM = 200, int(os.environ.get("PER_ROOM", "10"))
 
 _ORIGIN = int(offset_keys(np.array([0]), np.array([0]))[0])
 _EMPTY = (np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32))
@@ -496,6 +541,30 @@ def _nearby(cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px: np.ndarray, py: 
             out[m] = j
             m += 1
     return out[:m]
+
+
+@compiled
+def _covered(cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px: np.ndarray, py: np.ndarray, pt: np.ndarray, n: int,
+             widths: np.ndarray, heights: np.ndarray, margin: int) -> np.ndarray:
+    """`_crowding`: per candidate, the share of its box grown by `margin` that the first `n`
+    placed rooms' boxes cover."""
+    out = np.zeros(cx.shape[0])
+    if cx.shape[0] == 0:
+        return out
+    near = _nearby(cx - margin, cy - margin, ct, px, py, pt, n, widths + 2 * margin, heights + 2 * margin)
+    for c in range(cx.shape[0]):
+        x0 = cx[c] - margin
+        y0 = cy[c] - margin
+        x1 = cx[c] + widths[ct[c]] + margin
+        y1 = cy[c] + heights[ct[c]] + margin
+        area = 0
+        for j in near:
+            ox = min(x1, px[j] + widths[pt[j]]) - max(x0, px[j])
+            oy = min(y1, py[j] + heights[pt[j]]) - max(y0, py[j])
+            if ox > 0 and oy > 0:
+                area += ox * oy
+        out[c] = area / ((x1 - x0) * (y1 - y0))
+    return out
 
 
 @compiled
