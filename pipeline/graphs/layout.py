@@ -2,33 +2,48 @@
 every connection a door.
 
 A depth-first search over the placement order (`order.py`: loops first, each closed as soon as
-it opens): each room takes a position from the configuration spaces of the neighbours already
-placed (their intersection, when a room closes a loop), in a random order weighted by its
-templates' weights; a position overlapping a placed room is skipped (a compiled test against
-every placed room). On the way round a loop, positions too far from the loop's end for the rooms
-left to span are dropped, nearer ones tried first; two rooms from the end, only positions from
-which the last room could touch both (`Problem.two_hops`); and a position that leaves no place
-for a room it pins down (a loop's last) is not tried. A room tries a few positions (`TRIES`);
-one with none left sends the search back to the latest room that took its places away
-(conflict-directed backjumping), not merely the room before. A search that spends its budget of
-steps starts over with the random stream where it is, so a bad early choice costs one budget,
-not the whole time limit; the time limit ends it with the loop or room that failed most.
+it opens, its rooms taken from both ends in turn): each room takes a position from the
+configuration spaces of the neighbours already placed (their intersection, when a room closes a
+loop), in a random order weighted by its templates' weights, and a position overlapping a placed
+room is skipped (compiled tests against the placed rooms near it). What keeps it from dead ends:
+
+- reach: a room must still meet some placed rooms through rooms to come (its loop's other end,
+  the rooms of loops it shares); positions farther from them than those rooms can span are
+  dropped (`reach_bounds`), and two rooms from closing a loop, so are the positions from which
+  the last room could not touch both ends (`Problem.two_hops`);
+- look-ahead: a position that leaves no place for a room it may crowd out (a loop's last room,
+  a neighbour yet to come of this room or of one it joins) is not tried (`_look_ahead`);
+- the open: a room with neighbours to come tries positions away from the placed rooms first,
+  so the layout grows outwards instead of walking into pockets among its own rooms.
+
+A room tries a few positions (`TRIES`); one with none left sends the search back to the latest
+room that took its places away (conflict-directed backjumping), not merely the room before; a
+loop, or a run of rooms, that keeps failing sends it back past itself. A search that spends its
+budget of steps goes back some rooms before the room that failed most, a few times, then starts
+over with the random stream where it is; the time limit ends it with the loop or room that
+failed most.
 """
 
 from __future__ import annotations
 
 import heapq
-import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
+from pipeline.graphs.config_space import _HALF as _HALF_K
+from pipeline.graphs.config_space import _SHIFT as _SHIFT_K
 from pipeline.graphs.config_space import ConfigSpace, config_space, key_offsets, offset_keys
 from pipeline.graphs.model import Edge, LevelGraph
 from pipeline.graphs.order import Step, placement_order
 from pipeline.graphs.templates import RoomTemplate
 from pipeline.jit import compiled
+
+
+T = TypeVar("T")
 
 
 class LayoutFailed(Exception):
@@ -62,19 +77,27 @@ class Problem:
         self._two: dict[tuple[int, int, int, int], tuple[np.ndarray | None, np.ndarray]] = {}
         self._pooled: dict[tuple[int, int, str], np.ndarray] = {}
         self._pooled_xy: dict[tuple[int, int, str], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._beside: dict[tuple[int, int, str], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._pool_sets = [set(p.tolist()) for p in self.pools]
         self.stride = len(self.variants)
+        # What the offset tables below depend on besides the rooms' pools: every map a stage
+        # lays out has the same variants, so its tables are made once per process.
+        self._sig = tuple(v.digest() for v in self.variants)
 
     def pool_offsets(self, a: int, node: int, socket: str) -> np.ndarray:
         """Keys (`placed_keys`) of every (offset, variant) at which `node` can stand beside a
         room of variant `a`, joined through door spots of `socket`: sorted, unique."""
         key = (a, node, socket)
         if key not in self._pooled:
-            parts = []
-            for t in self.pools[node].tolist():
-                space = self.space(a, t, socket)
-                parts.append(offset_keys(space.offsets[:, 0], space.offsets[:, 1]) * self.stride + t)
-            self._pooled[key] = np.sort(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+            self._pooled[key] = _shared(("pooled", self._sig, a, tuple(self.pools[node].tolist()), socket), lambda: self._pool_offsets(a, node, socket))
         return self._pooled[key]
+
+    def _pool_offsets(self, a: int, node: int, socket: str) -> np.ndarray:
+        parts = []
+        for t in self.pools[node].tolist():
+            space = self.space(a, t, socket)
+            parts.append(offset_keys(space.offsets[:, 0], space.offsets[:, 1]) * self.stride + t)
+        return np.sort(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
 
     def pool_positions(self, a: int, node: int, socket: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """`pool_offsets` as (dx, dy, variant) arrays, in the same order."""
@@ -82,6 +105,25 @@ class Problem:
         if key not in self._pooled_xy:
             self._pooled_xy[key] = _positions(self.pool_offsets(a, node, socket), self.stride)
         return self._pooled_xy[key]
+
+    def beside_table(self, node: int, other: int, socket: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per variant of `node`'s pool, where `other` may stand beside it (`pool_offsets`),
+        packed: starts (stride + 1 entries, a variant's keys from its start to the next's), the
+        keys, and per variant the box (x0, y0, x1, y1) those rooms stand in."""
+        key = (node, other, socket)
+        if key not in self._beside:
+            starts = np.zeros(self.stride + 1, dtype=np.int64)
+            boxes = np.zeros((self.stride, 4), dtype=np.int64)
+            parts = []
+            for t in range(self.stride):
+                part = self.pool_offsets(t, other, socket) if t in self._pool_sets[node] else _NO_KEYS
+                parts.append(part)
+                starts[t + 1] = starts[t] + len(part)
+                if len(part):
+                    x, y, v = _positions(part, self.stride)
+                    boxes[t] = (x.min(), y.min(), (x + self.widths[v]).max(), (y + self.heights[v]).max())
+            self._beside[key] = (starts, np.concatenate(parts), boxes)
+        return self._beside[key]
 
     def two_hops(self, end: int, a: int, middle: int, last: int) -> tuple[np.ndarray | None, np.ndarray]:
         """Where room `last` can stand, joined to room `end` (of variant `a`) through room
@@ -92,28 +134,33 @@ class Problem:
         rings of offsets add up to nearly their whole box, unless one room is far smaller)."""
         key = (end, a, middle, last)
         if key not in self._two:
-            boxes = np.zeros((self.stride, len(self.pools[middle]), 4), dtype=np.int64)
-            boxes[:, :, 0] = 1  # empty (x0 > x1) unless a space joins them
-            pairs = []
-            for j, m in enumerate(self.pools[middle].tolist()):
-                s1 = self.space(a, m, self.edge_of[(end, middle)].socket).offsets
-                if len(s1) == 0:
-                    continue
-                for t in self.pools[last].tolist():
-                    s2 = self.space(m, t, self.edge_of[(middle, last)].socket).offsets
-                    if len(s2):
-                        lo, hi = s1.min(axis=0) + s2.min(axis=0), s1.max(axis=0) + s2.max(axis=0)
-                        boxes[t, j] = (lo[0], hi[0], lo[1], hi[1])
-                        pairs.append((s1, s2, t))
-            exact = None
-            if sum(len(s1) * len(s2) for s1, s2, _ in pairs) <= EXACT_SUMS:
-                parts = [
-                    offset_keys((s1[:, 0][:, None] + s2[:, 0][None, :]).ravel(), (s1[:, 1][:, None] + s2[:, 1][None, :]).ravel()) * self.stride + t
-                    for s1, s2, t in pairs
-                ]
-                exact = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
-            self._two[key] = (exact, boxes)
+            shared = ("two", self._sig, a, tuple(self.pools[middle].tolist()), tuple(self.pools[last].tolist()),
+                      self.edge_of[(end, middle)].socket, self.edge_of[(middle, last)].socket)
+            self._two[key] = _shared(shared, lambda: self._two_hops(end, a, middle, last))
         return self._two[key]
+
+    def _two_hops(self, end: int, a: int, middle: int, last: int) -> tuple[np.ndarray | None, np.ndarray]:
+        boxes = np.zeros((self.stride, len(self.pools[middle]), 4), dtype=np.int64)
+        boxes[:, :, 0] = 1  # empty (x0 > x1) unless a space joins them
+        pairs = []
+        for j, m in enumerate(self.pools[middle].tolist()):
+            s1 = self.space(a, m, self.edge_of[(end, middle)].socket).offsets
+            if len(s1) == 0:
+                continue
+            for t in self.pools[last].tolist():
+                s2 = self.space(m, t, self.edge_of[(middle, last)].socket).offsets
+                if len(s2):
+                    lo, hi = s1.min(axis=0) + s2.min(axis=0), s1.max(axis=0) + s2.max(axis=0)
+                    boxes[t, j] = (lo[0], hi[0], lo[1], hi[1])
+                    pairs.append((s1, s2, t))
+        exact = None
+        if sum(len(s1) * len(s2) for s1, s2, _ in pairs) <= EXACT_SUMS:
+            parts = [
+                offset_keys((s1[:, 0][:, None] + s2[:, 0][None, :]).ravel(), (s1[:, 1][:, None] + s2[:, 1][None, :]).ravel()) * self.stride + t
+                for s1, s2, t in pairs
+            ]
+            exact = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+        return exact, boxes
 
     def blockers(self, cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px: np.ndarray, py: np.ndarray, pt: np.ndarray, n: int) -> np.ndarray:
         """`_blockers` of these candidates against the first `n` placed rooms."""
@@ -128,6 +175,19 @@ class Problem:
         if key not in self._spaces:
             self._spaces[key] = _cached_space(self.variants[a], self.variants[b], socket)
         return self._spaces[key]
+
+
+# Tables of offsets (`Problem`) by the variants' digests and what else they depend on, shared
+# by every map a process lays out.
+_TABLES: dict[tuple[object, ...], object] = {}
+
+
+def _shared(key: tuple[object, ...], make: Callable[[], T]) -> T:
+    if key not in _TABLES:
+        if len(_TABLES) > 20_000:
+            _TABLES.clear()
+        _TABLES[key] = make()
+    return _TABLES[key]  # type: ignore[return-value]
 
 
 # Config spaces by the templates' digests, shared by every map a process lays out.
@@ -151,31 +211,31 @@ class Placement:
 
 
 def lay_out(problem: Problem, rng: np.random.Generator, time_limit: float, first: int = 0) -> Placement:
-    steps = placement_order(problem.adj, first)
-    pinned = pinned_rooms(problem.adj, steps)
-    reach = reach_bounds(problem, steps)
-    n = len(steps)
-    budget = BUDGET_BASE + BUDGET_PER_ROOM * n
+    plan = _plan(problem, first)
+    budget = BUDGET_BASE + BUDGET_PER_ROOM * len(plan[0])
     deadline = time.monotonic() + time_limit
     fails = np.zeros(len(problem.graph.nodes), dtype=np.int64)
     around = -1
     while True:
-        found = _search(problem, steps, pinned, reach, rng, budget, deadline, fails)
+        found = _search(problem, *plan, rng, budget, deadline, fails)
         if found is not None:
             x, y, v = found
             return Placement(x, y, v)
         if time.monotonic() >= deadline:
-            raise _failure(problem, steps, fails, time_limit)
+            raise _failure(problem, plan[0], fails, time_limit)
         # Start over with the loop of the room that failed most placed first, while its
         # neighbours are few and free to move (fail first), once that room changes.
-        budget = int(budget * GROW)
         worst = int(np.argmax(fails))
-        if AROUND and worst != around:
+        if worst != around:
             around = worst
-            steps = placement_order(problem.adj, first, around)
-            pinned = pinned_rooms(problem.adj, steps)
-            reach = reach_bounds(problem, steps)
-        
+            plan = _plan(problem, first, around)
+
+
+def _plan(problem: Problem, first: int, around: int = -1) -> tuple[list[Step], list[list[Step]], list[Reach]]:
+    """The placement order and, per step, the rooms it may crowd out and its reach."""
+    steps = placement_order(problem.adj, first, around)
+    return steps, pinned_rooms(problem.adj, steps), reach_bounds(problem, steps)
+
 
 def pinned_rooms(adj: list[list[int]], steps: list[Step]) -> list[list[Step]]:
     """Per step, the rooms yet to come that it may crowd out: those placed later beside its own
@@ -189,8 +249,7 @@ def pinned_rooms(adj: list[list[int]], steps: list[Step]) -> list[list[Step]]:
         near = sorted({y for r in (s.node, *s.placed) for y in adj[r] if at[y] > k}, key=at.__getitem__)
         for y in near:
             held = tuple(sorted((v for v in adj[y] if at[v] <= k), key=at.__getitem__))
-            if len(held) >= 2 or s.node in held or PIN_SINGLE:
-                later.append(Step(y, held))
+            later.append(Step(y, held))
         out.append(later)
     return out
 
@@ -374,71 +433,87 @@ def _candidates(
             dy = (cy - py[target])[:, None]
             near = ((box[:, :, 0] <= dx) & (dx <= box[:, :, 1]) & (box[:, :, 2] <= dy) & (dy <= box[:, :, 3])).any(axis=1)
         cx, cy, ct = cx[near], cy[near], ct[near]
-    bias = None
     if len(reach.nodes) and len(cx):
         # Every placed room this one must still meet through rooms to come: drop positions
-        # farther from it than those rooms can span, and try nearer ones first (a walk that
-        # wanders off leaves the last rooms no way back).
-        bias = np.zeros(len(cx))
+        # farther from it than those rooms can span (a walk that wanders off leaves the last
+        # rooms no way back).
         keep = np.ones(len(cx), dtype=bool)
         for node, sx, sy in zip(reach.nodes.tolist(), reach.span_x.tolist(), reach.span_y.tolist()):
             k = int(where[node])
             dx = px[k] - cx
             dy = py[k] - cy
-            lo_x, hi_x = -(sx + int(problem.widths[pt[k]]) - 1), sx + problem.widths[ct] - 1
-            lo_y, hi_y = -(sy + int(problem.heights[pt[k]]) - 1), sy + problem.heights[ct] - 1
-            near = (lo_x <= dx) & (dx <= hi_x) & (lo_y <= dy) & (dy <= hi_y)
+            near = (-(sx + int(problem.widths[pt[k]]) - 1) <= dx) & (dx <= sx + problem.widths[ct] - 1)
+            near &= (-(sy + int(problem.heights[pt[k]]) - 1) <= dy) & (dy <= sy + problem.heights[ct] - 1)
             if not near.all():
                 conflict.add(k)
                 keep &= near
-            bias = np.maximum(bias, np.maximum(
-                np.abs(2 * dx - (lo_x + hi_x)) / (hi_x - lo_x + 1.0),
-                np.abs(2 * dy - (lo_y + hi_y)) / (hi_y - lo_y + 1.0),
-            ))
-        cx, cy, ct, bias = cx[keep], cy[keep], ct[keep], bias[keep]
+        cx, cy, ct = cx[keep], cy[keep], ct[keep]
     # A weighted random order (each candidate's exponential clock, rate its template's weight),
     # of which a room tries the first few that are free: enough to get past a neighbour in the
     # way; more would only retry the same mistake made further back.
     clock = rng.exponential(size=len(cx)) / problem.weights[ct]
-    if bias is not None:
-        clock = clock * (1.0 + BIAS * bias * bias)
     if i and len(cx) and any(where[y] < 0 for y in problem.adj[step.node]):
-        # A room with neighbours to come would rather stand in the open than in a pocket
-        # among placed rooms, where they would find no place.
+        # A room with neighbours to come would rather stand in the open, away from the rooms
+        # placed, than in a pocket among them where its neighbours would find no place: the
+        # layout grows outwards.
         clock = clock * (1.0 + CROWD * _crowding(problem, cx, cy, ct, px[:i], py[:i], pt[:i]))
-        if OUT:
-            mx = float((px[:i] + problem.widths[pt[:i]] / 2).mean())
-            my = float((py[:i] + problem.heights[pt[:i]] / 2).mean())
-            d = np.hypot(cx + problem.widths[ct] / 2 - mx, cy + problem.heights[ct] / 2 - my)
-            clock = clock * (1.0 + OUT * (1.0 - d / max(float(d.max()), 1.0)))
+        mx = float((px[:i] + problem.widths[pt[:i]] / 2).mean())
+        my = float((py[:i] + problem.heights[pt[:i]] / 2).mean())
+        d = np.hypot(cx + problem.widths[ct] / 2 - mx, cy + problem.heights[ct] / 2 - my)
+        clock = clock * (1.0 + OUTWARD * (1.0 - d / max(float(d.max()), 1.0)))
     order = np.argsort(clock, kind="stable")
     cx, cy, ct = cx[order], cy[order], ct[order]
     blocker = problem.blockers(cx, cy, ct, px, py, pt, i)
     ok = blocker < 0
     conflict.update(np.flatnonzero(np.bincount(blocker[~ok], minlength=0)).tolist())
     free = np.flatnonzero(ok)
-    if pinned[i]:
+    if pinned[i] and len(free):
         # Look ahead: keep the positions that leave a place for every room this one may crowd
         # out (`pinned_rooms`: a neighbour yet to come of this room or of one it joins).
-        closing = []
-        memo: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        starved = -1  # a room left without a place, blamed when none is kept
-        for c in free[:LOOKAHEAD].tolist():
-            px[i], py[i], pt[i] = cx[c], cy[c], ct[c]
-            where[step.node] = i
-            homeless = next((later.node for later in pinned[i] if not _has_place(problem, later, i + 1, px, py, pt, where, memo)), -1)
-            if homeless < 0:
-                closing.append(c)
-                if len(closing) == TRIES:
-                    break
-            elif starved < 0:
-                starved = homeless
-        where[step.node] = -1
-        if not closing and starved >= 0:
+        kept, starved = _look_ahead(problem, step, pinned[i], i, cx, cy, ct, free[:LOOKAHEAD], px, py, pt, where)
+        if not len(kept) and starved >= 0:
             fails[starved] += 1
-        free = np.array(closing, dtype=np.int64)
+        free = kept
     free = free[:TRIES]
     return (cx[free], cy[free], ct[free]), conflict
+
+
+def _look_ahead(
+    problem: Problem, step: Step, later: list[Step], i: int, cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, tried: np.ndarray,
+    px: np.ndarray, py: np.ndarray, pt: np.ndarray, where: np.ndarray,
+) -> tuple[np.ndarray, int]:
+    """The first `TRIES` of the candidates `tried` (indices) at which each room in `later` keeps
+    a free position beside its placed neighbours and this room; else none, and the first room
+    left without one (-1: none)."""
+    stride = problem.stride
+    fixed: list[np.ndarray] = []
+    fixed_at, rel, has_fixed = [0], [], []
+    table = np.zeros((len(later), stride + 1), dtype=np.int64)
+    rel_box = np.zeros((len(later), stride, 4), dtype=np.int64)
+    base = 0
+    for r, room in enumerate(later):
+        # Where its neighbours placed before this room let it stand (keys, moved where they stand) ...
+        held = Step(room.node, tuple(h for h in room.placed if h != step.node))
+        has_fixed.append(bool(held.placed))
+        keys = _joined(problem, held, px, py, pt, where)
+        fixed.append(keys if keys is not None else _NO_KEYS)
+        fixed_at.append(fixed_at[-1] + len(fixed[-1]))
+        # ... and, per template of this room, where it may stand beside it (keys from it).
+        if step.node in room.placed:
+            socket = problem.edge_of[(step.node, room.node)].socket
+            table[r], part, rel_box[r] = problem.beside_table(step.node, room.node, socket)
+            table[r] += base
+            rel.append(part)
+            base += len(part)
+        else:
+            table[r] = -1
+    kept, starved = _look_ahead_kernel(
+        cx, cy, ct, tried, px, py, pt, i,
+        np.concatenate(fixed), np.array(fixed_at, dtype=np.int64), np.array(has_fixed),
+        np.concatenate(rel) if rel else _NO_KEYS, table, rel_box,
+        problem.kinds, problem.offsets, problem.widths, problem.heights, stride, TRIES,
+    )
+    return kept, (later[starved].node if starved >= 0 else -1)
 
 
 def _crowding(problem: Problem, cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px: np.ndarray, py: np.ndarray, pt: np.ndarray) -> np.ndarray:
@@ -491,19 +566,17 @@ def _joined_positions(problem: Problem, step: Step, px: np.ndarray, py: np.ndarr
     return _positions(keys, problem.stride) if keys is not None else _EMPTY
 
 
-GROW = float(os.environ.get("GROW", "1"))
-AROUND = int(os.environ.get("AROUND", "1"))
-BIAS = 8.0
+# How much a candidate's share of ground covered around it (`MARGIN` tiles out), and its
+# nearness to the middle of the rooms placed, put it back in the order (a room with neighbours
+# to come).
 CROWD, MARGIN = 8.0, 6
-OUT = 30.0
+OUTWARD = 30.0
 
 # The most sums of two configuration spaces' offsets `two_hops` lists exactly.
 EXACT_SUMS = 100_000
 
 # How many free positions of a room that pins others down are tried for places for them.
 LOOKAHEAD = 48
-
-PIN_SINGLE = bool(int(os.environ.get("PIN_SINGLE", "1")))
 
 # How many times a loop's rooms may run out of positions before the search goes back past it.
 EAR_TRIES = 24
@@ -512,14 +585,16 @@ EAR_TRIES = 24
 # WINDOW rooms before it.
 STRIKES, WINDOW = 16, 4
 
-REWINDS = int(os.environ.get("REWINDS", "3"))
-REWIND = int(os.environ.get("REWIND", "20"))
+# How many times a search that spends its budget goes back REWIND rooms before the room that ran
+# out of places most, before it starts over from the first room.
+REWINDS, REWIND = 6, 30
 
 # How many free positions a room tries before the search goes back.
 TRIES = 4
-BUDGET_BASE, BUDGET_PER_ROOM = 200, int(os.environ.get("PER_ROOM", "10"))
+BUDGET_BASE, BUDGET_PER_ROOM = 200, 10
 
 _ORIGIN = int(offset_keys(np.array([0]), np.array([0]))[0])
+_NO_KEYS = np.zeros(0, np.int64)
 _EMPTY = (np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32))
 
 
@@ -565,6 +640,127 @@ def _covered(cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px: np.ndarray, py:
                 area += ox * oy
         out[c] = area / ((x1 - x0) * (y1 - y0))
     return out
+
+
+@compiled
+def _key_box(keys: np.ndarray, lo: int, hi: int, widths: np.ndarray, heights: np.ndarray, stride: int) -> tuple[int, int, int, int]:
+    """The box (x0, y0, x1, y1) that the rooms at keys[lo:hi] stand in."""
+    x0 = y0 = 1 << 30
+    x1 = y1 = -(1 << 30)
+    for q in range(lo, hi):
+        off = keys[q] // stride
+        t = keys[q] % stride
+        x = off % _SHIFT_K - _HALF_K
+        y = off // _SHIFT_K - _HALF_K
+        x0 = min(x0, x)
+        y0 = min(y0, y)
+        x1 = max(x1, x + widths[t])
+        y1 = max(y1, y + heights[t])
+    return x0, y0, x1, y1
+
+
+@compiled
+def _free_key(
+    keys: np.ndarray, lo: int, hi: int, shift: int, fixed: np.ndarray, f0: int, f1: int, check: bool,
+    x0: int, y0: int, x1: int, y1: int, near: np.ndarray,
+    px: np.ndarray, py: np.ndarray, pt: np.ndarray, n: int, kinds: np.ndarray, offsets: np.ndarray, widths: np.ndarray, heights: np.ndarray,
+    stride: int,
+) -> bool:
+    """Whether one of keys[lo:hi] + shift (in `fixed[f0:f1]` too, when `check`), all standing in
+    the box (x0, y0, x1, y1), is a position overlapping none of the first `n` placed rooms
+    (stopping at the first). `near`: room for the indices of the rooms in that box."""
+    k = 0
+    for j in range(n):
+        if px[j] < x1 and px[j] + widths[pt[j]] > x0 and py[j] < y1 and py[j] + heights[pt[j]] > y0:
+            near[k] = j
+            k += 1
+    one_x = np.empty(1, dtype=np.int32)
+    one_y = np.empty(1, dtype=np.int32)
+    one_t = np.empty(1, dtype=np.int32)
+    # Walk the shorter list, finding each in the other (both sorted).
+    swap = check and f1 - f0 < hi - lo
+    walk, w0, w1, find, g0, g1, move = (fixed, f0, f1, keys, lo, hi, -shift) if swap else (keys, lo, hi, fixed, f0, f1, shift)
+    for q in range(w0, w1):
+        key = walk[q] + move
+        if check:
+            a = g0
+            b = g1
+            while a < b:
+                mid = (a + b) // 2
+                if find[mid] < key:
+                    a = mid + 1
+                else:
+                    b = mid
+            if a >= g1 or find[a] != key:
+                continue
+        if swap:
+            key = walk[q]
+        off = key // stride
+        one_x[0] = off % _SHIFT_K - _HALF_K
+        one_y[0] = off // _SHIFT_K - _HALF_K
+        one_t[0] = key % stride
+        free = True
+        for q2 in range(k):
+            if _overlaps(0, near[q2], one_x, one_y, one_t, px, py, pt, kinds, offsets, widths, heights):
+                free = False
+                break
+        if free:
+            return True
+    return False
+
+
+@compiled
+def _look_ahead_kernel(
+    cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, tried: np.ndarray, px: np.ndarray, py: np.ndarray, pt: np.ndarray, i: int,
+    fixed: np.ndarray, fixed_at: np.ndarray, has_fixed: np.ndarray, rel: np.ndarray, table: np.ndarray, rel_box: np.ndarray,
+    kinds: np.ndarray, offsets: np.ndarray, widths: np.ndarray, heights: np.ndarray, stride: int, tries: int,
+) -> tuple[np.ndarray, int]:
+    """`_look_ahead`: per candidate in `tried` (placed as room i), whether each later room r
+    has a free position: its keys beside this room (table[r]: per variant, a slice of `rel`;
+    -1 when it is not beside this room; rel_box[r, variant]: the box they stand in from it)
+    moved to the candidate, kept where in its fixed keys (fixed[fixed_at[r]:fixed_at[r + 1]],
+    when has_fixed[r]); or its fixed keys alone."""
+    kept = np.empty(min(tries, tried.shape[0]), dtype=np.int64)
+    n_kept = 0
+    starved = -1
+    rooms = table.shape[0]
+    boxes = np.empty((rooms, 4), dtype=np.int64)
+    for r in range(rooms):
+        if has_fixed[r]:
+            boxes[r, 0], boxes[r, 1], boxes[r, 2], boxes[r, 3] = _key_box(fixed, fixed_at[r], fixed_at[r + 1], widths, heights, stride)
+    near = np.empty(i + 1, dtype=np.int64)
+    for c in tried:
+        px[i] = cx[c]
+        py[i] = cy[c]
+        pt[i] = ct[c]
+        ok = True
+        for r in range(rooms):
+            f0 = fixed_at[r]
+            f1 = fixed_at[r + 1]
+            if has_fixed[r]:
+                x0, y0, x1, y1 = boxes[r, 0], boxes[r, 1], boxes[r, 2], boxes[r, 3]
+            if table[r, 0] >= 0:
+                t = ct[c]
+                if not has_fixed[r]:
+                    x0, y0, x1, y1 = cx[c] + rel_box[r, t, 0], cy[c] + rel_box[r, t, 1], cx[c] + rel_box[r, t, 2], cy[c] + rel_box[r, t, 3]
+                shift = ((cy[c] * _SHIFT_K) + cx[c]) * stride
+                has = _free_key(rel, table[r, t], table[r, t + 1], shift, fixed, f0, f1, has_fixed[r], x0, y0, x1, y1, near,
+                                px, py, pt, i + 1, kinds, offsets, widths, heights, stride)
+            else:
+                has = _free_key(fixed, f0, f1, 0, fixed, f0, f1, False, x0, y0, x1, y1, near, px, py, pt, i + 1, kinds, offsets, widths, heights, stride)
+            if not has:
+                ok = False
+                if starved < 0:
+                    starved = r
+                break
+        if ok:
+            kept[n_kept] = c
+            n_kept += 1
+            if n_kept == kept.shape[0]:
+                break
+    if n_kept:
+        starved = -1
+    return kept[:n_kept], starved
 
 
 @compiled
