@@ -433,6 +433,7 @@ def _candidates(
             dy = (cy - py[target])[:, None]
             near = ((box[:, :, 0] <= dx) & (dx <= box[:, :, 1]) & (box[:, :, 2] <= dy) & (dy <= box[:, :, 3])).any(axis=1)
         cx, cy, ct = cx[near], cy[near], ct[near]
+    off = None  # per candidate: how far from the middle of where the loop's other end lets it stand
     if len(reach.nodes) and len(cx):
         # Every placed room this one must still meet through rooms to come: drop positions
         # farther from it than those rooms can span (a walk that wanders off leaves the last
@@ -442,20 +443,27 @@ def _candidates(
             k = int(where[node])
             dx = px[k] - cx
             dy = py[k] - cy
-            near = (-(sx + int(problem.widths[pt[k]]) - 1) <= dx) & (dx <= sx + problem.widths[ct] - 1)
-            near &= (-(sy + int(problem.heights[pt[k]]) - 1) <= dy) & (dy <= sy + problem.heights[ct] - 1)
+            lo_x, hi_x = -(sx + int(problem.widths[pt[k]]) - 1), sx + problem.widths[ct] - 1
+            lo_y, hi_y = -(sy + int(problem.heights[pt[k]]) - 1), sy + problem.heights[ct] - 1
+            near = (lo_x <= dx) & (dx <= hi_x) & (lo_y <= dy) & (dy <= hi_y)
             if not near.all():
                 conflict.add(k)
                 keep &= near
+            if node == step.target:
+                off = np.maximum(np.abs(2 * dx - (lo_x + hi_x)) / (hi_x - lo_x + 1.0), np.abs(2 * dy - (lo_y + hi_y)) / (hi_y - lo_y + 1.0))
         cx, cy, ct = cx[keep], cy[keep], ct[keep]
+        off = off[keep] if off is not None else None
     # A weighted random order (each candidate's exponential clock, rate its template's weight),
     # of which a room tries the first few that are free: enough to get past a neighbour in the
     # way; more would only retry the same mistake made further back.
     clock = rng.exponential(size=len(cx)) / problem.weights[ct]
-    if i and len(cx) and any(where[y] < 0 for y in problem.adj[step.node]):
+    if off is not None:
+        # On a loop, nearer its other end first: the two ends walk towards each other.
+        clock = clock * (1.0 + NEARER * off * off)
+    if i and len(cx) and (step.ear < 0 or i - step.ear < 2) and any(where[y] < 0 for y in problem.adj[step.node]):
         # A room with neighbours to come would rather stand in the open, away from the rooms
         # placed, than in a pocket among them where its neighbours would find no place: the
-        # layout grows outwards.
+        # layout grows outwards. Not so a loop's rooms past its two ends, which must meet.
         clock = clock * (1.0 + CROWD * _crowding(problem, cx, cy, ct, px[:i], py[:i], pt[:i]))
         mx = float((px[:i] + problem.widths[pt[:i]] / 2).mean())
         my = float((py[:i] + problem.heights[pt[:i]] / 2).mean())
@@ -572,6 +580,10 @@ def _joined_positions(problem: Problem, step: Step, px: np.ndarray, py: np.ndarr
 CROWD, MARGIN = 8.0, 6
 OUTWARD = 30.0
 
+# How much a candidate's distance from the middle of where a loop's other end lets it stand
+# puts it back in the order.
+NEARER = 4.0
+
 # The most sums of two configuration spaces' offsets `two_hops` lists exactly.
 EXACT_SUMS = 100_000
 
@@ -579,7 +591,7 @@ EXACT_SUMS = 100_000
 LOOKAHEAD = 48
 
 # How many times a loop's rooms may run out of positions before the search goes back past it.
-EAR_TRIES = 24
+EAR_TRIES = 8
 
 # After how many times out of places a room not on a loop sends the search back past the
 # WINDOW rooms before it.
