@@ -54,7 +54,7 @@ def test_every_edgar_map_lays_out_valid(path: Path) -> None:
     door tiles touching both rooms' floors (corridor rooms included), one walkable region, and
     the proof's stats. The search is deterministic for a seed; the time limit is raised from
     10 s only so that a busy machine cannot cut it short (the slowest, example3_mixed with its
-    12-room corridor loop, takes about 5 s here; `python -m bench.graphs` times them all)."""
+    12-room corridor loop, takes about a second here; `python -m bench.graphs` times them all)."""
     st_ = stage({"graph": str(path.relative_to(EDGAR / "Maps")), "time_limit": 60}, EDGAR / "Maps")
     level = laid_out(st_, seed=1)
     assert layout_problems(level, edges_of(st_)) == []
@@ -191,11 +191,11 @@ def proof_walk(level: Level) -> bool:
     return goal in reached
 
 
-@settings(max_examples=12, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 2**32 - 1), rooms=st.integers(8, 30), loops=st.integers(0, 2), locks=st.integers(0, 3))
+@settings(max_examples=16, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1), rooms=st.integers(8, 49), loops=st.integers(0, 5), locks=st.integers(0, 3))
 def test_generated_graphs_lay_out_valid_and_solvable(seed: int, rooms: int, loops: int, locks: int) -> None:
-    # Up to two loops, which the search lays out every time; with three to five it fails some
-    # graphs (bench.graphs counts them), which `attempts` draws again.
+    # The sizes bench.graphs measures (10 to 49 rooms, 0 to 5 loops), each laid out in one
+    # attempt within the default time limit.
     st_ = stage({"generate": {"rooms": max(rooms, least_rooms(loops, locks, 3)), "loops": loops, "locks": locks}})
     level = laid_out(st_, seed)
     assert layout_problems(level) == []

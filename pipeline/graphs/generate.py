@@ -2,7 +2,8 @@
 
 A level is a main path from the start to the boss, split by its locks into stretches; loops are
 added inside a stretch (a second way between two of its rooms), never across a lock, so every
-lock stays a door the player must open; the remaining rooms hang off the path as branches (dead
+lock stays a door the player must open, and never along another loop's way, so no room is walled
+in by loops (every room keeps the outside of the graph for its branches); the remaining rooms hang off the path as branches (dead
 ends: treasure, secrets, the rooms keys lie in). Roles go where a designer would put them: the
 boss at the end of the main path, a shop about halfway, treasure and secrets in dead ends (a
 secret off a loop's room when there is one). Each lock's key lies in a branch of a stretch
@@ -123,7 +124,7 @@ def generate(shape: GraphShape, rng: np.random.Generator) -> LevelGraph:
                     stretch[used] = stretch[host]
                     join(host, used)
                     host, used = used, used + 1
-                spots = [(next(iter(sorted(bridges[host]))), host)]
+                spots = [(min(bridges[host]), host)]
         if not spots:
             break
         a, b = spots[int(rng.integers(len(spots)))]

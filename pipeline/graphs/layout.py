@@ -166,10 +166,6 @@ class Problem:
         """`_blockers` of these candidates against the first `n` placed rooms."""
         return _blockers(cx, cy, ct, px, py, pt, n, self.kinds, self.offsets, self.widths, self.heights)
 
-    def any_free(self, cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px: np.ndarray, py: np.ndarray, pt: np.ndarray, n: int) -> bool:
-        """Whether some candidate overlaps none of the first `n` placed rooms."""
-        return bool(_any_free(cx, cy, ct, px, py, pt, n, self.kinds, self.offsets, self.widths, self.heights))
-
     def space(self, a: int, b: int, socket: str) -> ConfigSpace:
         key = (a, b, socket)
         if key not in self._spaces:
@@ -550,19 +546,6 @@ def _positions(keys: np.ndarray, stride: int) -> tuple[np.ndarray, np.ndarray, n
     return kx.astype(np.int32), ky.astype(np.int32), (keys % stride).astype(np.int32)
 
 
-def _has_place(
-    problem: Problem, step: Step, i: int, px: np.ndarray, py: np.ndarray, pt: np.ndarray, where: np.ndarray,
-    memo: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]],
-) -> bool:
-    """Whether step i's room has a free position beside its placed neighbours (the positions
-    kept in `memo` by where those stand: a room held by rooms placed before is asked again for
-    every position of the room being placed)."""
-    key = (step.node, *(int(v) for p in step.placed for k in (where[p],) for v in (px[k], py[k], pt[k])))
-    if key not in memo:
-        memo[key] = _joined_positions(problem, step, px, py, pt, where)
-    return problem.any_free(*memo[key], px, py, pt, i)
-
-
 def _joined_positions(problem: Problem, step: Step, px: np.ndarray, py: np.ndarray, pt: np.ndarray, where: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`_joined` as positions (x, y, variant); beside one room (most rooms), without the keys."""
     if len(step.placed) == 1:
@@ -821,23 +804,3 @@ def _blockers(
                 out[c] = j
                 break
     return out
-
-
-@compiled
-def _any_free(
-    cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px: np.ndarray, py: np.ndarray, pt: np.ndarray, n: int,
-    kinds: np.ndarray, offsets: np.ndarray, widths: np.ndarray, heights: np.ndarray,
-) -> bool:
-    """Whether some candidate overlaps none of the `n` placed rooms (`_blockers`, stopping at the first)."""
-    if cx.shape[0] == 0:
-        return False
-    near = _nearby(cx, cy, ct, px, py, pt, n, widths, heights)
-    for c in range(cx.shape[0]):
-        free = True
-        for j in near:
-            if _overlaps(c, j, cx, cy, ct, px, py, pt, kinds, offsets, widths, heights):
-                free = False
-                break
-        if free:
-            return True
-    return False

@@ -2,10 +2,11 @@
 
 A loop is the hard part of a layout (its last room must meet two rooms already placed), so the
 order starts with the graph's shortest loop and then takes "ears": the shortest path of new
-rooms between two rooms already placed (or from one back to itself), placed one after the other
-so that the search closes each loop while its rooms are still fresh and cheap to move. Rooms on
-no loop come last, breadth first. Each step knows the room its ear must reach and in how many
-hops, so the search can drop positions from which the loop cannot close.
+rooms between two rooms already placed (or from one back to itself), placed from both ends in
+turn, so that the search closes each loop, in its middle, while its rooms are still fresh and
+cheap to move. Rooms on no loop come last, breadth first. Each step of an ear knows the room at
+the other end of the gap still open and in how many hops, so the search can drop positions from
+which the loop cannot close.
 """
 
 from __future__ import annotations
