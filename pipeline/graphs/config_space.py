@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.graphs.templates import RoomTemplate, opposite
+from pipeline.graphs.templates import RoomTemplate
 from pipeline.jit import compiled
 
 
@@ -48,16 +48,13 @@ def key_offsets(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def config_space(a: RoomTemplate, b: RoomTemplate, socket: str = "") -> ConfigSpace:
     """B's offsets beside A through door spots of `socket` ("": the spots without one)."""
-    pairs = []
-    for i, da in enumerate(a.doors):
-        if da.socket != socket:
-            continue
-        for j, db in enumerate(b.doors):
-            if db.side == opposite(da.side) and db.length == da.length and db.socket == socket:
-                pairs.append((da.x - db.x, da.y - db.y, i, j))
-    if not pairs:
+    sa, sb = _spots(a, socket), _spots(b, socket)
+    # Every spot of A against every spot of B facing it, of its length: B moved to put them together.
+    match = (sb[None, :, 3] == (sa[:, None, 3] + 2) % 4) & (sb[None, :, 2] == sa[:, None, 2])
+    i, j = np.nonzero(match)
+    if len(i) == 0:
         return ConfigSpace(np.zeros((0, 2), np.int32), np.zeros(1, np.int32), np.zeros((0, 2), np.int32))
-    table = np.array(pairs, dtype=np.int32)
+    table = np.stack([sa[i, 0] - sb[j, 0], sa[i, 1] - sb[j, 1], sa[i, 4], sb[j, 4]], axis=1).astype(np.int32)
     ok = _fits_all(a.kinds, b.kinds, table[:, 0].copy(), table[:, 1].copy())
     table = table[ok]
     if len(table) == 0:
@@ -68,6 +65,12 @@ def config_space(a: RoomTemplate, b: RoomTemplate, socket: str = "") -> ConfigSp
     first = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
     starts = np.concatenate([first, [len(table)]]).astype(np.int32)
     return ConfigSpace(table[first, :2].copy(), starts, table[:, 2:].copy())
+
+
+def _spots(t: RoomTemplate, socket: str) -> np.ndarray:
+    """The template's door spots of `socket`, a row each: x, y, length, side, index among its spots."""
+    rows = [(d.x, d.y, d.length, d.side, k) for k, d in enumerate(t.doors) if d.socket == socket]
+    return np.array(rows, dtype=np.int64).reshape(-1, 5)
 
 
 @compiled

@@ -112,18 +112,22 @@ class Problem:
         keys, and per variant the box (x0, y0, x1, y1) those rooms stand in."""
         key = (node, other, socket)
         if key not in self._beside:
-            starts = np.zeros(self.stride + 1, dtype=np.int64)
-            boxes = np.zeros((self.stride, 4), dtype=np.int64)
-            parts = []
-            for t in range(self.stride):
-                part = self.pool_offsets(t, other, socket) if t in self._pool_sets[node] else _NO_KEYS
-                parts.append(part)
-                starts[t + 1] = starts[t] + len(part)
-                if len(part):
-                    x, y, v = _positions(part, self.stride)
-                    boxes[t] = (x.min(), y.min(), (x + self.widths[v]).max(), (y + self.heights[v]).max())
-            self._beside[key] = (starts, np.concatenate(parts), boxes)
+            shared = ("beside", self._sig, tuple(self.pools[node].tolist()), tuple(self.pools[other].tolist()), socket)
+            self._beside[key] = _shared(shared, lambda: self._beside_table(node, other, socket))
         return self._beside[key]
+
+    def _beside_table(self, node: int, other: int, socket: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        starts = np.zeros(self.stride + 1, dtype=np.int64)
+        boxes = np.zeros((self.stride, 4), dtype=np.int64)
+        parts = []
+        for t in range(self.stride):
+            part = self.pool_offsets(t, other, socket) if t in self._pool_sets[node] else _NO_KEYS
+            parts.append(part)
+            starts[t + 1] = starts[t] + len(part)
+            if len(part):
+                x, y, v = _positions(part, self.stride)
+                boxes[t] = (x.min(), y.min(), (x + self.widths[v]).max(), (y + self.heights[v]).max())
+        return starts, np.concatenate(parts), boxes
 
     def two_hops(self, end: int, a: int, middle: int, last: int) -> tuple[np.ndarray | None, np.ndarray]:
         """Where room `last` can stand, joined to room `end` (of variant `a`) through room
@@ -719,30 +723,77 @@ def _look_ahead_kernel(
     n_kept = 0
     starved = -1
     rooms = table.shape[0]
-    boxes = np.empty((rooms, 4), dtype=np.int64)
-    for r in range(rooms):
-        if has_fixed[r]:
-            boxes[r, 0], boxes[r, 1], boxes[r, 2], boxes[r, 3] = _key_box(fixed, fixed_at[r], fixed_at[r + 1], widths, heights, stride)
+    # A room's fixed keys free of the rooms placed before this one, found once: each candidate
+    # then only has itself to test them against.
+    open_keys = np.empty(fixed.shape[0], dtype=np.int64)
+    open_at = np.zeros(rooms + 1, dtype=np.int64)
+    one_x = np.empty(1, dtype=np.int32)
+    one_y = np.empty(1, dtype=np.int32)
+    one_t = np.empty(1, dtype=np.int32)
     near = np.empty(i + 1, dtype=np.int64)
+    m = 0
+    for r in range(rooms):
+        f0 = fixed_at[r]
+        f1 = fixed_at[r + 1]
+        x0, y0, x1, y1 = _key_box(fixed, f0, f1, widths, heights, stride)
+        k = 0
+        for j in range(i):
+            if px[j] < x1 and px[j] + widths[pt[j]] > x0 and py[j] < y1 and py[j] + heights[pt[j]] > y0:
+                near[k] = j
+                k += 1
+        for q in range(f0, f1):
+            off = fixed[q] // stride
+            one_x[0] = off % _SHIFT_K - _HALF_K
+            one_y[0] = off // _SHIFT_K - _HALF_K
+            one_t[0] = fixed[q] % stride
+            free = True
+            for q2 in range(k):
+                if _overlaps(0, near[q2], one_x, one_y, one_t, px, py, pt, kinds, offsets, widths, heights):
+                    free = False
+                    break
+            if free:
+                open_keys[m] = fixed[q]
+                m += 1
+        open_at[r + 1] = m
     for c in tried:
         px[i] = cx[c]
         py[i] = cy[c]
         pt[i] = ct[c]
         ok = True
         for r in range(rooms):
-            f0 = fixed_at[r]
-            f1 = fixed_at[r + 1]
+            t = ct[c]
             if has_fixed[r]:
-                x0, y0, x1, y1 = boxes[r, 0], boxes[r, 1], boxes[r, 2], boxes[r, 3]
-            if table[r, 0] >= 0:
-                t = ct[c]
-                if not has_fixed[r]:
-                    x0, y0, x1, y1 = cx[c] + rel_box[r, t, 0], cy[c] + rel_box[r, t, 1], cx[c] + rel_box[r, t, 2], cy[c] + rel_box[r, t, 3]
+                # Its open fixed keys: one beside this room (when it must be), not under it.
+                lo = table[r, t]
+                hi = table[r, t + 1]
                 shift = ((cy[c] * _SHIFT_K) + cx[c]) * stride
-                has = _free_key(rel, table[r, t], table[r, t + 1], shift, fixed, f0, f1, has_fixed[r], x0, y0, x1, y1, near,
-                                px, py, pt, i + 1, kinds, offsets, widths, heights, stride)
+                has = False
+                for q in range(open_at[r], open_at[r + 1]):
+                    key = open_keys[q]
+                    if table[r, 0] >= 0:
+                        want = key - shift
+                        a = lo
+                        b = hi
+                        while a < b:
+                            mid = (a + b) // 2
+                            if rel[mid] < want:
+                                a = mid + 1
+                            else:
+                                b = mid
+                        if a >= hi or rel[a] != want:
+                            continue
+                    off = key // stride
+                    one_x[0] = off % _SHIFT_K - _HALF_K
+                    one_y[0] = off // _SHIFT_K - _HALF_K
+                    one_t[0] = key % stride
+                    if not _overlaps(0, i, one_x, one_y, one_t, px, py, pt, kinds, offsets, widths, heights):
+                        has = True
+                        break
             else:
-                has = _free_key(fixed, f0, f1, 0, fixed, f0, f1, False, x0, y0, x1, y1, near, px, py, pt, i + 1, kinds, offsets, widths, heights, stride)
+                x0, y0, x1, y1 = cx[c] + rel_box[r, t, 0], cy[c] + rel_box[r, t, 1], cx[c] + rel_box[r, t, 2], cy[c] + rel_box[r, t, 3]
+                shift = ((cy[c] * _SHIFT_K) + cx[c]) * stride
+                has = _free_key(rel, table[r, t], table[r, t + 1], shift, fixed, 0, 0, False, x0, y0, x1, y1, near,
+                                px, py, pt, i + 1, kinds, offsets, widths, heights, stride)
             if not has:
                 ok = False
                 if starved < 0:

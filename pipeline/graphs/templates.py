@@ -30,10 +30,6 @@ DX = (0, 1, 0, -1)
 DY = (-1, 0, 1, 0)
 
 
-def opposite(side: int) -> int:
-    return (side + 2) % 4
-
-
 @dataclass(frozen=True)
 class DoorSpot:
     """Where a door may go: `length` wall tiles from (x, y) along the wall (east for a door on a
