@@ -438,21 +438,14 @@ def _candidates(
         # Every placed room this one must still meet through rooms to come: drop positions
         # farther from it than those rooms can span (a walk that wanders off leaves the last
         # rooms no way back).
-        keep = np.ones(len(cx), dtype=bool)
-        for node, sx, sy in zip(reach.nodes.tolist(), reach.span_x.tolist(), reach.span_y.tolist()):
-            k = int(where[node])
-            dx = px[k] - cx
-            dy = py[k] - cy
-            lo_x, hi_x = -(sx + int(problem.widths[pt[k]]) - 1), sx + problem.widths[ct] - 1
-            lo_y, hi_y = -(sy + int(problem.heights[pt[k]]) - 1), sy + problem.heights[ct] - 1
-            near = (lo_x <= dx) & (dx <= hi_x) & (lo_y <= dy) & (dy <= hi_y)
-            if not near.all():
-                conflict.add(k)
-                keep &= near
-            if node == step.target:
-                off = np.maximum(np.abs(2 * dx - (lo_x + hi_x)) / (hi_x - lo_x + 1.0), np.abs(2 * dy - (lo_y + hi_y)) / (hi_y - lo_y + 1.0))
+        at = where[reach.nodes]
+        keep, cut, off = _within_reach(
+            cx, cy, ct, px[at], py[at], pt[at], reach.span_x, reach.span_y, problem.widths, problem.heights,
+            int(np.flatnonzero(reach.nodes == step.target)[0]) if step.target in reach.nodes else -1,
+        )
+        conflict.update(at[cut].tolist())
         cx, cy, ct = cx[keep], cy[keep], ct[keep]
-        off = off[keep] if off is not None else None
+        off = off[keep] if step.target in reach.nodes else None
     # A weighted random order (each candidate's exponential clock, rate its template's weight),
     # of which a room tries the first few that are free: enough to get past a neighbour in the
     # way; more would only retry the same mistake made further back.
@@ -807,6 +800,34 @@ def _look_ahead_kernel(
     if n_kept:
         starved = -1
     return kept[:n_kept], starved
+
+
+@compiled
+def _within_reach(
+    cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, rx: np.ndarray, ry: np.ndarray, rt: np.ndarray, span_x: np.ndarray, span_y: np.ndarray,
+    widths: np.ndarray, heights: np.ndarray, target: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The reach filter of `_candidates`: per candidate, whether it stands within the spans of
+    every room r placed at (rx, ry) in variant rt; per room, whether it cut some candidate; and
+    per candidate, how far from the middle of what room `target` allows it stands (0 at the
+    middle, 1 at the edge; zeros without a target)."""
+    keep = np.ones(cx.shape[0], dtype=np.bool_)
+    cut = np.zeros(rx.shape[0], dtype=np.bool_)
+    off = np.zeros(cx.shape[0])
+    for r in range(rx.shape[0]):
+        for c in range(cx.shape[0]):
+            dx = rx[r] - cx[c]
+            dy = ry[r] - cy[c]
+            lo_x = -(span_x[r] + widths[rt[r]] - 1)
+            hi_x = span_x[r] + widths[ct[c]] - 1
+            lo_y = -(span_y[r] + heights[rt[r]] - 1)
+            hi_y = span_y[r] + heights[ct[c]] - 1
+            if not (lo_x <= dx <= hi_x and lo_y <= dy <= hi_y):
+                keep[c] = False
+                cut[r] = True
+            if r == target:
+                off[c] = max(abs(2 * dx - (lo_x + hi_x)) / (hi_x - lo_x + 1.0), abs(2 * dy - (lo_y + hi_y)) / (hi_y - lo_y + 1.0))
+    return keep, cut, off
 
 
 @compiled
