@@ -653,14 +653,13 @@ def _key_box(keys: np.ndarray, lo: int, hi: int, widths: np.ndarray, heights: np
 
 @compiled
 def _free_key(
-    keys: np.ndarray, lo: int, hi: int, shift: int, fixed: np.ndarray, f0: int, f1: int, check: bool,
-    x0: int, y0: int, x1: int, y1: int, near: np.ndarray,
+    keys: np.ndarray, lo: int, hi: int, shift: int, x0: int, y0: int, x1: int, y1: int, near: np.ndarray,
     px: np.ndarray, py: np.ndarray, pt: np.ndarray, n: int, kinds: np.ndarray, offsets: np.ndarray, widths: np.ndarray, heights: np.ndarray,
     stride: int,
 ) -> bool:
-    """Whether one of keys[lo:hi] + shift (in `fixed[f0:f1]` too, when `check`), all standing in
-    the box (x0, y0, x1, y1), is a position overlapping none of the first `n` placed rooms
-    (stopping at the first). `near`: room for the indices of the rooms in that box."""
+    """Whether one of keys[lo:hi] + shift, all standing in the box (x0, y0, x1, y1), is a
+    position overlapping none of the first `n` placed rooms (stopping at the first). `near`:
+    room for the indices of the rooms in that box."""
     k = 0
     for j in range(n):
         if px[j] < x1 and px[j] + widths[pt[j]] > x0 and py[j] < y1 and py[j] + heights[pt[j]] > y0:
@@ -669,24 +668,8 @@ def _free_key(
     one_x = np.empty(1, dtype=np.int32)
     one_y = np.empty(1, dtype=np.int32)
     one_t = np.empty(1, dtype=np.int32)
-    # Walk the shorter list, finding each in the other (both sorted).
-    swap = check and f1 - f0 < hi - lo
-    walk, w0, w1, find, g0, g1, move = (fixed, f0, f1, keys, lo, hi, -shift) if swap else (keys, lo, hi, fixed, f0, f1, shift)
-    for q in range(w0, w1):
-        key = walk[q] + move
-        if check:
-            a = g0
-            b = g1
-            while a < b:
-                mid = (a + b) // 2
-                if find[mid] < key:
-                    a = mid + 1
-                else:
-                    b = mid
-            if a >= g1 or find[a] != key:
-                continue
-        if swap:
-            key = walk[q]
+    for q in range(lo, hi):
+        key = keys[q] + shift
         off = key // stride
         one_x[0] = off % _SHIFT_K - _HALF_K
         one_y[0] = off // _SHIFT_K - _HALF_K
@@ -785,8 +768,7 @@ def _look_ahead_kernel(
             else:
                 x0, y0, x1, y1 = cx[c] + rel_box[r, t, 0], cy[c] + rel_box[r, t, 1], cx[c] + rel_box[r, t, 2], cy[c] + rel_box[r, t, 3]
                 shift = ((cy[c] * _SHIFT_K) + cx[c]) * stride
-                has = _free_key(rel, table[r, t], table[r, t + 1], shift, fixed, 0, 0, False, x0, y0, x1, y1, near,
-                                px, py, pt, i + 1, kinds, offsets, widths, heights, stride)
+                has = _free_key(rel, table[r, t], table[r, t + 1], shift, x0, y0, x1, y1, near, px, py, pt, i + 1, kinds, offsets, widths, heights, stride)
             if not has:
                 ok = False
                 if starved < 0:
