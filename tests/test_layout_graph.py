@@ -445,3 +445,43 @@ def test_items_in_rooms_of_a_role(tmp_path: Path) -> None:
     placed = [o for o in chests.objects if o.type == "chest"]
     assert placed and len(treasure) == 2
     assert all(int(level.layers["room"][int(o.y), int(o.x)]) in treasure for o in placed)
+
+
+@pytest.mark.parametrize("corridors", [False, True])
+def test_repeat_not_beside_keeps_joined_rooms_of_different_templates(corridors: bool) -> None:
+    """Edgar's users ask for it: with `repeat = "not_beside"` no two rooms joined by a door, or
+    by a corridor room between them, are of one template (turns of a template are that template)."""
+    params = {
+        "generate": {"rooms": 16, "loops": 2, "locks": 1},
+        "templates": {
+            "small": {"shape": [[0, 0], [0, 6], [6, 6], [6, 0]]},
+            "wide": {"shape": [[0, 0], [0, 6], [10, 6], [10, 0]]},
+            "hall": {"shape": [[0, 0], [0, 8], [12, 8], [12, 0]]},
+            "ell": {"shape": [[0, 0], [0, 10], [5, 10], [5, 5], [10, 5], [10, 0]]},
+            "hallway": {"shape": [[0, 0], [0, 2], [4, 2], [4, 0]], "corridor": True},
+        },
+        "corridors": corridors,
+        "repeat": "not_beside",
+        "time_limit": 30,
+    }
+    for seed in range(3):
+        level = laid_out(stage(params), seed)
+        assert layout_problems(level) == []
+        rooms = {o.properties["node"]: o.properties for o in level.objects if o.type == "room"}
+        doors = [(o.properties["from"], o.properties["to"]) for o in level.objects if o.type == "door"]
+        pairs = [(a, b) for a, b in doors if not rooms[a].get("corridor") and not rooms[b].get("corridor")]
+        # Rooms joined through a corridor room: the ends of its two doors.
+        ends: dict[str, list[str]] = {}
+        for a, b in doors:
+            for corridor, room in ((a, b), (b, a)):
+                if rooms[corridor].get("corridor"):
+                    ends.setdefault(corridor, []).append(room)
+        assert all(len(e) == 2 for e in ends.values())
+        pairs += [(e[0], e[1]) for e in ends.values()]
+        assert bool(ends) == corridors
+        assert pairs, "the graph has joined rooms to compare"
+        for a, b in pairs:
+            assert rooms[a]["room_template"] != rooms[b]["room_template"], (seed, a, b)
+    # Without it, one template everywhere is allowed (and the only choice).
+    level = laid_out(stage({"generate": {"rooms": 12, "loops": 1}, "templates": {"only": {"shape": [[0, 0], [0, 6], [8, 6], [8, 0]]}}}), 0)
+    assert len({o.properties["room_template"] for o in level.objects if o.type == "room"}) == 1

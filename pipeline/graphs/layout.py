@@ -58,6 +58,7 @@ class Problem:
     variants: list[RoomTemplate]
     pools: list[np.ndarray]  # per node: indices into variants
     weights: np.ndarray  # per variant: how often it is chosen, relative to the others of a pool
+    not_beside: bool = False  # no two rooms joined (directly or by a corridor room) of one template
 
     def __post_init__(self) -> None:
         self.adj = self.graph.neighbours()
@@ -83,6 +84,15 @@ class Problem:
         # What the offset tables below depend on besides the rooms' pools: every map a stage
         # lays out has the same variants, so its tables are made once per process.
         self._sig = tuple(v.digest() for v in self.variants)
+        # Per variant, its template (turns of one template are one); per room, the rooms it
+        # must not share one with under `not_beside`: its neighbours, through corridor rooms.
+        names = sorted({v.name for v in self.variants})
+        self.template_of = np.array([names.index(v.name) for v in self.variants], dtype=np.int64)
+        corridor = [nd.corridor for nd in self.graph.nodes]
+        self.rivals = [
+            sorted({w for u in self.adj[v] for w in ((x for x in self.adj[u] if x != v) if corridor[u] else (u,))}) if not corridor[v] else []
+            for v in range(len(self.graph.nodes))
+        ]
 
     def pool_offsets(self, a: int, node: int, socket: str) -> np.ndarray:
         """Keys (`placed_keys`) of every (offset, variant) at which `node` can stand beside a
@@ -434,6 +444,14 @@ def _candidates(
             near = ((box[:, :, 0] <= dx) & (dx <= box[:, :, 1]) & (box[:, :, 2] <= dy) & (dy <= box[:, :, 3])).any(axis=1)
         cx, cy, ct = cx[near], cy[near], ct[near]
     off = None  # per candidate: how far from the middle of where the loop's other end lets it stand
+    if problem.not_beside and len(cx):
+        rivals = [int(where[r]) for r in problem.rivals[step.node] if where[r] >= 0]
+        if rivals:
+            taken = problem.template_of[pt[rivals]]
+            keep = ~np.isin(problem.template_of[ct], taken)
+            if not keep.all():
+                conflict.update(rivals)
+                cx, cy, ct = cx[keep], cy[keep], ct[keep]
     if len(reach.nodes) and len(cx):
         # Every placed room this one must still meet through rooms to come: drop positions
         # farther from it than those rooms can span (a walk that wanders off leaves the last

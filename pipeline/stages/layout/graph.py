@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar, Literal, Union
 
 import numpy as np
 import tomli
@@ -125,6 +125,7 @@ class LayoutGraph(StageParams):
     Stats: rooms, cycles, critical_path (rooms entered from the start to the goal, key detours
     included), keys. A graph that cannot be laid out within `time_limit` fails the map naming the
     rooms or loop that did not fit; with `attempts`, the map is drawn again from new seeds.
+    `repeat = "not_beside"` keeps rooms joined (by a door or a corridor room) of different templates.
     """
 
     arity: ClassVar[tuple[int, int]] = (0, 0)
@@ -143,6 +144,10 @@ class LayoutGraph(StageParams):
     corridors: bool | None = Field(None, description="Put a corridor room on every connection (unset: as the graph file says, else no).")
     time_limit: float = Field(10.0, gt=0, le=600, allow_inf_nan=False, description="Seconds to find a layout before the map fails.")
     attempts: int = Field(1, ge=1, le=1000, description="Draws of the map (new seeds) before a layout or proof failure fails it.")
+    repeat: Literal["allow", "not_beside"] = Field(
+        "allow", exclude_if=lambda repeat: repeat == "allow",
+        description='"not_beside": no two rooms joined (by a door, or a corridor room between) are of one template; "allow": they may be.',
+    )
 
     _graph: LevelGraph | None = PrivateAttr(None)
     _pools: dict[str, list[RoomTemplate]] = PrivateAttr(default_factory=dict)
@@ -268,7 +273,7 @@ class LayoutGraph(StageParams):
                 names = [k for k in plain if node.role and node.role in _roles_of(self, k)] or general
             idx = [i for name in names for i in index[name]]
             pools.append(np.array(idx, dtype=np.int64))
-        problem = Problem(graph, variants, pools, np.array(shares, dtype=np.float64))
+        problem = Problem(graph, variants, pools, np.array(shares, dtype=np.float64), self.repeat == "not_beside")
         if reuse:
             self._problem = problem
         return problem
