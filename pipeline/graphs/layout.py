@@ -445,6 +445,7 @@ def _candidates(
         cx, cy, ct = cx[near], cy[near], ct[near]
     off = None  # per candidate: how far from the middle of where the loop's other end lets it stand
     if problem.not_beside and len(cx):
+        # `repeat = "not_beside"`: the templates of the rooms it joins, placed already, are out.
         rivals = [int(where[r]) for r in problem.rivals[step.node] if where[r] >= 0]
         if rivals:
             taken = problem.template_of[pt[rivals]]
