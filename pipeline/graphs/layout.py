@@ -183,34 +183,21 @@ class Problem:
     def space(self, a: int, b: int, socket: str) -> ConfigSpace:
         key = (a, b, socket)
         if key not in self._spaces:
-            self._spaces[key] = _cached_space(self.variants[a], self.variants[b], socket)
+            self._spaces[key] = _shared(("space", self._sig[a], self._sig[b], socket), lambda: config_space(self.variants[a], self.variants[b], socket))
         return self._spaces[key]
 
 
-# Tables of offsets (`Problem`) by the variants' digests and what else they depend on, shared
-# by every map a process lays out.
+# Configuration spaces and the tables of offsets made from them (`Problem`), by the variants'
+# digests and what else they depend on, shared by every map a process lays out.
 _TABLES: dict[tuple[object, ...], object] = {}
 
 
 def _shared(key: tuple[object, ...], make: Callable[[], T]) -> T:
     if key not in _TABLES:
-        if len(_TABLES) > 20_000:
+        if len(_TABLES) > 50_000:
             _TABLES.clear()
         _TABLES[key] = make()
     return _TABLES[key]  # type: ignore[return-value]
-
-
-# Config spaces by the templates' digests, shared by every map a process lays out.
-_SPACES: dict[tuple[str, str, str], ConfigSpace] = {}
-
-
-def _cached_space(a: RoomTemplate, b: RoomTemplate, socket: str) -> ConfigSpace:
-    key = (a.digest(), b.digest(), socket)
-    if key not in _SPACES:
-        if len(_SPACES) > 50_000:
-            _SPACES.clear()
-        _SPACES[key] = config_space(a, b, socket)
-    return _SPACES[key]
 
 
 @dataclass
@@ -343,7 +330,6 @@ def _search(
     frames: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = [None] * len(steps)
     conflicts: list[set[int]] = [set() for _ in steps]
     cursor = [0] * len(steps)
-    ears = [s.ear for s in steps]
     ear_fails = [0] * len(steps)
     strikes = [0] * len(steps)
     i = 0
@@ -360,19 +346,20 @@ def _search(
             why = conflicts[i]
             if i:  # (the first room is not to blame for what cannot fit around it)
                 fails[steps[i].node] += 1
-            start = ears[i]
             strikes[i] += 1
-            if start >= 0:
-                ear_fails[start] += 1
-                if ear_fails[start] > EAR_TRIES:
+            past = -1  # the first of the rooms to go back past, as one
+            if steps[i].ear >= 0:
+                ear_fails[steps[i].ear] += 1
+                if ear_fails[steps[i].ear] > EAR_TRIES:
                     # The loop has had its tries: what holds it is what the rooms it hangs on
-                    # and the rooms in its way do, so go back to the latest of those.
-                    why = set().union(*conflicts[start : i + 1]) - set(range(start, i + 1))
+                    # and the rooms in its way do.
+                    past = steps[i].ear
             elif strikes[i] % STRIKES == 0:
                 # A room that keeps running out of places at the end of a run of rooms (a
-                # corridor of rooms walked into a pocket): go back past the run.
-                start = max(0, i - WINDOW)
-                why = set().union(*conflicts[start : i + 1]) - set(range(start, i + 1))
+                # corridor of rooms walked into a pocket).
+                past = max(0, i - WINDOW)
+            if past >= 0:
+                why = set().union(*conflicts[past : i + 1]) - set(range(past, i + 1))
             if not why:
                 return None  # nothing placed before could make room: start over
             back = max(why)
@@ -458,13 +445,13 @@ def _candidates(
         # farther from it than those rooms can span (a walk that wanders off leaves the last
         # rooms no way back).
         at = where[reach.nodes]
+        end = np.flatnonzero(reach.nodes == step.target)
         keep, cut, off = _within_reach(
-            cx, cy, ct, px[at], py[at], pt[at], reach.span_x, reach.span_y, problem.widths, problem.heights,
-            int(np.flatnonzero(reach.nodes == step.target)[0]) if step.target in reach.nodes else -1,
+            cx, cy, ct, px[at], py[at], pt[at], reach.span_x, reach.span_y, problem.widths, problem.heights, int(end[0]) if len(end) else -1
         )
         conflict.update(at[cut].tolist())
         cx, cy, ct = cx[keep], cy[keep], ct[keep]
-        off = off[keep] if step.target in reach.nodes else None
+        off = off[keep] if len(end) else None
     # A weighted random order (each candidate's exponential clock, rate its template's weight),
     # of which a room tries the first few that are free: enough to get past a neighbour in the
     # way; more would only retry the same mistake made further back.
@@ -476,7 +463,7 @@ def _candidates(
         # A room with neighbours to come would rather stand in the open, away from the rooms
         # placed, than in a pocket among them where its neighbours would find no place: the
         # layout grows outwards. Not so a loop's rooms past its two ends, which must meet.
-        clock = clock * (1.0 + CROWD * _crowding(problem, cx, cy, ct, px[:i], py[:i], pt[:i]))
+        clock = clock * (1.0 + CROWD * _covered(cx, cy, ct, px, py, pt, i, problem.widths, problem.heights, MARGIN))
         mx = float((px[:i] + problem.widths[pt[:i]] / 2).mean())
         my = float((py[:i] + problem.heights[pt[:i]] / 2).mean())
         d = np.hypot(cx + problem.widths[ct] / 2 - mx, cy + problem.heights[ct] / 2 - my)
@@ -485,7 +472,7 @@ def _candidates(
     cx, cy, ct = cx[order], cy[order], ct[order]
     blocker = problem.blockers(cx, cy, ct, px, py, pt, i)
     ok = blocker < 0
-    conflict.update(np.flatnonzero(np.bincount(blocker[~ok], minlength=0)).tolist())
+    conflict.update(np.flatnonzero(np.bincount(blocker[~ok])).tolist())
     free = np.flatnonzero(ok)
     if pinned[i] and len(free):
         # Look ahead: keep the positions that leave a place for every room this one may crowd
@@ -534,11 +521,6 @@ def _look_ahead(
         problem.kinds, problem.offsets, problem.widths, problem.heights, stride, TRIES,
     )
     return kept, (later[starved].node if starved >= 0 else -1)
-
-
-def _crowding(problem: Problem, cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px: np.ndarray, py: np.ndarray, pt: np.ndarray) -> np.ndarray:
-    """Per candidate, the share of the ground around it (`MARGIN` tiles out) that placed rooms cover."""
-    return _covered(cx, cy, ct, px, py, pt, len(px), problem.widths, problem.heights, MARGIN)
 
 
 def _joined(problem: Problem, step: Step, px: np.ndarray, py: np.ndarray, pt: np.ndarray, where: np.ndarray) -> np.ndarray | None:
@@ -632,8 +614,8 @@ def _nearby(cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px: np.ndarray, py: 
 @compiled
 def _covered(cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px: np.ndarray, py: np.ndarray, pt: np.ndarray, n: int,
              widths: np.ndarray, heights: np.ndarray, margin: int) -> np.ndarray:
-    """`_crowding`: per candidate, the share of its box grown by `margin` that the first `n`
-    placed rooms' boxes cover."""
+    """Per candidate, the share of its box grown by `margin` (the ground around it) that the
+    first `n` placed rooms' boxes cover."""
     out = np.zeros(cx.shape[0])
     if cx.shape[0] == 0:
         return out
