@@ -142,12 +142,22 @@ def file_markers(path: Path) -> tuple[list[Marker], int]:
     """The markers of the objects a TMX or TMJ file holds, read from the file as Tiled reads it,
     and its tile size (the smaller side)."""
     found: list[Marker] = []
+    rooms: dict[str, tuple[float, float]] = {}  # a level graph's node -> its room's middle
+    doors: list[tuple[str, str, bool, tuple[float, float]]] = []  # from, to, locked, middle
+
+    def graph_part(kind: str, x: float, y: float, w: float, h: float, props: dict[str, str]) -> None:
+        if kind == "room" and "node" in props:
+            rooms.setdefault(props["node"], (x + w / 2, y + h / 2))
+        elif kind == "door" and "from" in props and "to" in props:
+            doors.append((props["from"], props["to"], "lock" in props, (x + w / 2, y + h / 2)))
+
     if path.suffix == ".tmj":
         data = json.loads(path.read_text())
         objects = [o for layer in data["layers"] if layer["type"] == "objectgroup" for o in layer["objects"]]
         tile = min(data["tilewidth"], data["tileheight"])
         for o in objects:
             x, y, w, h = float(o["x"]), float(o["y"]), float(o.get("width", 0)), float(o.get("height", 0))
+            graph_part(o["type"], x, y, w, h, {p["name"]: str(p["value"]) for p in o.get("properties", [])})
             if "gid" in o:
                 found.append(Marker("tile", o["type"], x, y - h, w, h))
             elif "polyline" in o:
@@ -163,6 +173,7 @@ def file_markers(path: Path) -> tuple[list[Marker], int]:
             x, y = float(o.get("x", 0)), float(o.get("y", 0))
             w, h = float(o.get("width", 0)), float(o.get("height", 0))
             kind = o.get("type", "")
+            graph_part(kind, x, y, w, h, {p.get("name", ""): p.get("value", "") for p in o.iterfind("properties/property")})
             polyline = o.find("polyline")
             if o.get("gid"):
                 found.append(Marker("tile", kind, x, y - h, w, h))
@@ -173,6 +184,9 @@ def file_markers(path: Path) -> tuple[list[Marker], int]:
                 found.append(Marker("point", kind, x, y))
             else:
                 found.append(Marker("rect", kind, x, y, w, h))
+    for a, b, locked, door in doors:
+        if a in rooms and b in rooms:
+            found.append(Marker("link", "key" if locked else "door", *door, points=(rooms[a], door, rooms[b])))
     return drawing_order(found), tile
 
 

@@ -163,3 +163,26 @@ def test_the_commonest_item_types_get_markers_of_their_own_colour() -> None:
     assert colour("spawn") == COLOURS["spawn"]
     # As docs/previews.md and markers.py say: a change of the hash's key would change them all.
     assert (colour("chest"), colour("key"), colour("enemy")) == ((255, 163, 0, 255), (0, 255, 255, 255), (255, 0, 255, 255))
+
+
+def test_a_level_graphs_doors_are_drawn_as_links_between_the_rooms_they_join() -> None:
+    """Rooms that touch are not joined unless a door says so: each door is a line from one room's
+    middle through the door to the other's, in the key's colour when it is locked."""
+    tiles = np.zeros((12, 22), dtype=np.uint8)  # all wall (black): the floor is the door's colour
+    objects = [
+        MapObject("room_1", "room", 1, 1, 6, 6, {"node": "a"}),
+        MapObject("room_2", "room", 7, 1, 6, 6, {"node": "b"}),
+        MapObject("room_3", "room", 13, 1, 6, 6, {"node": "c"}),
+        MapObject("door_a_b", "door", 6, 3, 1, 1, {"from": "a", "to": "b"}),
+        MapObject("door_b_c", "door", 12, 3, 1, 1, {"from": "b", "to": "c", "lock": "gold"}),
+        MapObject("door_c_x", "door", 18, 3, 1, 1, {"from": "c", "to": "x"}),  # no room x: no link
+    ]
+    px = rgb(preview(Level(tiles=tiles, alphabet=MAZE_ALPHABET, objects=objects)))
+    door, key = colour_of("door")[:3], colour_of("key")[:3]
+    # Half-way from a's middle (4, 4) to the door's (6.5, 3.5), and from the door to b's (10, 4).
+    assert tuple(px[round(3.75 * 16), round(5.25 * 16)]) == door
+    assert tuple(px[round(3.75 * 16), round(8.25 * 16)]) == door
+    assert tuple(px[round(3.75 * 16), round(14.25 * 16)]) == key  # the locked door's link
+    # Nothing between c's middle and the door to a missing room: that door links nothing.
+    row = px[round(3.5 * 16), round(16.5 * 16) : round(17.75 * 16)]
+    assert not (row == door).all(axis=1).any()

@@ -31,6 +31,27 @@ pytestmark = pytest.mark.skipif(
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[test]')")
 
 
+# A level graph with a loop and a locked door: its maps carry door links, open and locked.
+FLOORS_RECIPE = """\
+[pack]
+name = "floors"
+seed = 3
+maps = 1
+
+[stage.floor]
+use = "layout.graph"
+nodes = [{ name = "in", role = "start" }, "a", "b", "c", { name = "vault", role = "treasure" }, { name = "out", role = "boss" }]
+edges = [
+  { from = "in", to = "a" }, { from = "a", to = "b" }, { from = "b", to = "c" }, { from = "c", to = "a" },
+  { from = "b", to = "vault", lock = "gold" }, { from = "c", to = "out" },
+]
+
+[stage.tmx]
+use = "export.tmx"
+input = "floor"
+"""
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -65,6 +86,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     (root / "recipes" / "bare.toml").write_text(
         GALLERY_RECIPE.replace('name = "tiny"', 'name = "bare"').replace('use = "export.tmx"', 'use = "export.lua"\npreview = false')
     )
+    (root / "recipes" / "floors.toml").write_text(FLOORS_RECIPE)
     port = _free_port()
     env = {**os.environ, "NO_COLOR": "1"}
     proc = subprocess.Popen(
@@ -159,6 +181,30 @@ def test_map_page_overlays_toggle_and_zoom(server: tuple[str, Path], browser: An
     assert {"path_length", "distance_max"} <= props
     assert browser.find_element("id", "seed").text == "5"
     assert "maze.backtracker v" in browser.find_element("id", "provenance").text
+
+
+def test_a_level_graphs_door_links_are_an_overlay(server: tuple[str, Path], browser: Any) -> None:
+    base, _ = server
+    browser.get(f"{base}/pack/floors/map/0")
+    _wait(browser, lambda d: d.find_element("id", "viewer").get_attribute("data-loaded") == "true")
+    overlay = browser.find_element("id", "overlay")
+    drawn = lambda: set(filter(None, overlay.get_attribute("data-drawn").split(",")))  # noqa: E731
+    assert {"objects", "links"} <= drawn()
+    legend = browser.find_element("id", "legend").text
+    assert "link" in legend and "locked link" in legend
+    lit = (
+        "const c = document.getElementById('overlay'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+        "let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n;"
+    )
+    # With the objects off, what is left on the overlay is the links, and then nothing.
+    browser.find_element("css selector", 'input[data-overlay="objects"]').click()
+    assert "objects" not in drawn() and browser.execute_script(lit) > 100
+    browser.find_element("css selector", 'input[data-overlay="links"]').click()
+    assert "links" not in drawn() and browser.execute_script(lit) == 0
+    # The maze pack has no doors: no links toggle.
+    browser.get(f"{base}/pack/tiny/map/0")
+    _wait(browser, lambda d: d.find_element("id", "viewer").get_attribute("data-loaded") == "true")
+    assert not browser.find_elements("css selector", 'input[data-overlay="links"]')
 
 
 def test_saving_the_recipe_updates_the_page(server: tuple[str, Path], browser: Any) -> None:

@@ -1,6 +1,9 @@
 """A map's objects over its picture, exactly as the TMX's object layer holds them: tile objects as
 their tile (an extra layer of gids, so they are drawn as Tiled draws tiles), points, rectangles
-and polylines (paths) as markers.
+and polylines (paths) as markers. A level graph's connections are drawn too, as links: a `door`
+object whose `from` and `to` name two `room` objects' `node` is a line from the one room's
+middle through the door to the other's, in the key's colour when the door is locked; they show
+which rooms a door joins where rooms merely touch.
 
 Markers are sized from the tile size at the scale they are drawn, with a floor in pixels, so the
 same objects read on a full preview and on a 160-pixel thumbnail. They are drawn with Pillow's
@@ -24,11 +27,13 @@ from pipeline.tiled.tmx import object_box, polyline_pixels
 if TYPE_CHECKING:
     from PIL import Image
 
-Kind = Literal["point", "rect", "path", "tile"]
+Kind = Literal["point", "rect", "path", "tile", "link"]
 
 OUTLINE = (0, 0, 0, 255)
 # PICO-8 colours, as the sheet's background and text are: spawn green, exit red, rooms blue.
 COLOURS = {"spawn": (0, 228, 54, 255), "exit": (255, 0, 77, 255), "room": (41, 173, 255, 255), "path": (255, 236, 39, 255)}
+# A link is drawn in its door's colour, a locked one in its key's: the two read as a pair.
+LINK, LOCKED = "door", "key"
 # Other types: MarkovJunior's palette's colours that none of those, the black ring or each other
 # are easily taken for (orange, pink, peach, grey, cyan, magenta, lime, white, brown, teal,
 # slate); with four, a pack's chests, keys, enemies and traps shared colours.
@@ -45,7 +50,8 @@ TILE_MARKS_BELOW = 6.0
 class Marker:
     """One object of the object layer in map pixels, as the TMX stores it: a point at (x, y), a
     rectangle from (x, y) of w x h, a path through `points` (absolute), or a tile object's tile
-    cell from (x, y) of w x h."""
+    cell from (x, y) of w x h; or a link, a door's connection through `points` (its rooms'
+    middles and the door's), of type LINK or LOCKED."""
 
     kind: Kind
     type: str
@@ -79,12 +85,31 @@ def markers_of(objects: Sequence[MapObject], gids: Sequence[int], tile_width: in
             out.append(Marker("point", obj.type, box["x"], box["y"]))
         else:
             out.append(Marker("rect", obj.type, box["x"], box["y"], box["width"], box["height"]))
-    return drawing_order(out)
+    return drawing_order(out + links(objects, tile_width, tile_height))
+
+
+def links(objects: Sequence[MapObject], tile_width: int, tile_height: int) -> list[Marker]:
+    """The links of a level graph's doors (see the module's docstring), in the doors' order."""
+    middle: dict[str, tuple[float, float]] = {}
+    for obj in objects:
+        node = obj.properties.get("node")
+        if obj.type == "room" and isinstance(node, str) and not obj.points and obj.w and obj.h:
+            middle.setdefault(node, ((obj.x + obj.w / 2) * tile_width, (obj.y + obj.h / 2) * tile_height))
+    out = []
+    for obj in objects:
+        a, b = obj.properties.get("from"), obj.properties.get("to")
+        if obj.type != "door" or not isinstance(a, str) or not isinstance(b, str) or a not in middle or b not in middle:
+            continue
+        door = ((obj.x + obj.w / 2) * tile_width, (obj.y + obj.h / 2) * tile_height)
+        kind = LOCKED if obj.properties.get("lock") else LINK
+        out.append(Marker("link", kind, door[0], door[1], points=(middle[a], door, middle[b])))
+    return out
 
 
 def drawing_order(markers: Sequence[Marker]) -> list[Marker]:
-    """Rooms under paths under tile objects' marks under points; the file's order within a kind."""
-    order = {"rect": 0, "path": 1, "tile": 2, "point": 3}
+    """Links under rooms under paths under tile objects' marks under points; the file's order
+    within a kind."""
+    order = {"link": 0, "rect": 1, "path": 2, "tile": 3, "point": 4}
     return sorted(markers, key=lambda m: order[m.kind])  # stable
 
 
@@ -182,6 +207,12 @@ def draw(image: Image.Image, markers: Sequence[Marker], scale: float, tile: floa
             if len(points) > 1:
                 canvas.line(points, fill=fill, width=path_width)
             for end in (points[0], points[-1]) if points else ():
+                _disc(canvas, end, max(1, path_width // 2 + 1), fill, paint(OUTLINE))
+        elif m.kind == "link":
+            # Thinner than a path, and a dot on each room's middle: the level graph, drawn.
+            points = [(px(x), px(y)) for x, y in m.points]
+            canvas.line(points, fill=fill, width=line)
+            for end in (points[0], points[-1]):
                 _disc(canvas, end, max(1, path_width // 2 + 1), fill, paint(OUTLINE))
         elif m.kind == "point":
             _disc(canvas, (px(m.x), px(m.y)), radius, fill, paint(OUTLINE))

@@ -158,9 +158,12 @@ function histogram(stat, values) {
 async function renderMap(packName, index) {
   const m = await getJSON(`/api/packs/${encodeURIComponent(packName)}/maps/${index}`);
   document.title = `${m.pack} ${m.stem} · pcg gallery`;
-  const kinds = ["objects", "paths", ...Object.keys(m.layers)];
+  const info = m.info || { tiles: [1, 1], tile: [1, 1], step: 1, markers: [] };
+  // A level graph's connections (door links) are an overlay of their own, offered when the map has them.
+  const hasLinks = info.markers.some((mk) => mk[0] === "link");
+  const kinds = ["objects", "paths", ...(hasLinks ? ["links"] : []), ...Object.keys(m.layers)];
   if (!ui.overlays || ui.overlaysFor !== m.pack) {
-    ui.overlays = { objects: true, paths: true };
+    ui.overlays = { objects: true, paths: true, links: true };
     ui.overlaysFor = m.pack;
   }
   const viewer = el("div", { class: "viewer", id: "viewer" });
@@ -208,7 +211,6 @@ async function renderMap(packName, index) {
   );
 
   // The picture: the map drawn from its tileset without markers (objects are an overlay), or the preview.
-  const info = m.info || { tiles: [1, 1], tile: [1, 1], step: 1, markers: [] };
   const img = new Image();
   const step = info.step;
   const px = { w: (info.tiles[0] * info.tile[0]) / step, h: (info.tiles[1] * info.tile[1]) / step };
@@ -245,14 +247,16 @@ async function renderMap(packName, index) {
     // The preview's own colour for a type (info.inks), so the overlay matches the picture.
     const ink = (t) => MARK[t] || (info.inks || {})[t] || (colour[t] ||= OTHERS[others++ % OTHERS.length]);
     if (ui.overlays.paths) drawn.push("paths");
+    if (hasLinks && ui.overlays.links) drawn.push("links");
     if (ui.overlays.objects) drawn.push("objects");
+    const shown = { path: "paths", link: "links" };
     for (const [kind, type, x, y, w, h, points] of info.markers) {
-      const isPath = kind === "path";
-      if (isPath ? !ui.overlays.paths : !ui.overlays.objects) continue;
-      o.strokeStyle = o.fillStyle = ink(isPath ? "path" : type);
-      o.lineWidth = Math.max(1, k * Math.min(...info.tile) / 6);
+      if (!ui.overlays[shown[kind] || "objects"]) continue;
+      const isLine = kind === "path" || kind === "link";
+      o.strokeStyle = o.fillStyle = ink(kind === "path" ? "path" : type);
+      o.lineWidth = Math.max(1, k * Math.min(...info.tile) / (kind === "link" ? 10 : 6));
       if (kind === "rect" || kind === "tile") o.strokeRect(X(x), Y(y), w * k, h * k);
-      else if (isPath && points.length) {
+      else if (isLine && points.length) {
         o.beginPath(); o.moveTo(X(points[0][0]), Y(points[0][1]));
         for (const [a, c] of points.slice(1)) o.lineTo(X(a), Y(c));
         o.stroke();
@@ -263,8 +267,10 @@ async function renderMap(packName, index) {
     }
     over.dataset.drawn = drawn.join(",");
     over.dataset.scale = scale.toFixed(3);
-    const types = [...new Set(info.markers.map((mk) => (mk[0] === "path" ? "path" : mk[1])))];
-    $("#legend").replaceChildren(...types.map((t) => el("span", { style: `color:${ink(t)};margin-right:.75rem` }, `● ${t}`)));
+    // A link is named for what it is, in its door's (or, locked, its key's) colour.
+    const legend = (mk) => (mk[0] === "path" ? ["path", "path"] : mk[0] === "link" ? [mk[1] === "door" ? "link" : "locked link", mk[1]] : [mk[1], mk[1]]);
+    const entries = new Map(info.markers.map((mk) => legend(mk)));
+    $("#legend").replaceChildren(...[...entries].map(([label, t]) => el("span", { style: `color:${ink(t)};margin-right:.75rem` }, `● ${label}`)));
   }
   img.onload = () => {
     const v = ui.view && ui.view.key === `${m.pack}/${m.index}` ? ui.view : null;

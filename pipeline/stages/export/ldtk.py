@@ -23,7 +23,7 @@ from pipeline.tiled.drawn import MapArt, as_tileset
 from pipeline.tiled.values import encode_values, int32_values
 
 
-@stage("export.ldtk", version=10)
+@stage("export.ldtk", version=11)
 class ExportLdtk(DrawnMapExporter):
     """Write the pack as an LDtk project (format 1.5), one level per map.
 

@@ -21,7 +21,7 @@ from pipeline.registry import ExportContext, Exporter, stage
 MAX_PIXELS = 89_478_485
 
 
-@stage("export.png", version=3)
+@stage("export.png", version=4)
 class ExportPng(Exporter):
     """Write an image of each map in its symbols' colours: every tile a `scale` x `scale` square.
     Plainer than the preview `export.tmx` draws from the tilesheet: for data sets, quick looks
