@@ -234,6 +234,24 @@ def test_a_graph_that_cannot_fit_fails_the_map_naming_what_did_not_fit() -> None
         laid_out(st_, 0)
 
 
+@pytest.mark.parametrize("socket", [False, True])
+def test_a_connection_no_templates_can_make_fails_at_once_naming_the_rooms_and_doors(socket: bool) -> None:
+    """Corridors whose doors are 2 wide between rooms whose doors are 1 wide (or a socket no
+    template has) cannot be laid out: said at once, not after the whole time limit."""
+    templates: dict[str, object] = {"room": {"shape": [[0, 0], [0, 8], [8, 8], [8, 0]]}}
+    if socket:
+        params: dict[str, object] = {"nodes": ["a", "b"], "edges": [{"from": "a", "to": "b", "socket": "water"}]}
+    else:
+        templates["hall"] = {"shape": [[0, 0], [0, 2], [4, 2], [4, 0]], "corridor": True, "door_length": 2}
+        params = {"nodes": ["a", "b", "c"], "edges": [["a", "b"], ["b", "c"]], "corridors": True}
+    st_ = stage({**params, "templates": templates, "time_limit": 600})
+    what = r"of socket 'water' " if socket else ""
+    rooms = r"a: 'room' \(doors length 1\); b: 'room'" if socket else r"a: 'room' \(doors length 1\); the corridor room a-b: 'hall' \(doors length 2\)"
+    with pytest.raises(Rejected, match=rf"the rooms 'a' and '(b|a-b)' can never be joined: no door {what}.*\({rooms}.*one length and socket") as caught:
+        laid_out(st_, 0)
+    assert "try more" not in str(caught.value)  # no search can help: no search hints
+
+
 def test_bad_graphs_and_templates_are_one_clear_message(tmp_path: Path) -> None:
     recipe = """
 [pack]

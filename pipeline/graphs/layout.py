@@ -50,6 +50,11 @@ class LayoutFailed(Exception):
     """No layout within the time limit (the message names the loop or room that failed most)."""
 
 
+class Unjoinable(LayoutFailed):
+    """A connection no pair of its rooms' templates can make: the templates' fault, which no
+    search, time limit or redraw mends."""
+
+
 @dataclass
 class Problem:
     """A graph (corridor rooms included) and, per room, the template variants it may take."""
@@ -208,6 +213,9 @@ class Placement:
 
 
 def lay_out(problem: Problem, rng: np.random.Generator, time_limit: float, first: int = 0) -> Placement:
+    never = unjoinable(problem)
+    if never:
+        raise Unjoinable(never)  # at once: searching would spend the whole time limit
     plan = _plan(problem, first)
     budget = BUDGET_BASE + BUDGET_PER_ROOM * len(plan[0])
     deadline = time.monotonic() + time_limit
@@ -226,6 +234,36 @@ def lay_out(problem: Problem, rng: np.random.Generator, time_limit: float, first
         if worst != around:
             around = worst
             plan = _plan(problem, first, around)
+
+
+def unjoinable(problem: Problem) -> str | None:
+    """What keeps a connection from ever being a door, whatever the layout: no template of the
+    one room has a door spot that meets one of the other's (one length, one socket); None when
+    every connection can be made."""
+    at = problem.graph.index()
+    for e in problem.graph.edges:
+        a, b = at[e.a], at[e.b]
+        if any(len(problem.pool_offsets(int(v), b, e.socket)) for v in problem.pools[a]):
+            continue
+        sides = "; ".join(f"{_room(problem, n)}: {_doors(problem, n)}" for n in (a, b))
+        socket = f" of socket {e.socket!r}" if e.socket else ""
+        return f"the rooms {e.a!r} and {e.b!r} can never be joined: no door{socket} of the one's templates meets one of the other's ({sides}); two rooms join only through doors of one length and socket"
+    return None
+
+
+def _room(problem: Problem, node: int) -> str:
+    return f"{'the corridor room ' if problem.graph.nodes[node].corridor else ''}{problem.graph.nodes[node].name}"
+
+
+def _doors(problem: Problem, node: int) -> str:
+    """The templates of a room's pool and the door spots they have, by length and socket."""
+    out = {}
+    for v in problem.pools[node].tolist():
+        t = problem.variants[v]
+        kinds = sorted({(d.length, d.socket) for d in t.doors})
+        spots = ", ".join(f"length {n}" + (f" socket {s!r}" if s else "") for n, s in kinds) or "none"
+        out.setdefault(t.name, f"{t.name!r} (doors {spots})")
+    return ", ".join(out.values())
 
 
 def _plan(problem: Problem, first: int, around: int = -1) -> tuple[list[Step], list[list[Step]], list[Reach]]:

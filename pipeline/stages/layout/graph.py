@@ -16,7 +16,7 @@ from pipeline.errors import KeyedError, Rejected
 from pipeline.fsio import read_regular
 from pipeline.graphs.edgar import EdgarError, read_map, read_room_set
 from pipeline.graphs.generate import GraphShape, ShapeError, generate, least_rooms
-from pipeline.graphs.layout import LayoutFailed, Placement, Problem, lay_out
+from pipeline.graphs.layout import LayoutFailed, Placement, Problem, Unjoinable, lay_out
 from pipeline.graphs.locks import Solution, UnsolvableLevel, solve, start_and_goal
 from pipeline.graphs.model import Edge, LevelGraph, Node
 from pipeline.graphs.templates import DIRECTION_NAMES, FLOOR, RoomTemplate, TemplateError, from_polygon, turned_variants
@@ -237,7 +237,8 @@ class LayoutGraph(StageParams):
             solution = solve(expanded, rng, start, goal)
             placement = lay_out(problem, rng, self.time_limit, first=start)
         except (LayoutFailed, UnsolvableLevel, ShapeError) as exc:
-            hint = "" if not isinstance(exc, LayoutFailed) else " (try more or larger templates, corridors, or fewer loops; attempts redraws the map)"
+            searched = isinstance(exc, LayoutFailed) and not isinstance(exc, Unjoinable)
+            hint = " (try more or larger templates, corridors, or fewer loops; attempts redraws the map)" if searched else ""
             raise Rejected(f"{exc}{hint}", self.attempts) from None
         return _draw(problem, placement, graph, solution, rng)
 
