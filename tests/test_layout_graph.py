@@ -3,8 +3,10 @@ recipes and the generator, rooms drawn in Tiled, and the maps read back through 
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -387,6 +389,72 @@ def test_a_level_pack_builds_through_the_cli_reads_back_in_pytmx_and_is_determin
         level = json.loads(path.read_text())
         entities = [e["__identifier"] for layer in level["layerInstances"] for e in layer.get("entityInstances", [])]
         assert entities.count("door") == 7 and entities.count("room") == 7 and entities.count("key") == 2
+
+
+DOWNSTREAM = """
+[pack]
+name = "torchlit"
+seed = 7
+maps = 2
+
+[stage.level]
+use = "layout.graph"
+nodes = [{ name = "in", role = "start" }, "a", "b", "c", { name = "out", role = "boss" }]
+edges = [["in", "a"], ["a", "b"], ["b", "c"], ["c", "a"], { from = "c", to = "out", lock = "gold" }]
+
+# Torches (T) on walls above a floor, as a rewrite rule decorates any map.
+[stage.torches]
+use = "rewrite"
+input = "level"
+values = "BWDT"
+program = { one = "BBB/WWW=BTB/WWW", steps = 6 }
+
+[stage.dist]
+use = "regions.distance"
+input = "torches"
+from_object = "spawn"
+
+[stage.tmx]
+use = "export.tmx"
+input = "dist"
+
+[stage.lua]
+use = "export.lua"
+input = "dist"
+preview = false
+"""
+
+
+def test_a_level_flows_through_rewrite_regions_and_the_lua_export(tmp_path: Path) -> None:
+    """Downstream stages see an ordinary Level: a rewrite rule decorates it, the distance from the
+    spawn reaches every room through the doors, and the Lua export carries its rooms and doors."""
+    import xml.etree.ElementTree as ET
+
+    write_recipe(tmp_path, "torchlit", DOWNSTREAM)
+    pcg("build", "recipes/torchlit.toml", cwd=tmp_path)
+    pack = tmp_path / "exports" / "torchlit"
+    for k in range(2):
+        root = ET.parse(pack / f"map_{k:03d}.tmx").getroot()
+        w = int(root.get("width", 0))
+        layers = {layer.get("name"): layer for layer in root.iter("layer")}
+        tiles = np.array([int(v) for v in (layers["tiles"].findtext("data") or "").replace("\n", "").split(",")]).reshape(-1, w)
+        # A data layer's exact numbers: its `values` property, little-endian int32 in base64.
+        rooms, distance = (
+            np.frombuffer(base64.b64decode(layers[name].find("properties/property[@name='values']").get("value", "")), "<i4").reshape(-1, w)  # type: ignore[union-attr]
+            for name in ("room", "distance")
+        )
+        assert 1 <= int((tiles == 4).sum()) <= 6  # torches: gid 4 is T, the tileset's fourth symbol
+        assert not ((tiles == 4) & (rooms > 0)).any()  # on walls, never in a room
+        walkable = (tiles == 2) | (tiles == 3)  # floor and doors
+        assert set(np.unique(rooms[tiles == 2]).tolist()) == {1, 2, 3, 4, 5}
+        assert (distance[walkable] >= 0).all() and (distance[tiles == 1] < 0).all()  # every room reached through its doors
+        if shutil.which("lua5.4"):
+            proc = subprocess.run(["lua5.4", str(Path(__file__).parent / "data" / "lua_dump.lua"), str(pack / f"map_{k:03d}.lua")], capture_output=True, text=True, timeout=60)
+            assert proc.returncode == 0, proc.stderr
+            leaves = dict(line.split("\t", 1) for line in proc.stdout.splitlines())
+            types = [v for key, v in leaves.items() if key.endswith(".type") and ".objects[" in key]
+            assert types.count('"room"') == 5 and types.count('"door"') == 5 and types.count('"key"') == 1
+            assert '"gold"' in {v for key, v in leaves.items() if key.endswith(".properties.lock")}
 
 
 def test_a_room_drawn_in_tiled_keeps_its_art_layers_flips_and_tile_objects_in_the_export(tmp_path: Path) -> None:

@@ -209,8 +209,10 @@ def draw(image: Image.Image, markers: Sequence[Marker], scale: float, tile: floa
             for end in (points[0], points[-1]) if points else ():
                 _disc(canvas, end, max(1, path_width // 2 + 1), fill, paint(OUTLINE))
         elif m.kind == "link":
-            # Thinner than a path, and a dot on each room's middle: the level graph, drawn.
+            # Thinner than a path, edged in black to read on light floors and dark walls alike,
+            # and a dot on each room's middle: the level graph, drawn.
             points = [(px(x), px(y)) for x, y in m.points]
+            canvas.line(points, fill=paint(OUTLINE), width=line + 2)
             canvas.line(points, fill=fill, width=line)
             for end in (points[0], points[-1]):
                 _disc(canvas, end, max(1, path_width // 2 + 1), fill, paint(OUTLINE))
