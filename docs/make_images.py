@@ -9,7 +9,7 @@ junctions, lone pillars, diagonal runs, thick masses with inner corners, a door 
 The other pictures are built by the pipeline itself, from real recipes in a temporary project:
 the README's walkthrough (its recipe grown step by step from the README's own TOML blocks), every
 maze generator of recipes/comparison.toml (docs/mazes.md), a recorded rule program
-(docs/rewrite.md) and the level graphs of docs/graphs.md (docs/graph_images.py). Output is
+(docs/rewrite.md), and the recipes of docs/graphs.md and docs/gameplay.md (docs/page_images.py). Output is
 deterministic.
 """
 
@@ -32,7 +32,7 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from docs.graph_images import graph_images  # noqa: E402
+from docs.page_images import page_images  # noqa: E402
 from pipeline.level import Level, Symbol  # noqa: E402
 from pipeline.tiled.drawing import LayerSpec, draw_layers  # noqa: E402
 from pipeline.tiled.art import STYLES, blend, ground_tile, lay_out  # noqa: E402
@@ -169,7 +169,7 @@ def images() -> dict[str, bytes]:
         out.update(_walkthrough_images(project))
         out.update(_maze_images(project))
         out.update(_rewrite_images(project))
-        out.update(graph_images(project, build))
+        out.update(page_images(project, build))
     return out
 
 

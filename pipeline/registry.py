@@ -67,6 +67,7 @@ BUILTIN_KINDS: dict[str, str] = {
     "maze.spiral": "pipeline.stages.maze.spiral",
     "maze.wilson": "pipeline.stages.maze.wilson",
     "place.items": "pipeline.stages.place.items",
+    "place.lock_key": "pipeline.stages.place.lock_key",
     "place.path": "pipeline.stages.place.path",
     "place.prefabs": "pipeline.stages.place.prefabs",
     "place.rooms": "pipeline.stages.place.rooms",

@@ -277,6 +277,23 @@ use = "place.path"
 input = "maze"
 name = "solution"
 """,
+    # Two nested locks on a maze (its recorded entrance and exit stand in for spawn and exit),
+    # one on a dungeon with its door symbol.
+    "place.lock_key": _DUNGEON + _MAZE + """
+[stage.locked_maze]
+use = "place.lock_key"
+input = "maze"
+locks = 2
+names = ["bronze", "gold"]
+
+[stage.placed]
+use = "place.spawn_exit"
+input = "dungeon"
+
+[stage.subject]
+use = "place.lock_key"
+input = "placed"
+""",
     "place.rooms": _DUNGEON + """
 [stage.caves]
 use = "dungeon.cellular_caves"

@@ -165,7 +165,8 @@ def file_markers(path: Path) -> tuple[list[Marker], int]:
             elif o.get("point"):
                 found.append(Marker("point", o["type"], x, y))
             else:
-                found.append(Marker("rect", o["type"], x, y, w, h))
+                props = {p["name"]: p["value"] for p in o.get("properties", [])}
+                found.append(Marker("rect", "locked" if o["type"] == "door" and props.get("lock") else o["type"], x, y, w, h))
     else:
         root = ET.parse(path).getroot()
         tile = min(int(root.get("tilewidth", 0)), int(root.get("tileheight", 0)))
@@ -183,10 +184,11 @@ def file_markers(path: Path) -> tuple[list[Marker], int]:
             elif o.find("point") is not None:
                 found.append(Marker("point", kind, x, y))
             else:
-                found.append(Marker("rect", kind, x, y, w, h))
+                locked = kind == "door" and any(p.get("name") == "lock" and p.get("value") for p in o.iterfind("properties/property"))
+                found.append(Marker("rect", "locked" if locked else kind, x, y, w, h))
     for a, b, locked, door in doors:
         if a in rooms and b in rooms:
-            found.append(Marker("link", "key" if locked else "door", *door, points=(rooms[a], door, rooms[b])))
+            found.append(Marker("link", "locked" if locked else "link", *door, points=(rooms[a], door, rooms[b])))
     return drawing_order(found), tile
 
 

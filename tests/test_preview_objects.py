@@ -159,7 +159,9 @@ def test_the_commonest_item_types_get_markers_of_their_own_colour() -> None:
 
     common = ("chest", "key", "enemy", "potion", "trap", "item", "coin", "lever")
     inks = [colour(t) for t in common]
-    assert len(set(inks)) == len(common) and not set(inks) & {*COLOURS.values(), OUTLINE}
+    own = {c for kind, c in COLOURS.items() if kind != "locked"}  # a locked door is in its key's colour, on purpose
+    assert len(set(inks)) == len(common) and not set(inks) & {*own, OUTLINE}
+    assert COLOURS["locked"] == colour("key")
     assert colour("spawn") == COLOURS["spawn"]
     # As docs/previews.md and markers.py say: a change of the hash's key would change them all.
     assert (colour("chest"), colour("key"), colour("enemy")) == ((255, 163, 0, 255), (0, 255, 255, 255), (255, 0, 255, 255))
@@ -178,11 +180,11 @@ def test_a_level_graphs_doors_are_drawn_as_links_between_the_rooms_they_join() -
         MapObject("door_c_x", "door", 18, 3, 1, 1, {"from": "c", "to": "x"}),  # no room x: no link
     ]
     px = rgb(preview(Level(tiles=tiles, alphabet=MAZE_ALPHABET, objects=objects)))
-    door, key = colour_of("door")[:3], colour_of("key")[:3]
+    link, key = colour_of("link")[:3], colour_of("locked")[:3]
     # Half-way from a's middle (4, 4) to the door's (6.5, 3.5), and from the door to b's (10, 4).
-    assert tuple(px[round(3.75 * 16), round(5.25 * 16)]) == door
-    assert tuple(px[round(3.75 * 16), round(8.25 * 16)]) == door
+    assert tuple(px[round(3.75 * 16), round(5.25 * 16)]) == link
+    assert tuple(px[round(3.75 * 16), round(8.25 * 16)]) == link
     assert tuple(px[round(3.75 * 16), round(14.25 * 16)]) == key  # the locked door's link
     # Nothing between c's middle and the door to a missing room: that door links nothing.
     row = px[round(3.5 * 16), round(16.5 * 16) : round(17.75 * 16)]
-    assert not (row == door).all(axis=1).any()
+    assert not (row == link).all(axis=1).any()

@@ -31,6 +31,7 @@ class Solution:
     critical_path: int  # rooms entered on the shortest walk that fetches the keys and reaches the goal
     walk: list[int] = field(default_factory=list)
     gates: dict[str, str] = field(default_factory=dict)  # lock name -> "rooms" (cuts some off) or "shortcut"
+    cuts_goal: dict[str, bool] = field(default_factory=dict)  # lock name -> whether the goal is out of reach without its key
 
 
 def start_and_goal(graph: LevelGraph) -> tuple[int, int]:
@@ -132,11 +133,13 @@ def solve(graph: LevelGraph, rng: np.random.Generator, start: int, goal: int) ->
     if not ends:
         raise UnsolvableLevel(f"the goal {names[goal]!r} cannot be reached from the start {names[start]!r}, keys and all")
     gates: dict[str, str] = {}
+    cuts_goal: dict[str, bool] = {}
     for lock in locks:
         # A lock gates the rooms it cuts off, or a shortcut: a way between two rooms that is
         # longer without its doors (the way back to the hall once the gallery is open).
         _, without = _reach(moves, start, key_rooms, len(names), banned=bits[lock])
         gates[lock] = "rooms" if without < rooms else "shortcut"
+        cuts_goal[lock] = goal not in without
         if without >= rooms and not _shortens(moves, sorted(rooms), bits[lock]):
             door = next(e for e in graph.edges if e.lock == lock)
             raise UnsolvableLevel(
@@ -152,7 +155,7 @@ def solve(graph: LevelGraph, rng: np.random.Generator, start: int, goal: int) ->
         walk.append(state[0])
         state = came[state]
     walk.reverse()
-    return Solution(start, goal, keys, len(walk), walk, gates)
+    return Solution(start, goal, keys, len(walk), walk, gates, cuts_goal)
 
 
 def _shortens(moves: _Moves, rooms: list[int], bit: int) -> bool:

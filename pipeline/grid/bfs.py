@@ -113,3 +113,25 @@ def diameter_ends(walk: np.ndarray, start: int, budget: int) -> tuple[int, int, 
                 dist[scratch[j]] = -1
             k -= 1
     return best_a, best_b, best, True
+
+
+@compiled
+def trace_back(dist: np.ndarray, goal: int, h: int, w: int) -> np.ndarray:
+    """Flat indices of a shortest path from the search's source to `goal`, source first: from
+    the goal, always the first neighbour (in DY/DX order) one step nearer, so the same map
+    always gives the same path."""
+    steps = np.empty(dist[goal] + 1, dtype=np.int64)
+    cur = goal
+    for k in range(dist[goal], -1, -1):
+        steps[k] = cur
+        if k == 0:
+            break
+        y = cur // w
+        x = cur - y * w
+        for d in range(4):
+            ny = y + DY[d]
+            nx = x + DX[d]
+            if 0 <= ny < h and 0 <= nx < w and dist[ny * w + nx] == k - 1:
+                cur = ny * w + nx
+                break
+    return steps

@@ -31,9 +31,14 @@ Kind = Literal["point", "rect", "path", "tile", "link"]
 
 OUTLINE = (0, 0, 0, 255)
 # PICO-8 colours, as the sheet's background and text are: spawn green, exit red, rooms blue.
-COLOURS = {"spawn": (0, 228, 54, 255), "exit": (255, 0, 77, 255), "room": (41, 173, 255, 255), "path": (255, 236, 39, 255)}
-# A link is drawn in its door's colour, a locked one in its key's: the two read as a pair.
-LINK, LOCKED = "door", "key"
+# Doors brown, as the door symbol is (white, their colour by name, vanished on light floors);
+# a level graph's links white (not the traps' white). A locked door, and its link, are drawn as
+# LOCKED, in the keys' colour (`colour("key")`): a door and its key read as a pair.
+COLOURS = {
+    "spawn": (0, 228, 54, 255), "exit": (255, 0, 77, 255), "room": (41, 173, 255, 255), "path": (255, 236, 39, 255),
+    "door": (171, 82, 54, 255), "link": (255, 255, 255, 255), "locked": (0, 255, 255, 255),
+}
+LINK, LOCKED = "link", "locked"
 # Other types: MarkovJunior's palette's colours that none of those, the black ring or each other
 # are easily taken for (orange, pink, peach, grey, cyan, magenta, lime, white, brown, teal,
 # slate); with four, a pack's chests, keys, enemies and traps shared colours.
@@ -51,7 +56,7 @@ class Marker:
     """One object of the object layer in map pixels, as the TMX stores it: a point at (x, y), a
     rectangle from (x, y) of w x h, a path through `points` (absolute), or a tile object's tile
     cell from (x, y) of w x h; or a link, a door's connection through `points` (its rooms'
-    middles and the door's), of type LINK or LOCKED."""
+    middles and the door's), of type LINK or LOCKED. A locked door's rectangle is of type LOCKED."""
 
     kind: Kind
     type: str
@@ -84,7 +89,7 @@ def markers_of(objects: Sequence[MapObject], gids: Sequence[int], tile_width: in
         elif box.get("point"):
             out.append(Marker("point", obj.type, box["x"], box["y"]))
         else:
-            out.append(Marker("rect", obj.type, box["x"], box["y"], box["width"], box["height"]))
+            out.append(Marker("rect", LOCKED if _locked_door(obj) else obj.type, box["x"], box["y"], box["width"], box["height"]))
     return drawing_order(out + links(objects, tile_width, tile_height))
 
 
@@ -101,9 +106,13 @@ def links(objects: Sequence[MapObject], tile_width: int, tile_height: int) -> li
         if obj.type != "door" or not isinstance(a, str) or not isinstance(b, str) or a not in middle or b not in middle:
             continue
         door = ((obj.x + obj.w / 2) * tile_width, (obj.y + obj.h / 2) * tile_height)
-        kind = LOCKED if obj.properties.get("lock") else LINK
+        kind = LOCKED if _locked_door(obj) else LINK
         out.append(Marker("link", kind, door[0], door[1], points=(middle[a], door, middle[b])))
     return out
+
+
+def _locked_door(obj: MapObject) -> bool:
+    return obj.type == "door" and bool(obj.properties.get("lock"))
 
 
 def drawing_order(markers: Sequence[Marker]) -> list[Marker]:

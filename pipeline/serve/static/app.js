@@ -267,8 +267,10 @@ async function renderMap(packName, index) {
     }
     over.dataset.drawn = drawn.join(",");
     over.dataset.scale = scale.toFixed(3);
-    // A link is named for what it is, in its door's (or, locked, its key's) colour.
-    const legend = (mk) => (mk[0] === "path" ? ["path", "path"] : mk[0] === "link" ? [mk[1] === "door" ? "link" : "locked link", mk[1]] : [mk[1], mk[1]]);
+    // Links and locked doors are named for what they are (a locked one is drawn in the keys' colour).
+    const legend = (mk) => (mk[0] === "path" ? ["path", "path"]
+      : mk[0] === "link" ? [mk[1] === "link" ? "link" : "locked link", mk[1]]
+      : mk[1] === "locked" ? ["locked door", mk[1]] : [mk[1], mk[1]]);
     const entries = new Map(info.markers.map((mk) => legend(mk)));
     $("#legend").replaceChildren(...[...entries].map(([label, t]) => el("span", { style: `color:${ink(t)};margin-right:.75rem` }, `● ${label}`)));
   }

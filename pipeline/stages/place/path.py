@@ -8,17 +8,11 @@ import numpy as np
 from pydantic import ConfigDict, Field
 
 from pipeline.errors import PipelineError
-from pipeline.grid.bfs import bfs
-from pipeline.grid.graph import DX, DY
-from pipeline.jit import compiled
+from pipeline.grid.bfs import bfs, trace_back
 from pipeline.level import Level, MapObject
 from pipeline.registry import stage
-from pipeline.stages.maze.stats import read_tile_record
+from pipeline.stages.place.endpoints import endpoint_tile
 from pipeline.stages.regions.walkable import WalkableStage
-
-# What stands in for an endpoint type the map has no object of: the tiles a maze's statistics
-# record as its entrance and exit (mazes carry no objects).
-_MAZE_STAND_INS = {"spawn": "entrance", "exit": "exit"}
 
 
 @stage("place.path", version=1)
@@ -53,8 +47,8 @@ class PlacePath(WalkableStage):
         level = inputs[0]
         walk = self.walkable(level)
         h, w = walk.shape
-        start = self._endpoint(level, self.from_, "from")
-        goal = self._endpoint(level, self.to, "to")
+        start = endpoint_tile(level, self.from_, "from")
+        goal = endpoint_tile(level, self.to, "to")
         walk = walk.copy()
         walk.ravel()[[start, goal]] = True  # an object stands where it is, walkable or not
         dist = np.full(h * w, -1, dtype=np.int64)
@@ -84,49 +78,9 @@ class PlacePath(WalkableStage):
             properties={**level.properties, f"{self.name}_length": length},
         )
 
-    def _endpoint(self, level: Level, kind: str, key: str) -> int:
-        """Flat index of the tile where the path starts or ends."""
-        h, w = level.tiles.shape
-        for obj in level.objects:
-            if obj.type == kind and not obj.points:
-                x, y = int(obj.x + obj.w / 2), int(obj.y + obj.h / 2)
-                if not (0 <= x < w and 0 <= y < h):
-                    raise PipelineError([f"{key}: the {kind} object {obj.name!r} at ({obj.x}, {obj.y}) is outside the {w} x {h} map"])
-                return y * w + x
-        stand_in = _MAZE_STAND_INS.get(kind)
-        tile = read_tile_record(level.properties.get(stand_in, "")) if stand_in else None
-        if tile is not None:
-            x, y = tile
-            if 0 <= x < w and 0 <= y < h:
-                return y * w + x
-        types = ", ".join(sorted({o.type for o in level.objects})) or "none"
-        raise PipelineError([f"{key}: the map has no object of type {kind!r} (it has: {types}); place one first (place.spawn_exit, place.items)"])
-
 
 def _where(flat: int, w: int) -> str:
     return f"tile {flat % w}, {flat // w}"
-
-
-@compiled
-def trace_back(dist: np.ndarray, goal: int, h: int, w: int) -> np.ndarray:
-    """Flat indices of a shortest path from the search's source to `goal`, source first: from
-    the goal, always the first neighbour (in DY/DX order) one step nearer, so the same map
-    always gives the same path."""
-    steps = np.empty(dist[goal] + 1, dtype=np.int64)
-    cur = goal
-    for k in range(dist[goal], -1, -1):
-        steps[k] = cur
-        if k == 0:
-            break
-        y = cur // w
-        x = cur - y * w
-        for d in range(4):
-            ny = y + DY[d]
-            nx = x + DX[d]
-            if 0 <= ny < h and 0 <= nx < w and dist[ny * w + nx] == k - 1:
-                cur = ny * w + nx
-                break
-    return steps
 
 
 def corner_points(steps: np.ndarray, w: int) -> list[tuple[int, int]]:

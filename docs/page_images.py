@@ -1,8 +1,9 @@
-"""The pictures of docs/graphs.md, for docs/make_images.py: built by the pipeline from the recipes
-the page shows, so the page and its pictures cannot disagree.
+"""The pictures of the pages whose recipes draw them (docs/graphs.md, docs/gameplay.md), for
+docs/make_images.py: built by the pipeline from the recipes the pages show, so a page and its
+pictures cannot disagree.
 
 - docs/img/graphs_levels.png: map 0 of recipes/levels.toml (the Gungeon-like floor), its preview.
-- Every TOML block of docs/graphs.md after a line `<!-- pictures: NAME=PATH ... -->`: the block is
+- Every TOML block of those pages after a line `<!-- pictures: NAME=PATH ... -->`: the block is
   built as a recipe (test_docs builds it too, as every whole recipe of the docs), and each PATH
   inside its pack (a preview, such as `plain/previews/map_000.png`) becomes docs/img/NAME.
 """
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = ROOT / "docs" / "graphs.md"
+PAGES = (ROOT / "docs" / "graphs.md", ROOT / "docs" / "gameplay.md")
 MARK = re.compile(r"<!-- pictures: (.*?) -->\n```toml\n(.*?)```", flags=re.S)
 
 
@@ -27,15 +28,16 @@ def marked_blocks(page: str) -> list[tuple[dict[str, str], str]]:
     return out
 
 
-def graph_images(project: Path, build: Callable[..., Path]) -> dict[str, bytes]:
+def page_images(project: Path, build: Callable[..., Path]) -> dict[str, bytes]:
     """Path (relative to the repository) -> PNG bytes. `build(project, recipe, maps)`: make_images' build."""
     out = {}
     pack = build(project, "levels", maps=[0])
     out["docs/img/graphs_levels.png"] = (pack / "previews" / "map_000.png").read_bytes()
-    for k, (pictures, text) in enumerate(marked_blocks(PAGE.read_text())):
-        name = f"graphs_doc_{k}"
-        (project / "recipes" / f"{name}.toml").write_text(text)
-        pack = build(project, name, maps=[0])
-        for picture, inside in pictures.items():
-            out[f"docs/img/{picture}"] = (pack / inside).read_bytes()
+    for page in PAGES:
+        for k, (pictures, text) in enumerate(marked_blocks(page.read_text())):
+            name = f"{page.stem}_doc_{k}"
+            (project / "recipes" / f"{name}.toml").write_text(text)
+            pack = build(project, name, maps=[0])
+            for picture, inside in pictures.items():
+                out[f"docs/img/{picture}"] = (pack / inside).read_bytes()
     return out
