@@ -135,3 +135,11 @@ def trace_back(dist: np.ndarray, goal: int, h: int, w: int) -> np.ndarray:
                 cur = ny * w + nx
                 break
     return steps
+
+
+def distances(walk: np.ndarray, sources: list[int]) -> np.ndarray:
+    """Flat distances from the `sources` (flat indices) over the True tiles of `walk`, -1 where
+    unreached: `bfs` with its buffers made here."""
+    dist = np.full(walk.size, -1, dtype=np.int64)
+    bfs(walk, np.array(sources, dtype=np.int64), dist, np.empty(walk.size, dtype=np.int64))
+    return dist

@@ -10,8 +10,10 @@ from pydantic import Field, field_validator, model_validator
 from pipeline.errors import KeyedError, PipelineError, Rejected
 from pipeline.jit import compiled
 from pipeline.level import Level, MapObject, check_properties, near_colors, typed_property
+from pipeline.grid.bfs import distances, trace_back
 from pipeline.registry import stage
 from pipeline.stages.place.count import count_type, draw_count
+from pipeline.stages.place.endpoints import endpoint_tile
 from pipeline.stages.regions.walkable import WalkableStage
 
 
@@ -31,6 +33,12 @@ class Items(WalkableStage):
     game that needs every item. `rooms` keeps them to rooms of those roles or nodes (a
     `layout.graph` level's treasure rooms). With `tile`, exporters write each item as a tile object drawn
     with that tile; `properties` go on every item, typed as written.
+
+    Encounters by difficulty: with `distance_from` (an object type, e.g. "spawn") items keep
+    to a `band` of the walking distance from it (fractions of the farthest tile's: [0.6, 1]
+    is the far part of the map), and with `rising` they thicken toward the far end, so the
+    hard part comes last. `off_path` keeps them that many steps off the shortest way from
+    spawn to exit: secrets in side passages.
     """
 
     arity: ClassVar[tuple[int, int]] = (1, 1)
@@ -59,6 +67,23 @@ class Items(WalkableStage):
         (), exclude_if=lambda rooms: not rooms,
         description='Place only in these rooms: roles or node names of the `room` objects (as layout.graph writes them), e.g. ["treasure"]; empty: anywhere.',
     )
+    # Encounters by difficulty. Left out of the params when unset, as strict is.
+    distance_from: str = Field(
+        "", exclude_if=lambda kind: not kind,
+        description='Measure walking distance from the first object of this type (e.g. "spawn"; a maze\'s recorded entrance and exit stand in for spawn and exit); with `band` and `rising`.',
+    )
+    band: tuple[float, float] = Field(
+        (0.0, 1.0), exclude_if=lambda band: band == (0.0, 1.0),
+        description="With distance_from: place only between these fractions of the farthest reachable tile's distance, e.g. [0.6, 1.0] for the far part of the map.",
+    )
+    rising: float = Field(
+        0.0, ge=0.0, le=10.0, exclude_if=lambda rising: rising == 0,
+        description="With distance_from: items thicken with distance, a tile's chance growing as (distance / farthest) ** rising; 0: evenly.",
+    )
+    off_path: int = Field(
+        0, ge=0, le=100_000, exclude_if=lambda steps: steps == 0,
+        description="Place only at least this many steps off the shortest way from spawn to exit (secrets, side rooms); 0: anywhere.",
+    )
 
     @field_validator("properties")
     @classmethod
@@ -70,6 +95,12 @@ class Items(WalkableStage):
     def _attempts_with_strict(self) -> Items:
         if "attempts" in self.model_fields_set and not self.strict:
             raise KeyedError("attempts", "only with strict = true (without it a map keeps the items that fit); remove it or set strict")
+        for key in ("band", "rising"):
+            if key in self.model_fields_set and not self.distance_from:
+                raise KeyedError(key, 'only with distance_from (the object distances are measured from, e.g. "spawn")')
+        lo, hi = self.band
+        if not 0 <= lo <= hi <= 1:
+            raise KeyedError("band", f"must be [low, high] fractions with 0 <= low <= high <= 1 (got {[lo, hi]})")
         return self
 
     def warnings(self) -> list[str]:
@@ -86,6 +117,28 @@ class Items(WalkableStage):
         ]
         return np.isin(layer, np.array(numbers, dtype=layer.dtype))
 
+    def _fraction(self, level: Level, walk: np.ndarray) -> np.ndarray:
+        """Each tile's walking distance from the `distance_from` object over the farthest
+        reachable tile's; -1 where it cannot be reached."""
+        start = endpoint_tile(level, self.distance_from, "distance_from")
+        walk = walk.copy()
+        walk.ravel()[start] = True
+        dist = distances(walk, [start]).reshape(walk.shape)
+        far = max(int(dist.max()), 1)
+        return np.where(dist >= 0, dist / far, -1.0)
+
+    def _off_path(self, level: Level, walk: np.ndarray) -> np.ndarray:
+        """Each tile's steps from the shortest way between the spawn and the exit (-1 where
+        it cannot be reached)."""
+        h, w = walk.shape
+        spawn, goal = endpoint_tile(level, "spawn", "off_path"), endpoint_tile(level, "exit", "off_path")
+        walk = walk.copy()
+        walk.ravel()[[spawn, goal]] = True
+        dist = distances(walk, [spawn])
+        if dist[goal] < 0:
+            raise PipelineError([f"off_path: no walkable way joins the spawn and the exit to measure from (tiles {spawn % w}, {spawn // w} and {goal % w}, {goal // w})"])
+        return distances(walk, trace_back(dist, goal, h, w).tolist()).reshape(h, w)
+
     def object_tiles(self) -> dict[str, str]:
         return {self.tile: "tile"} if self.tile else {}
 
@@ -100,9 +153,23 @@ class Items(WalkableStage):
         if not self.symbols and any(s.name == "door" for s in level.alphabet):
             allowed &= ~self.mask(level, ("door",), "symbols")
         h, w = allowed.shape
+        walk = self.walkable(level)
+        if self.off_path:
+            allowed &= self._off_path(level, walk) >= self.off_path
+        fraction = self._fraction(level, walk) if self.distance_from else None
+        if fraction is not None:
+            lo, hi = self.band
+            allowed &= (fraction >= lo) & (fraction <= hi)
         taken = [(int(o.y), int(o.x)) for o in level.objects if o.w == 0 and o.h == 0 and 0 <= o.y < h and 0 <= o.x < w]
         existing = np.array([y * w + x for y, x in taken], dtype=np.int64)
-        order = rng.permutation(np.flatnonzero(allowed.ravel())).astype(np.int64)
+        tiles = np.flatnonzero(allowed.ravel())
+        if fraction is not None and self.rising:
+            # A random order in which each tile comes early with chance in proportion to its
+            # weight (Efraimidis and Spirakis: sort by u ** (1 / weight)).
+            weight = np.maximum(fraction.ravel()[tiles], 1e-9) ** self.rising
+            order = tiles[np.argsort(-(np.log(rng.random(len(tiles))) / weight), kind="stable")].astype(np.int64)
+        else:
+            order = rng.permutation(tiles).astype(np.int64)
         # Drawn after the order, so that a fixed count places exactly what it always placed.
         count = draw_count(self.count, rng)
         chosen = scatter(w, h, order, existing, count, self.spacing)

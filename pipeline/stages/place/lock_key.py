@@ -10,7 +10,7 @@ from pydantic import Field, model_validator
 from pipeline.errors import KeyedError, PipelineError, Rejected
 from pipeline.graphs.locks import UnsolvableLevel, solve
 from pipeline.graphs.model import Edge, LevelGraph, Node
-from pipeline.grid.bfs import bfs, trace_back
+from pipeline.grid.bfs import distances, trace_back
 from pipeline.grid.chokepoints import chokepoints
 from pipeline.level import Level, MapObject, ObjectRef
 from pipeline.ranges import most
@@ -75,7 +75,7 @@ class LockKey(WalkableStage):
         clash = sorted(f"{kind}:{n}" for n in names for kind in ("door", "key") if f"{kind}:{n}" in taken)
         if clash:
             raise PipelineError([f"names: the map already has the objects {', '.join(clash)}: give the locks other names"])
-        dist = _distances(walk, [spawn])
+        dist = distances(walk, [spawn])
         if dist[goal] < 0:
             raise PipelineError([f"no walkable way from the spawn ({spawn % w}, {spawn // w}) to the exit ({goal % w}, {goal // w}): join the map first (regions.connect)"])
         path = trace_back(dist, goal, h, w)
@@ -121,12 +121,6 @@ class LockKey(WalkableStage):
         return path[np.array(chosen, dtype=np.int64)]
 
 
-def _distances(walk: np.ndarray, sources: list[int]) -> np.ndarray:
-    dist = np.full(walk.size, -1, dtype=np.int64)
-    bfs(walk, np.array(sources, dtype=np.int64), dist, np.empty(walk.size, dtype=np.int64))
-    return dist
-
-
 def _closed(walk: np.ndarray, doors: np.ndarray) -> np.ndarray:
     out = walk.copy()
     out.ravel()[doors] = False
@@ -136,11 +130,11 @@ def _closed(walk: np.ndarray, doors: np.ndarray) -> np.ndarray:
 def _keys(walk: np.ndarray, path: np.ndarray, doors: np.ndarray, spawn: int, goal: int, rng: np.random.Generator) -> np.ndarray:
     """Each door's key: on a tile reachable with the doors before it open and it closed, past
     the door before it, among the share of those tiles farthest from the way (a detour)."""
-    off_path = _distances(walk, path.tolist())
+    off_path = distances(walk, path.tolist())
     before = np.zeros(walk.size, dtype=bool)
     keys: list[int] = []
     for k in range(len(doors)):
-        reach = _distances(_closed(walk, doors[k:]), [spawn]) >= 0
+        reach = distances(_closed(walk, doors[k:]), [spawn]) >= 0
         area = reach & ~before
         area[doors] = False
         area[[spawn, goal]] = False
@@ -199,6 +193,6 @@ def _walk(walk: np.ndarray, spawn: int, goal: int, doors: np.ndarray, keys: np.n
     stops = [spawn, *keys.tolist(), goal]
     legs = [np.array([spawn], dtype=np.int64)]
     for k in range(len(stops) - 1):
-        dist = _distances(_closed(walk, doors[k:]), [stops[k]])
+        dist = distances(_closed(walk, doors[k:]), [stops[k]])
         legs.append(trace_back(dist, stops[k + 1], h, w)[1:])
     return np.concatenate(legs)
