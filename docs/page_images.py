@@ -5,7 +5,8 @@ pictures cannot disagree.
 - docs/img/graphs_levels.png: map 0 of recipes/levels.toml (the Gungeon-like floor), its preview.
 - Every TOML block of those pages after a line `<!-- pictures: NAME=PATH ... -->`: the block is
   built as a recipe (test_docs builds it too, as every whole recipe of the docs), and each PATH
-  inside its pack (a preview, such as `plain/previews/map_000.png`) becomes docs/img/NAME.
+  inside its pack (a preview, such as `plain/previews/map_000.png`, of map 0; the contact sheet,
+  of every map) becomes docs/img/NAME.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ def page_images(project: Path, build: Callable[..., Path]) -> dict[str, bytes]:
         for k, (pictures, text) in enumerate(marked_blocks(page.read_text())):
             name = f"{page.stem}_doc_{k}"
             (project / "recipes" / f"{name}.toml").write_text(text)
-            pack = build(project, name, maps=[0])
+            # Map 0 makes a preview; a contact sheet shows the whole pack.
+            whole = any(Path(inside).name == "contact_sheet.png" for inside in pictures.values())
+            pack = build(project, name, maps=None if whole else [0])
             for picture, inside in pictures.items():
                 out[f"docs/img/{picture}"] = (pack / inside).read_bytes()
     return out

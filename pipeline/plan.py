@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator, cast
 
@@ -92,6 +92,8 @@ class KeyMaker:
             parts["inputs"] = "[" + ",".join(f'"{out[i][0]}"' for i in spec.inputs) + "]"
             if spec.name in self.recipe.handed_on:  # a part of its Level the build adds (none: keys as before)
                 parts["handed_on"] = canonical_json(list(self.recipe.handed_on[spec.name]))
+            if spec.params.reads_floor:  # where the map stands in the pack (none: keys as before)
+                parts["floor"] = canonical_json(asdict(pack.floor(index)))
             if spec.is_exporter:
                 # What an exporter writes also depends on the file names and provenance it is given.
                 parts["stem"] = canonical_json(pack.stem(index))

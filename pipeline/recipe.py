@@ -25,7 +25,7 @@ from pipeline.errors import KeyedError, RecipeError, did_you_mean, toml_text, un
 from pipeline.fsio import read_regular
 from pipeline.object_tiles import check_object_tiles
 from pipeline.paths import check_plain_name
-from pipeline.registry import RESERVED_KEYS, Exporter, StageParams
+from pipeline.registry import RESERVED_KEYS, Exporter, Floor, StageParams
 from pipeline.stat_checks import check_pack_stats, check_read_stats
 
 
@@ -180,6 +180,12 @@ class PackConfig(BaseModel):
 
     def stem(self, map_index: int) -> str:
         return self.map_name.format(map=map_index)
+
+    def floor(self, map_index: int) -> Floor:
+        """Where map `map_index` stands in the pack, for the stages that join maps."""
+        above = self.stem(map_index - 1) if map_index > 0 else None
+        below = self.stem(map_index + 1) if map_index + 1 < self.maps else None
+        return Floor(map_index, self.maps, self.seed, above, below)
 
     def seed_of(self, map_index: int) -> int:
         """Map `map_index`'s seed: its `[pack.seeds]` override, else the pack seed."""

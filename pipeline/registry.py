@@ -72,6 +72,7 @@ BUILTIN_KINDS: dict[str, str] = {
     "place.prefabs": "pipeline.stages.place.prefabs",
     "place.rooms": "pipeline.stages.place.rooms",
     "place.spawn_exit": "pipeline.stages.place.spawn_exit",
+    "place.stairs": "pipeline.stages.place.stairs",
     "post.braid": "pipeline.stages.post.braid",
     "post.cut_walls": "pipeline.stages.post.cut_walls",
     "post.prune_dead_ends": "pipeline.stages.post.prune_dead_ends",
@@ -145,6 +146,14 @@ class StageParams(BaseModel):
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         raise NotImplementedError
 
+    # The stage joins a map to the maps beside it in the pack (stairs between floors): it is run
+    # with `run_on_floor`, and its cache key holds the map's Floor.
+    reads_floor: ClassVar[bool] = False
+
+    def run_on_floor(self, inputs: list[Level], rng: np.random.Generator, floor: Floor) -> Level:
+        """`run`, for a stage that needs to know where its map stands in the pack (`reads_floor`)."""
+        return self.run(inputs, rng)
+
     def best_of(self) -> BestOf | None:
         """For a stage that may reject maps: compare several attempts that pass and keep the best
         (see pipeline.best). None: the first attempt that passes is kept."""
@@ -215,6 +224,19 @@ class StageParams(BaseModel):
         from pipeline.plugins import params_from_plugin
 
         return params_from_plugin, (origin.name, origin.path, origin.source, self.kind), self.__getstate__()
+
+
+@dataclass(frozen=True)
+class Floor:
+    """Where a map stands in its pack, for the stages that join maps (`reads_floor`): its
+    index, the pack's map count and seed (the same for every map, pinned ones too), and the
+    file stems of the maps before and after it (None at the ends)."""
+
+    index: int
+    maps: int
+    pack_seed: int
+    above: str | None
+    below: str | None
 
 
 @dataclass(frozen=True)

@@ -300,7 +300,12 @@ class _Levels:
             # edits an input's properties or objects must not change what another stage sees.
             inputs = [private_copy(self(i)) for i in spec.inputs]
             try:
-                level = _call(name, lambda: spec.params.run(inputs, rng_for(task.seeds[name])))
+                rng = rng_for(task.seeds[name])
+                if spec.params.reads_floor:
+                    floor = self.recipe.pack.floor(task.index)
+                    level = _call(name, lambda: spec.params.run_on_floor(inputs, rng, floor))
+                else:
+                    level = _call(name, lambda: spec.params.run(inputs, rng))
             except Rejected:
                 self.result.ran.append(name)  # it ran, and turned the attempt down
                 raise

@@ -56,6 +56,9 @@ DIGEST_FORMAT = 1
 # rng_for(stage_seed(0, STAGE_NAME, SEED)), exactly as `pcg build` would.
 SEED = 20261130
 MAP_INDEX = 0
+# Stages that join maps (stairs) see the fixture's map as the first of this many floors: the
+# fixture pack has one map, which has no floor to join.
+FLOORS = 3
 CONTEXT = ExportContext(stem="map_000", provenance={"pack": "golden", "map": MAP_INDEX, "seed": SEED, "stages": "golden fixture"})
 
 # --------------------------------------------------------------------------------------------
@@ -293,6 +296,12 @@ input = "dungeon"
 [stage.subject]
 use = "place.lock_key"
 input = "placed"
+""",
+    # The first of FLOORS floors: stairs down only, dug to where the dungeon's tile is wall.
+    "place.stairs": _DUNGEON + """
+[stage.subject]
+use = "place.stairs"
+input = "dungeon"
 """,
     "place.rooms": _DUNGEON + """
 [stage.caves]
@@ -661,7 +670,12 @@ class _Runner:
         if name not in self.levels:
             spec = self.recipe.by_name[name]
             inputs = [private_copy(self.level_of(i)) for i in spec.inputs]
-            level = spec.params.run(inputs, rng_for(stage_seed(MAP_INDEX, name, self.recipe.pack.seed)))
+            rng = rng_for(stage_seed(MAP_INDEX, name, self.recipe.pack.seed))
+            if spec.params.reads_floor:  # as a build runs it: the fixture's map is the first of FLOORS
+                floor = dataclasses.replace(self.recipe.pack.floor(MAP_INDEX), maps=FLOORS, below=self.recipe.pack.stem(MAP_INDEX + 1))
+                level = spec.params.run_on_floor(inputs, rng, floor)
+            else:
+                level = spec.params.run(inputs, rng)
             if not isinstance(level, Level):
                 raise GoldenError(f"stage {name} ({spec.kind}) returned {type(level).__name__}, not a Level")
             carry_art(inputs, level)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from pipeline.jit import compiled
@@ -137,9 +139,9 @@ def trace_back(dist: np.ndarray, goal: int, h: int, w: int) -> np.ndarray:
     return steps
 
 
-def distances(walk: np.ndarray, sources: list[int]) -> np.ndarray:
+def distances(walk: np.ndarray, sources: Sequence[int] | np.ndarray) -> np.ndarray:
     """Flat distances from the `sources` (flat indices) over the True tiles of `walk`, -1 where
     unreached: `bfs` with its buffers made here."""
     dist = np.full(walk.size, -1, dtype=np.int64)
-    bfs(walk, np.array(sources, dtype=np.int64), dist, np.empty(walk.size, dtype=np.int64))
+    bfs(walk, np.asarray(sources, dtype=np.int64), dist, np.empty(walk.size, dtype=np.int64))
     return dist

@@ -11,7 +11,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 from pipeline.errors import KeyedError, PipelineError
 from pipeline.level import Level, dangling_references, object_ids, object_positions, with_object_ids
 from pipeline.paths import join, relative_to
-from pipeline.registry import ExportContext
+from pipeline.registry import ExportContext, PackContext
 from pipeline.stages.export.drawn_map import DrawnMapExporter
 from pipeline.tiled.drawn import FOLDER, as_tileset
 from pipeline.tiled.drawing import LayerSpec
@@ -20,6 +20,7 @@ from pipeline.tiled.profiles import PROFILES, Format, ProfileName, resolve
 from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TileLayer, TmxMap
 from pipeline.tiled.validate import check_map
+from pipeline.tiled.world import WORLD_FILE, map_pixels, world_json
 from pipeline.tiled.values import data_layer, values_paths, values_tileset
 
 
@@ -32,6 +33,10 @@ class TiledMapExporter(DrawnMapExporter):
     embed_tileset: bool | None = Field(None, description="Embed the tileset in every map (unset: as the profile prefers).")
     encoding: Literal["csv", "base64"] | None = Field(None, description="Tile layer data encoding (unset: csv; base64 with profile godot).")
     compression: Literal["none", "zlib", "gzip"] | None = Field(None, description="Compression of base64 layer data (unset: none; zlib with profile godot).")
+    world: bool = Field(
+        False, exclude_if=lambda world: not world,
+        description="Also write maps.world beside the maps: a Tiled world with every map of the pack side by side, in the pack's order (floors joined by place.stairs, first to last), which Tiled opens as one.",
+    )
     heat_layers: tuple[str, ...] = Field(
         ("distance",), description="Data layers pictured in 16 bands from 0 to their largest value; the others by value mod 16 (labels)."
     )
@@ -108,6 +113,19 @@ class TiledMapExporter(DrawnMapExporter):
 
     def write_map(self, tmap: TmxMap) -> bytes:
         raise NotImplementedError
+
+    def pack_outputs(self) -> list[str]:
+        return [join(self.dir, WORLD_FILE)] if self.world else []
+
+    def pack_files(self, ctx: PackContext) -> dict[str, bytes]:
+        if not self.world:
+            return {}
+        maps = []
+        for _, stem, files in ctx.maps:
+            name = f"{stem}.{self.format}"
+            if join(self.dir, name) in files:
+                maps.append((name, map_pixels(ctx.pack_dir / join(self.dir, name))))
+        return {join(self.dir, WORLD_FILE): world_json(maps)}
 
     def write_tileset(self, tileset: Tileset) -> bytes:
         raise NotImplementedError
