@@ -299,6 +299,7 @@ class Reach:
     nodes: np.ndarray  # placed rooms
     span_x: np.ndarray  # per room: the least width of the rooms between, walls shared
     span_y: np.ndarray
+    end: int  # the index in `nodes` of the step's loop's other end (-1: none)
 
 
 def reach_bounds(problem: Problem, steps: list[Step]) -> list[Reach]:
@@ -332,6 +333,7 @@ def reach_bounds(problem: Problem, steps: list[Step]) -> list[Reach]:
             np.array(rooms, dtype=np.int64),
             np.array([per_axis[0][r] for r in rooms], dtype=np.int64),
             np.array([per_axis[1][r] for r in rooms], dtype=np.int64),
+            rooms.index(s.target) if s.target in rooms else -1,
         ))
     return out
 
@@ -370,12 +372,14 @@ def _search(
     cursor = [0] * len(steps)
     ear_fails = [0] * len(steps)
     strikes = [0] * len(steps)
+    at = {s.node: k for k, s in enumerate(steps)}
+    grows = [any(at[y] > k for y in problem.adj[s.node]) for k, s in enumerate(steps)]
     i = 0
     spent = 0
     rewinds = 0
     while i < len(steps):
         if frames[i] is None:
-            frames[i], conflicts[i] = _candidates(problem, steps, pinned, reach[i], i, px, py, pt, where, rng, fails)
+            frames[i], conflicts[i] = _candidates(problem, steps, pinned, reach[i], i, px, py, pt, where, rng, fails, grows[i])
             cursor[i] = 0
             ear_fails[i] = 0
         cx, cy, ct = frames[i]  # type: ignore[misc]
@@ -440,9 +444,10 @@ def _search(
 
 def _candidates(
     problem: Problem, steps: list[Step], pinned: list[list[Step]], reach: Reach, i: int, px: np.ndarray, py: np.ndarray, pt: np.ndarray,
-    where: np.ndarray, rng: np.random.Generator, fails: np.ndarray,
+    where: np.ndarray, rng: np.random.Generator, fails: np.ndarray, grows: bool,
 ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], set[int]]:
-    """Step i's free positions, in the order to try them, and the steps that limited them."""
+    """Step i's free positions, in the order to try them, and the steps that limited them.
+    `grows`: whether the room has neighbours to come."""
     step = steps[i]
     conflict = {int(where[p]) for p in step.placed}
     target = int(where[step.target]) if step.target >= 0 else -1
@@ -468,7 +473,6 @@ def _candidates(
             dy = (cy - py[target])[:, None]
             near = ((box[:, :, 0] <= dx) & (dx <= box[:, :, 1]) & (box[:, :, 2] <= dy) & (dy <= box[:, :, 3])).any(axis=1)
         cx, cy, ct = cx[near], cy[near], ct[near]
-    off = None  # per candidate: how far from the middle of where the loop's other end lets it stand
     if problem.not_beside and len(cx):
         # `repeat = "not_beside"`: the templates of the rooms it joins, placed already, are out.
         rivals = [int(where[r]) for r in problem.rivals[step.node] if where[r] >= 0]
@@ -478,40 +482,14 @@ def _candidates(
             if not keep.all():
                 conflict.update(rivals)
                 cx, cy, ct = cx[keep], cy[keep], ct[keep]
-    if len(reach.nodes) and len(cx):
-        # Every placed room this one must still meet through rooms to come: drop positions
-        # farther from it than those rooms can span (a walk that wanders off leaves the last
-        # rooms no way back).
-        at = where[reach.nodes]
-        end = np.flatnonzero(reach.nodes == step.target)
-        keep, cut, off = _within_reach(
-            cx, cy, ct, px[at], py[at], pt[at], reach.span_x, reach.span_y, problem.widths, problem.heights, int(end[0]) if len(end) else -1
-        )
-        conflict.update(at[cut].tolist())
-        cx, cy, ct = cx[keep], cy[keep], ct[keep]
-        off = off[keep] if len(end) else None
-    # A weighted random order (each candidate's exponential clock, rate its template's weight),
-    # of which a room tries the first few that are free: enough to get past a neighbour in the
-    # way; more would only retry the same mistake made further back.
-    clock = rng.exponential(size=len(cx)) / problem.weights[ct]
-    if off is not None:
-        # On a loop, nearer its other end first: the two ends walk towards each other.
-        clock = clock * (1.0 + NEARER * off * off)
-    if i and len(cx) and (step.ear < 0 or i - step.ear < 2) and any(where[y] < 0 for y in problem.adj[step.node]):
-        # A room with neighbours to come would rather stand in the open, away from the rooms
-        # placed, than in a pocket among them where its neighbours would find no place: the
-        # layout grows outwards. Not so a loop's rooms past its two ends, which must meet.
-        clock = clock * (1.0 + CROWD * _covered(cx, cy, ct, px, py, pt, i, problem.widths, problem.heights, MARGIN))
-        mx = float((px[:i] + problem.widths[pt[:i]] / 2).mean())
-        my = float((py[:i] + problem.heights[pt[:i]] / 2).mean())
-        d = np.hypot(cx + problem.widths[ct] / 2 - mx, cy + problem.heights[ct] / 2 - my)
-        clock = clock * (1.0 + OUTWARD * (1.0 - d / max(float(d.max()), 1.0)))
-    order = np.argsort(clock, kind="stable")
-    cx, cy, ct = cx[order], cy[order], ct[order]
-    blocker = problem.blockers(cx, cy, ct, px, py, pt, i)
-    ok = blocker < 0
-    conflict.update(np.flatnonzero(np.bincount(blocker[~ok])).tolist())
-    free = np.flatnonzero(ok)
+    # One compiled call for the rest: at a few hundred candidates and a few dozen rooms, each
+    # numpy call on its own cost more than its work.
+    crowd = bool(i and grows and (step.ear < 0 or i - step.ear < 2))
+    cx, cy, ct, free, limited = _ordered(
+        cx, cy, ct, i, px, py, pt, where[reach.nodes], reach.span_x, reach.span_y, reach.end, rng, problem.weights, crowd,
+        problem.kinds, problem.offsets, problem.widths, problem.heights,
+    )
+    conflict.update(limited.tolist())
     if pinned[i] and len(free):
         # Look ahead: keep the positions that leave a place for every room this one may crowd
         # out (`pinned_rooms`: a neighbour yet to come of this room or of one it joins).
@@ -823,6 +801,68 @@ def _look_ahead_kernel(
     if n_kept:
         starved = -1
     return kept[:n_kept], starved
+
+
+@compiled
+def _ordered(
+    cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, i: int, px: np.ndarray, py: np.ndarray, pt: np.ndarray,
+    reach_at: np.ndarray, span_x: np.ndarray, span_y: np.ndarray, end: int, rng: np.random.Generator, weights: np.ndarray, crowd: bool,
+    kinds: np.ndarray, offsets: np.ndarray, widths: np.ndarray, heights: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`_candidates` from the reach filter on, for step i: the candidates within reach of the
+    placed rooms at steps `reach_at` (`Reach`; `end`: which of them is the loop's other end), in
+    the order to try them, the indices of those free of the placed rooms, and the steps that
+    limited them (a room out of reach, a room in the way). `crowd`: order by the open too."""
+    limited = np.zeros(i, dtype=np.bool_)
+    off = np.zeros(cx.shape[0])
+    if reach_at.shape[0] and cx.shape[0]:
+        # Every placed room this one must still meet through rooms to come: drop positions
+        # farther from it than those rooms can span (a walk that wanders off leaves the last
+        # rooms no way back).
+        keep, cut, off = _within_reach(
+            cx, cy, ct, px[reach_at], py[reach_at], pt[reach_at], span_x, span_y, widths, heights, end,
+        )
+        for r in range(reach_at.shape[0]):
+            if cut[r]:
+                limited[reach_at[r]] = True
+        cx = cx[keep]
+        cy = cy[keep]
+        ct = ct[keep]
+        off = off[keep]
+    n = cx.shape[0]
+    # A weighted random order (each candidate's exponential clock, rate its template's weight),
+    # of which a room tries the first few that are free: enough to get past a neighbour in the
+    # way; more would only retry the same mistake made further back.
+    clock = rng.exponential(size=n) / weights[ct]
+    if end >= 0:
+        # On a loop, nearer its other end first: the two ends walk towards each other.
+        clock = clock * (1.0 + NEARER * off * off)
+    if crowd and n:
+        # A room with neighbours to come would rather stand in the open, away from the rooms
+        # placed, than in a pocket among them where its neighbours would find no place: the
+        # layout grows outwards. Not so a loop's rooms past its two ends, which must meet.
+        clock = clock * (1.0 + CROWD * _covered(cx, cy, ct, px, py, pt, i, widths, heights, MARGIN))
+        mx = 0.0
+        my = 0.0
+        for j in range(i):
+            mx += px[j] + widths[pt[j]] / 2
+            my += py[j] + heights[pt[j]] / 2
+        mx /= i
+        my /= i
+        d = np.empty(n)
+        for c in range(n):
+            d[c] = np.hypot(cx[c] + widths[ct[c]] / 2 - mx, cy[c] + heights[ct[c]] / 2 - my)
+        far = max(d.max(), 1.0)
+        clock = clock * (1.0 + OUTWARD * (1.0 - d / far))
+    order = np.argsort(clock, kind="mergesort")
+    cx = cx[order]
+    cy = cy[order]
+    ct = ct[order]
+    blocker = _blockers(cx, cy, ct, px, py, pt, i, kinds, offsets, widths, heights)
+    for b in blocker:
+        if b >= 0:
+            limited[b] = True
+    return cx, cy, ct, np.nonzero(blocker < 0)[0], np.nonzero(limited)[0]
 
 
 @compiled
