@@ -183,7 +183,7 @@ class Problem:
 
     def blockers(self, cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px: np.ndarray, py: np.ndarray, pt: np.ndarray, n: int) -> np.ndarray:
         """`_blockers` of these candidates against the first `n` placed rooms."""
-        return _blockers(cx, cy, ct, px, py, pt, n, self.kinds, self.offsets, self.widths, self.heights)
+        return _blockers(cx, cy, ct, px, py, pt, n, self.kinds, self.offsets, self.widths, self.heights, len(cx))
 
     def space(self, a: int, b: int, socket: str) -> ConfigSpace:
         key = (a, b, socket)
@@ -485,9 +485,13 @@ def _candidates(
     # One compiled call for the rest: at a few hundred candidates and a few dozen rooms, each
     # numpy call on its own cost more than its work.
     crowd = bool(i and grows and (step.ear < 0 or i - step.ear < 2))
+    # A room tries at most the first LOOKAHEAD free positions, so the rooms in the way of the
+    # first SOUGHT are what limited it; past them none are sought (a big graph's room has
+    # thousands of positions, and testing them all was most of a step's time).
+    want = SOUGHT
     cx, cy, ct, free, limited = _ordered(
         cx, cy, ct, i, px, py, pt, where[reach.nodes], reach.span_x, reach.span_y, reach.end, rng, problem.weights, crowd,
-        problem.kinds, problem.offsets, problem.widths, problem.heights,
+        problem.kinds, problem.offsets, problem.widths, problem.heights, want,
     )
     conflict.update(limited.tolist())
     if pinned[i] and len(free):
@@ -586,6 +590,10 @@ EXACT_SUMS = 100_000
 
 # How many free positions of a room that pins others down are tried for places for them.
 LOOKAHEAD = 48
+# How many free positions of a room are sought in the order it tries them, the rooms in the way
+# of those making its conflicts. Twice LOOKAHEAD keeps nearly every search step for step as
+# when all were sought (30 200-room graphs: 27 of 30 alike), 2.5 times faster per step.
+SOUGHT = 2 * LOOKAHEAD
 
 # How many times a loop's rooms may run out of positions before the search goes back past it.
 EAR_TRIES = 8
@@ -818,7 +826,7 @@ def _look_ahead_kernel(
 def _ordered(
     cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, i: int, px: np.ndarray, py: np.ndarray, pt: np.ndarray,
     reach_at: np.ndarray, span_x: np.ndarray, span_y: np.ndarray, end: int, rng: np.random.Generator, weights: np.ndarray, crowd: bool,
-    kinds: np.ndarray, offsets: np.ndarray, widths: np.ndarray, heights: np.ndarray,
+    kinds: np.ndarray, offsets: np.ndarray, widths: np.ndarray, heights: np.ndarray, want: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """`_candidates` from the reach filter on, for step i: the candidates within reach of the
     placed rooms at steps `reach_at` (`Reach`; `end`: which of them is the loop's other end), in
@@ -869,11 +877,11 @@ def _ordered(
     cx = cx[order]
     cy = cy[order]
     ct = ct[order]
-    blocker = _blockers(cx, cy, ct, px, py, pt, i, kinds, offsets, widths, heights)
+    blocker = _blockers(cx, cy, ct, px, py, pt, i, kinds, offsets, widths, heights, want)
     for b in blocker:
         if b >= 0:
             limited[b] = True
-    return cx, cy, ct, np.nonzero(blocker < 0)[0], np.nonzero(limited)[0]
+    return cx, cy, ct, np.nonzero(blocker == -1)[0], np.nonzero(limited)[0]
 
 
 @compiled
@@ -936,17 +944,24 @@ def _overlaps(c: int, j: int, cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px
 @compiled
 def _blockers(
     cx: np.ndarray, cy: np.ndarray, ct: np.ndarray, px: np.ndarray, py: np.ndarray, pt: np.ndarray, n: int,
-    kinds: np.ndarray, offsets: np.ndarray, widths: np.ndarray, heights: np.ndarray,
+    kinds: np.ndarray, offsets: np.ndarray, widths: np.ndarray, heights: np.ndarray, want: int,
 ) -> np.ndarray:
-    """For each candidate, the first of the `n` placed rooms it overlaps other than wall on
-    wall (its step), or -1 where it overlaps none."""
-    out = np.full(cx.shape[0], -1, dtype=np.int64)
+    """For each candidate, in order, the first of the `n` placed rooms it overlaps other than
+    wall on wall (its step), or -1 where it overlaps none; once `want` candidates are free, the
+    rest are not looked at (-2)."""
+    out = np.full(cx.shape[0], -2, dtype=np.int64)
     if cx.shape[0] == 0:
         return out
     near = _nearby(cx, cy, ct, px, py, pt, n, widths, heights)
+    found = 0
     for c in range(cx.shape[0]):
+        if found == want:
+            break
+        out[c] = -1
         for j in near:
             if _overlaps(c, j, cx, cy, ct, px, py, pt, kinds, offsets, widths, heights):
                 out[c] = j
                 break
+        if out[c] == -1:
+            found += 1
     return out

@@ -95,7 +95,7 @@ OWN_OBJECTS = ("room", "door", "key", "spawn", "exit")
 DEFAULT_SHAPES = {"small": (6, 6), "wide": (10, 6), "hall": (12, 8), "square": (8, 8), "large": (14, 10)}
 
 
-@stage("layout.graph", version=4)
+@stage("layout.graph", version=5)
 class LayoutGraph(StageParams):
     """Lay a level graph out with room templates, its keys and locks proven solvable.
 
