@@ -20,8 +20,10 @@ _STAIRS_STREAM = 0x57A125
 
 @stage("place.stairs", version=1)
 class Stairs(WalkableStage):
-    """Join the pack's maps as floors, in the pack's order: map i's stairs down and map i+1's
-    stairs up stand on the same tile, so a game walks down from one onto the other.
+    """Join the pack's maps as the floors of one dungeon, with stairs between them.
+
+    In the pack's order, map i's stairs down and map i+1's stairs up stand on the same tile, so
+    a game walks down from one onto the other.
 
     The tile of the stairs between floors i and i+1 is drawn from the pack seed and i alone
     (a fraction of the map's width and height, `margin` away from the edges), so both maps
