@@ -738,20 +738,26 @@ def stats(
         ..., help="A recipe (its pack is built first if stale), or a built pack: its name under exports/, its folder or its manifest.json."
     ),
     format_: str = typer.Option("table", "--format", help="table (for people), csv or json (for scripts; docs/commands.md has their shapes)."),
+    threshold: float = typer.Option(
+        0.1, "--threshold", min=0.0, max=1.0, help="Diversity: a map at least this far (share of tiles, or of the way) from every other map counts as distinct."
+    ),
     jobs: Optional[int] = JOBS,
     out: Path = EXPORTS,
     cache: Path = CACHE,
 ) -> None:
-    """Maze statistics of a pack: mean and spread per stage over its maps, to compare algorithms.
+    """Statistics of a pack: mean and spread per stage over its maps, and how varied its maps are.
 
-    Stages whose Level an export stage writes are measured: dead ends, solution length,
-    diameter, loops, straightness (see docs/mazes.md).
+    Stages whose Level an export stage writes are measured: their stats (dead ends, solution
+    length, diameter, loops, straightness for mazes, see docs/mazes.md; critical_path and
+    backtrack for locks), and their diversity: each map's distance to the nearest other map, by
+    tiles and by the way from spawn to exit (docs/gameplay.md).
     """
     from pipeline.errors import PipelineError
     from pipeline.manifest import MANIFEST, load_manifest
     from pipeline.output import print_table
     from pipeline.output import table as new_table
-    from pipeline.report import stage_kinds, stage_stats, stats_csv, stats_json
+    from pipeline.cache import LevelCache
+    from pipeline.report import pack_diversity, stage_kinds, stage_stats, stats_csv, stats_json
     from pipeline.workspace import Workspace
 
     if format_ not in ("table", "csv", "json"):
@@ -766,8 +772,9 @@ def stats(
     summary = stage_stats(manifest)
     if not summary:
         raise PipelineError([f"{pack}: no stage of this pack has statistics (only stages that an export stage writes are measured)"])
+    spreads, unmeasured = pack_diversity(manifest, LevelCache(cache), threshold)
     if format_ != "table":
-        sys.stdout.write(stats_json(manifest) if format_ == "json" else stats_csv(manifest))
+        sys.stdout.write(stats_json(manifest, spreads) if format_ == "json" else stats_csv(manifest))
         return
     keys = list(dict.fromkeys(k for table in summary.values() for k in table))
     table = new_table(console, f"{manifest['pack']['name']}: mean ± sd over {len(manifest['maps'])} maps")
@@ -780,6 +787,17 @@ def stats(
         cells = [f"{_plain(values[k][0], 4)} ± {_plain(values[k][1], 2)}" if k in values else "" for k in keys]
         table.add_row(name, kinds.get(name, "?"), *cells)
     print_table(console, table)
+    if spreads:
+        table = new_table(console, f"diversity: distance to the nearest other map; distinct: >= {threshold:g} from all")
+        for col in ("stage", "measure", "min", "median", "max", "distinct"):
+            table.add_column(col, justify="left" if col in ("stage", "measure") else "right")
+        for name, found in spreads.items():
+            for spread in found:
+                d = spread.summary()
+                table.add_row(name, spread.measure, *(f"{d[k]:.3f}" for k in ("min", "median", "max")), f"{d['distinct']:.0%}")
+        print_table(console, table)
+    for line in unmeasured:
+        console.print(f"diversity not measured: {line}")
 
 
 def _plain(x: float, digits: int) -> str:

@@ -1,5 +1,6 @@
-"""`pcg stats`: the statistics of a built pack, aggregated per stage over its maps, and the
-forms scripts read them in (`--format csv|json`, described in docs/commands.md)."""
+"""`pcg stats`: the statistics of a built pack, aggregated per stage over its maps, its
+diversity (pipeline.diversity), and the forms scripts read them in (`--format csv|json`,
+described in docs/commands.md)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ import csv
 import io
 import json
 import math
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from pipeline.cache import LevelCache
+    from pipeline.diversity import Spread
 
 Format = Literal["table", "csv", "json"]
 
@@ -44,20 +49,20 @@ def stage_kinds(manifest: dict[str, Any]) -> dict[str, str]:
     return {name: str(entry.get("kind", "?")) for name, entry in manifest["stages"].items()}
 
 
-def stats_json(manifest: dict[str, Any]) -> str:
+def stats_json(manifest: dict[str, Any], spreads: dict[str, list[Spread]] | None = None) -> str:
     """The statistics as one JSON document: `{"format": 1, "pack", "maps", "stages": [{"stage",
-    "kind", "stats": {STAT: {"mean", "sd", "maps"}}}]}`, stages in recipe order and stats in
-    table order (keys never sorted: order carries meaning, and it is stable)."""
+    "kind", "stats": {STAT: {"mean", "sd", "maps"}}, "diversity": {MEASURE: {"min", "median",
+    "max", "distinct", "threshold", "nearest": [per map]}}}]}`, stages in recipe order and stats
+    in table order (keys never sorted: order carries meaning, and it is stable); `diversity`
+    only for stages measured (their Levels still cached)."""
     kinds = stage_kinds(manifest)
-    doc = {
-        "format": JSON_FORMAT,
-        "pack": manifest["pack"]["name"],
-        "maps": len(manifest["maps"]),
-        "stages": [
-            {"stage": name, "kind": kinds.get(name, "?"), "stats": {k: {"mean": m, "sd": sd, "maps": n} for k, (m, sd, n) in table.items()}}
-            for name, table in stage_stats(manifest).items()
-        ],
-    }
+    stages = []
+    for name, table in stage_stats(manifest).items():
+        item: dict[str, Any] = {"stage": name, "kind": kinds.get(name, "?"), "stats": {k: {"mean": m, "sd": sd, "maps": n} for k, (m, sd, n) in table.items()}}
+        if spreads and name in spreads:
+            item["diversity"] = {s.measure: {**s.summary(), "threshold": s.threshold, "nearest": list(s.nearest)} for s in spreads[name]}
+        stages.append(item)
+    doc = {"format": JSON_FORMAT, "pack": manifest["pack"]["name"], "maps": len(manifest["maps"]), "stages": stages}
     return json.dumps(doc, indent=2) + "\n"
 
 
@@ -72,3 +77,26 @@ def stats_csv(manifest: dict[str, Any]) -> str:
         for key, (mean, sd, n) in table.items():
             writer.writerow((name, kinds.get(name, "?"), key, repr(mean), repr(sd), n))
     return buf.getvalue()
+
+
+def pack_diversity(manifest: dict[str, Any], cache: LevelCache, threshold: float) -> tuple[dict[str, list[Spread]], list[str]]:
+    """Per stage with statistics, the diversity of its Levels over the pack's maps, read from the
+    build cache; and the stages left out, each with why (a Level no longer cached)."""
+    from pipeline.diversity import diversity
+
+    out: dict[str, list[Spread]] = {}
+    missing: list[str] = []
+    for name in stage_stats(manifest):
+        levels = []
+        for entry in sorted(manifest["maps"], key=lambda m: m["index"]):
+            key = entry["stages"].get(name, {}).get("key")
+            level = cache.load(key) if key else None
+            if level is None:
+                missing.append(f"{name}: map {entry['index']} is no longer in the build cache (build the recipe again to measure it)")
+                break
+            levels.append(level)
+        else:
+            spreads = diversity(levels, threshold)
+            if spreads:
+                out[name] = spreads
+    return out, missing

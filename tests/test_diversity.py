@@ -1,0 +1,84 @@
+"""A pack's diversity: each map's distance to its nearest neighbour, by tiles and by the way from
+spawn to exit, from the library and through `pcg stats`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.diversity import diversity, nearest, path_distances, tile_distances
+from pipeline.level import Level, MapObject, Symbol
+from pipeline.stages.maze.block import MAZE_ALPHABET
+from tests.conftest import pcg, write_recipe
+
+
+def open_room(h: int, w: int, spawn: tuple[int, int], exit_: tuple[int, int]) -> Level:
+    tiles = np.ones((h, w), dtype=np.uint8)
+    objects = [MapObject("spawn", "spawn", spawn[0] + 0.5, spawn[1] + 0.5), MapObject("exit", "exit", exit_[0] + 0.5, exit_[1] + 0.5)]
+    return Level(tiles=tiles, alphabet=MAZE_ALPHABET, objects=objects)
+
+
+def test_tile_distance_is_the_share_of_differing_tiles_by_symbol_name() -> None:
+    a = open_room(4, 5, (0, 0), (4, 3))
+    b = open_room(4, 5, (0, 0), (4, 3))
+    b.tiles[0, :] = 0  # 5 of 20 tiles become wall
+    # The same symbols in another order of the alphabet: compared by name, not by index.
+    c = Level(tiles=1 - b.tiles, alphabet=(MAZE_ALPHABET[1], MAZE_ALPHABET[0]), objects=b.objects)
+    d = tile_distances([a, b, c])
+    assert d[0, 1] == pytest.approx(5 / 20) and d[1, 2] == pytest.approx(0.0) and d[0, 0] == 0.0
+    # A smaller map: the tiles it does not cover count as different.
+    small = Level(tiles=np.ones((4, 4), dtype=np.uint8), alphabet=MAZE_ALPHABET)
+    assert tile_distances([a, small])[0, 1] == pytest.approx(4 / 20)
+
+
+def test_path_distance_compares_the_ways_from_spawn_to_exit() -> None:
+    straight = open_room(3, 9, (0, 1), (8, 1))
+    same = open_room(3, 9, (0, 1), (8, 1))
+    same.tiles[0, 3] = 0  # off the way: the way is as it was
+    other = open_room(3, 9, (0, 0), (8, 0))  # along the top row: a way sharing no tile with the first
+    d = path_distances([straight, same, other])
+    assert d is not None
+    assert d[0, 1] == pytest.approx(0.0) and d[0, 2] == pytest.approx(1.0)
+    assert path_distances([straight, Level(tiles=straight.tiles, alphabet=MAZE_ALPHABET)]) is None  # no spawn: no path measure
+
+
+def test_nearest_and_the_share_of_distinct_maps() -> None:
+    a = open_room(4, 5, (0, 0), (4, 3))
+    twin = open_room(4, 5, (0, 0), (4, 3))
+    far = Level(tiles=np.zeros((4, 5), dtype=np.uint8), alphabet=MAZE_ALPHABET, objects=a.objects)
+    spreads = {s.measure: s for s in diversity([a, twin, far], threshold=0.5)}
+    assert spreads["tiles"].nearest == (0.0, 0.0, 1.0)
+    assert spreads["tiles"].distinct == pytest.approx(1 / 3)
+    assert nearest(np.array([[0.0, 0.3], [0.3, 0.0]])).tolist() == [0.3, 0.3]
+
+
+def test_pcg_stats_prints_the_packs_diversity_and_json_carries_it(tmp_path: Path) -> None:
+    write_recipe(tmp_path, "twins", """
+[pack]
+name = "twins"
+seed = 3
+maps = 4
+seeds = { 1 = 3 }
+
+[stage.maze]
+use = "maze.backtracker"
+cells = [8, 8]
+
+[stage.placed]
+use = "place.spawn_exit"
+input = "maze"
+
+[stage.tmx]
+use = "export.tmx"
+input = "placed"
+""")
+    table = pcg("stats", "recipes/twins.toml", cwd=tmp_path).stdout
+    assert "diversity" in table and "tiles" in table and "path" in table
+    doc = json.loads(pcg("stats", "recipes/twins.toml", "--format", "json", cwd=tmp_path).stdout)
+    placed = next(s for s in doc["stages"] if s["stage"] == "placed")
+    tiles = placed["diversity"]["tiles"]
+    assert len(tiles["nearest"]) == 4 and tiles["threshold"] == 0.1
+    assert tiles["min"] <= tiles["median"] <= tiles["max"] and 0 < tiles["distinct"] <= 1
