@@ -127,6 +127,14 @@ def _wait(driver: Any, test: Any, timeout: float = 10) -> Any:
     return WebDriverWait(driver, timeout, poll_frequency=0.02, ignored_exceptions=ignored).until(lambda d: test(d))
 
 
+def _lit(driver: Any) -> int:
+    """How many pixels of the overlay canvas are painted."""
+    return int(driver.execute_script(
+        "const c = document.getElementById('overlay'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+        "let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n;"
+    ))
+
+
 def _cards(driver: Any) -> list[Any]:
     return driver.find_elements("css selector", "#maps .card")
 
@@ -169,11 +177,7 @@ def test_map_page_overlays_toggle_and_zoom(server: tuple[str, Path], browser: An
     browser.find_element("css selector", 'input[data-overlay="objects"]').click()
     assert drawn() == {"paths", "distance"}
     # The distance overlay is really painted: its canvas has coloured pixels.
-    lit = browser.execute_script(
-        "const c = document.getElementById('overlay'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
-        "let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n;"
-    )
-    assert lit > 1000
+    assert _lit(browser) > 1000
     before = float(overlay.get_attribute("data-scale"))
     browser.find_element("id", "zoom-in").click()
     assert float(overlay.get_attribute("data-scale")) == pytest.approx(before * 1.25, rel=1e-2)
@@ -192,15 +196,11 @@ def test_a_level_graphs_door_links_are_an_overlay(server: tuple[str, Path], brow
     assert {"objects", "links"} <= drawn()
     legend = browser.find_element("id", "legend").text
     assert "link" in legend and "locked link" in legend
-    lit = (
-        "const c = document.getElementById('overlay'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
-        "let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n;"
-    )
     # With the objects off, what is left on the overlay is the links, and then nothing.
     browser.find_element("css selector", 'input[data-overlay="objects"]').click()
-    assert "objects" not in drawn() and browser.execute_script(lit) > 100
+    assert "objects" not in drawn() and _lit(browser) > 100
     browser.find_element("css selector", 'input[data-overlay="links"]').click()
-    assert "links" not in drawn() and browser.execute_script(lit) == 0
+    assert "links" not in drawn() and _lit(browser) == 0
     # The maze pack has no doors: no links toggle.
     browser.get(f"{base}/pack/tiny/map/0")
     _wait(browser, lambda d: d.find_element("id", "viewer").get_attribute("data-loaded") == "true")
