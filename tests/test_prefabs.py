@@ -524,3 +524,24 @@ def test_prefabs_without_over_on_a_hand_made_map_is_a_warning(tmp_path: Path) ->
     generated = body.format(over="").replace('use = "load.tmx"\nfile = "maps/start.tmx"', 'use = "dungeon.bsp"\nsize = [61, 41]')
     recipe.write_text(generated)
     assert not [w for w in load_recipe(recipe).warnings() if "stage.vaults" in w]
+
+
+def test_a_band_keeps_the_boss_room_far_from_the_spawn() -> None:
+    """The complaint: a `required` boss room landed beside the spawn. With distance_from and
+    band its middle lies in the far part of the way from the spawn, whatever the seed."""
+    from pipeline.grid.bfs import distances
+    from pipeline.stages.place.spawn_exit import SpawnExit
+
+    base = SpawnExit().run([dungeon(size=[81, 51])], np.random.default_rng(0))
+    spawn = next(o for o in base.objects if o.type == "spawn")
+    walk = walkable(base)
+    dist = distances(walk, [int(spawn.y) * base.width + int(spawn.x)]).reshape(walk.shape)
+    # A wall cell counts as the walkable tile nearest it, as the stage measures.
+    nearest = ndimage.distance_transform_edt(dist < 0, return_distances=False, return_indices=True)
+    fraction = (dist / dist.max())[tuple(nearest)]
+    for seed in range(4):
+        out = prefabs(RECIPES, count=0, required=["prefabs/boss.tmx"], over=["wall"], distance_from="spawn", band=[0.7, 1.0]).run([base], np.random.default_rng(seed))
+        (room,) = [o for o in out.objects if o.type == "prefab"]  # the placement's rectangle, as turned
+        assert fraction[int(room.y) + int(room.h) // 2, int(room.x) + int(room.w) // 2] >= 0.7
+    with pytest.raises(ValueError, match="only with distance_from"):
+        prefabs(RECIPES, band=[0.7, 1.0])

@@ -13,15 +13,14 @@ from pipeline.level import Level, MapObject, check_properties, near_colors, type
 from pipeline.grid.bfs import distances, trace_back
 from pipeline.registry import stage
 from pipeline.stages.place.count import count_type, draw_count
-from pipeline.stages.place.endpoints import endpoint_tile
-from pipeline.stages.regions.walkable import WalkableStage
+from pipeline.stages.place.endpoints import BandStage, endpoint_tile, in_band, walking_fraction
 
 
 ItemCount = count_type(1_000_000)
 
 
 @stage("place.items", version=2)
-class Items(WalkableStage):
+class Items(BandStage):
     """Scatter `count` objects of `type` on walkable tiles, spaced apart. They go on walkable
     tiles but those of the symbol `door`, where an item would block the doorway (or on
     `symbols`, `door` too if they name it), each at least `spacing` tiles (straight-line) from every other item
@@ -67,15 +66,7 @@ class Items(WalkableStage):
         (), exclude_if=lambda rooms: not rooms,
         description='Place only in these rooms: roles or node names of the `room` objects (as layout.graph writes them), e.g. ["treasure"]; empty: anywhere.',
     )
-    # Encounters by difficulty. Left out of the params when unset, as strict is.
-    distance_from: str = Field(
-        "", exclude_if=lambda kind: not kind,
-        description='Measure walking distance from the first object of this type (e.g. "spawn"; a maze\'s recorded entrance and exit stand in for spawn and exit); with `band` and `rising`.',
-    )
-    band: tuple[float, float] = Field(
-        (0.0, 1.0), exclude_if=lambda band: band == (0.0, 1.0),
-        description="With distance_from: place only between these fractions of the farthest reachable tile's distance, e.g. [0.6, 1.0] for the far part of the map.",
-    )
+    # Encounters by difficulty (with `distance_from` and `band`). Left out of the params when unset, as strict is.
     rising: float = Field(
         0.0, ge=0.0, le=10.0, exclude_if=lambda rising: rising == 0,
         description="With distance_from: items thicken with distance, a tile's chance growing as (distance / farthest) ** rising; 0: evenly.",
@@ -95,12 +86,8 @@ class Items(WalkableStage):
     def _attempts_with_strict(self) -> Items:
         if "attempts" in self.model_fields_set and not self.strict:
             raise KeyedError("attempts", "only with strict = true (without it a map keeps the items that fit); remove it or set strict")
-        for key in ("band", "rising"):
-            if key in self.model_fields_set and not self.distance_from:
-                raise KeyedError(key, 'only with distance_from (the object distances are measured from, e.g. "spawn")')
-        lo, hi = self.band
-        if not 0 <= lo <= hi <= 1:
-            raise KeyedError("band", f"must be [low, high] fractions with 0 <= low <= high <= 1 (got {[lo, hi]})")
+        if "rising" in self.model_fields_set and not self.distance_from:
+            raise KeyedError("rising", 'only with distance_from (the object distances are measured from, e.g. "spawn")')
         return self
 
     def warnings(self) -> list[str]:
@@ -116,16 +103,6 @@ class Items(WalkableStage):
             if o.type == "room" and "room" in o.properties and (o.properties.get("role") in self.rooms or o.properties.get("node") in self.rooms)
         ]
         return np.isin(layer, np.array(numbers, dtype=layer.dtype))
-
-    def _fraction(self, level: Level, walk: np.ndarray) -> np.ndarray:
-        """Each tile's walking distance from the `distance_from` object over the farthest
-        reachable tile's; -1 where it cannot be reached."""
-        start = endpoint_tile(level, self.distance_from, "distance_from")
-        walk = walk.copy()
-        walk.ravel()[start] = True
-        dist = distances(walk, [start]).reshape(walk.shape)
-        far = max(int(dist.max()), 1)
-        return np.where(dist >= 0, dist / far, -1.0)
 
     def _off_path(self, level: Level, walk: np.ndarray) -> np.ndarray:
         """Each tile's steps from the shortest way between the spawn and the exit (-1 where
@@ -156,10 +133,9 @@ class Items(WalkableStage):
         walk = self.walkable(level)
         if self.off_path:
             allowed &= self._off_path(level, walk) >= self.off_path
-        fraction = self._fraction(level, walk) if self.distance_from else None
+        fraction = walking_fraction(level, walk, self.distance_from, "distance_from") if self.distance_from else None
         if fraction is not None:
-            lo, hi = self.band
-            allowed &= (fraction >= lo) & (fraction <= hi)
+            allowed &= in_band(fraction, self.band)
         taken = [(int(o.y), int(o.x)) for o in level.objects if o.w == 0 and o.h == 0 and 0 <= o.y < h and 0 <= o.x < w]
         existing = np.array([y * w + x for y, x in taken], dtype=np.int64)
         tiles = np.flatnonzero(allowed.ravel())

@@ -19,7 +19,7 @@ from pipeline.registry import StageParams, stage
 from pipeline.stages.place.count import count_type, draw_count, most_of
 from pipeline.stages.compose.overlay import merge_alphabets
 from pipeline.stages.load.tmx import LoadTmx, MapFileError, read_map_file
-from pipeline.stages.regions.walkable import WalkableStage
+from pipeline.stages.place.endpoints import BandStage, in_band, walking_fraction
 
 PrefabCount = count_type(10_000)
 # 4-connectivity, as regions.label by default. scipy is imported where used: it costs every
@@ -60,7 +60,7 @@ MAX_WEIGHT = 1e9
 
 
 @stage("place.prefabs", version=6)
-class Prefabs(WalkableStage):
+class Prefabs(BandStage):
     """Stamp hand-made rooms drawn in Tiled (vaults, shops, boss rooms) into the map where they
     fit. `prefabs` is a glob of Tiled maps relative to the recipe (`"prefabs/*.tmx"`), read as
     `load.tmx` reads a map (each painted tile's `symbol` property); `count` prefabs are placed
@@ -85,6 +85,11 @@ class Prefabs(WalkableStage):
     larger than the map however it is turned (when the map is made). When a prefab finds no
     place in a map, the map is made again from the next seeds (as a `filter` does), up to
     `attempts` times; then the map fails, naming the prefab.
+
+    With `distance_from` (an object type, e.g. "spawn") and `band`, a prefab's middle must lie
+    within that band of the walking distance from the object (fractions of the farthest
+    tile's; a wall cell counts as the nearest walkable tile): `band = [0.7, 1]` keeps a boss
+    room to the far part of the map, away from the spawn.
 
     Objects of a prefab come along, moved, turned and mirrored with it (in tiles), with the
     properties `prefab` (its file) and `prefab_index` (which placement); each placement also
@@ -284,6 +289,8 @@ class Prefabs(WalkableStage):
         if self.over:
             free &= self.mask(work, self.over, "over")
         areas = _areas(walk)
+        # Where a prefab's middle may lie: the band of the walking distance, as the map came in.
+        middles = in_band(walking_fraction(level, walk, self.distance_from, "distance_from"), self.band, everywhere=True) if self.distance_from else None
         layers = {name: layer.copy() for name, layer in level.layers.items()}
         objects = list(level.objects)
         props: dict[str, Union[bool, int, float, str]] = {}
@@ -305,11 +312,12 @@ class Prefabs(WalkableStage):
                 raise PipelineError(
                     [f"prefabs: {prefab.file} ({w} x {h} tiles) is larger than the map ({tiles.shape[1]} x {tiles.shape[0]}){turned}"]
                 )
-            found = self._place(variants, remap, walk_table, walk, free, areas, rng)
+            found = self._place(variants, remap, walk_table, walk, free, areas, rng, middles)
             if found is None:
                 raise Rejected(
                     f"prefabs: {prefab.file} (placement {k - earlier} of {len(chosen)}) finds no place in this map where its doors meet the"
-                    f" walkable tiles and the walkable area stays connected (loosen over, allow rotate and mirror, or make room)",
+                    f" walkable tiles and the walkable area stays connected{' with its middle in the band' if middles is not None else ''}"
+                    f" (loosen over{' or band' if middles is not None else ''}, allow rotate and mirror, or make room)",
                     self.attempts,
                 )
             v, y, x = found
@@ -371,10 +379,16 @@ class Prefabs(WalkableStage):
 
     def _place(
         self, variants: list[_Variant], remap: np.ndarray, walk_table: np.ndarray, walk: np.ndarray, free: np.ndarray, areas: int, rng: np.random.Generator,
+        middles: np.ndarray | None = None,
     ) -> tuple[_Variant, int, int] | None:
         """A valid (variant, y, x), or None. Every test but connectivity is done for all
-        positions at once; connectivity is tested on candidates in a random order."""
+        positions at once; connectivity is tested on candidates in a random order. `middles`:
+        the cells a prefab's middle may lie on (None: any)."""
         ok_per_variant = [self._candidates(v, walk, free) for v in variants]
+        if middles is not None:
+            for v, ok in zip(variants, ok_per_variant):
+                h, w = v.tiles.shape
+                ok &= middles[h // 2 : h // 2 + ok.shape[0], w // 2 : w // 2 + ok.shape[1]]
         positions = [np.flatnonzero(ok) for ok in ok_per_variant]
         starts = np.cumsum([0] + [p.size for p in positions])
         total = int(starts[-1])
