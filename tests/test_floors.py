@@ -36,6 +36,11 @@ input = "dungeon"
 use = "export.tmx"
 input = "stairs"
 world = true
+
+[stage.ldtk]
+use = "export.ldtk"
+input = "stairs"
+preview = false
 """
 
 
@@ -99,6 +104,18 @@ def test_tiled_draws_the_world_as_one_picture_with_every_floor(floors: Path, tmp
         subprocess.run(["tmxrasterizer", "--hide-layer", "objects", str(floors / f"map_{k:03d}.tmx"), str(alone)], env=tiled_env(), check=True, capture_output=True, timeout=120)
         x = k * (40 + 2) * 16
         assert (world[:, x : x + 40 * 16] == np.asarray(Image.open(alone).convert("RGBA"))).all()
+
+
+def test_the_ldtk_world_stacks_the_floors_on_their_depths(floors: Path) -> None:
+    ldtkpy = pytest.importorskip("ldtkpy.api", reason="ldtkpy is a test dependency (pip install -e '.[test]')")
+    project = json.loads((floors / "ldtk" / "world.ldtk").read_text())
+    ldtkpy.ldtk_json_from_dict(project)
+    assert project["worldLayout"] == "Free"
+    for k in range(FLOORS):
+        level = json.loads((floors / "ldtk" / "world" / f"map_{k:03d}.ldtkl").read_text())
+        assert (level["worldX"], level["worldY"], level["worldDepth"]) == (0, 0, k)
+        stairs = {e["iid"]: {f["__identifier"]: f["__value"] for f in e["fieldInstances"]} for layer in level["layerInstances"] for e in layer["entityInstances"] if e["__identifier"] == "stairs"}
+        assert sorted(f["to_map"] for f in stairs.values()) == sorted(f"map_{j:03d}" for j in (k - 1, k + 1) if 0 <= j < FLOORS)
 
 
 def test_stairs_run_only_in_a_build_and_need_a_symbol_to_dig_with(tmp_path: Path) -> None:

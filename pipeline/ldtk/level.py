@@ -177,9 +177,11 @@ def level_file(
     world_iid: str = "",
     art: list[ArtLayer] = (),  # type: ignore[assignment]
     art_tile: Any = None,
+    depth: int | None = None,
 ) -> bytes:
     """The map as an LDtk level: its properties as level fields, one layer instance per layer
-    definition (`definitions`), tiles drawn as `drawn` (global ids, the tileset's first 1)."""
+    definition (`definitions`), tiles drawn as `drawn` (global ids, the tileset's first 1).
+    `depth`: a floor of a dungeon (place.stairs), at the world's origin on that world depth."""
     tileset = built.tileset
     tw, th = tileset.tile_width, tileset.tile_height
     arrays: dict[str, str] = {}
@@ -233,9 +235,10 @@ def level_file(
         "identifier": ids.identifier(stem),
         "iid": iid,
         "uid": uid,
-        "worldX": -1,  # LDtk lays levels out itself in a linear world and writes -1
-        "worldY": -1,
-        "worldDepth": 0,
+        # LDtk lays levels out itself in a linear world and writes -1; floors stack on depths.
+        "worldX": -1 if depth is None else 0,
+        "worldY": -1 if depth is None else 0,
+        "worldDepth": depth or 0,
         "pxWid": level.width * tw,
         "pxHei": level.height * th,
         "__bgColor": LEVEL_BG,

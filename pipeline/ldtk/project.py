@@ -59,7 +59,8 @@ def project_json(pack: str, seed: int, project: str, defs: dict[str, Any], level
         "nextUid": max(uids) + 1,
         "identifierStyle": "Free",  # keep our names: the game code looks them up as written
         "toc": [],
-        "worldLayout": "LinearHorizontal",
+        # Floors joined by stairs stand on one spot at their depths: a free layout keeps them so.
+        "worldLayout": "Free" if any(doc["worldX"] >= 0 for _, doc in levels) else "LinearHorizontal",
         "worldGridWidth": grid * 16,
         "worldGridHeight": grid * 16,
         "defaultLevelWidth": grid * 16,

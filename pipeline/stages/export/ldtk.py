@@ -137,7 +137,7 @@ class ExportLdtk(DrawnMapExporter):
         files = {
             self.level_path(ctx.stem): level_file(
                 level, built, tile_layers, properties, ctx.stem, ids.LEVEL_UID_BASE + index, level_iid, tileset_path, world_iid,
-                art_layers, self._art_tile(art_layers),
+                art_layers, self._art_tile(art_layers), _floor(level),
             ),
             self._defs(): definitions(level, built, names, tileset_path, art_layers),
             sheet: built.png,
@@ -181,6 +181,12 @@ class ExportLdtk(DrawnMapExporter):
             return {target: project_json(ctx.pack, ctx.seed, self.project, defs, docs, key)}
         except (KeyError, TypeError) as exc:  # a level file edited by hand since the build
             raise PipelineError([f"{ctx.pack_dir / target}: cannot list the levels ({type(exc).__name__}: {exc}); rebuild the pack with --force"]) from None
+
+
+def _floor(level: Level) -> int | None:
+    """The map's floor in a dungeon of floors (`place.stairs` writes it), None for a map alone."""
+    floor = level.properties.get("floor")
+    return floor if isinstance(floor, int) and not isinstance(floor, bool) and "floors" in level.properties else None
 
 
 def _art_layer_name(stem: str) -> str:
