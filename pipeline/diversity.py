@@ -7,7 +7,8 @@ Two distances between maps, both from 0 (alike) to 1 (nothing alike):
   top-left, and a tile only one of them covers counts as different;
 - path: how differently the shortest way from the spawn to the exit runs, as the Jaccard
   distance of the two ways' tiles (1 - shared / either); a structural measure, blind to
-  decoration that leaves the way alone. Only for maps that all have a spawn and an exit.
+  decoration that leaves the way alone. Only for maps that all have a spawn and an exit (or,
+  mazes, a recorded entrance and exit).
 
 A pack's diversity is the spread of the maps' nearest-neighbour distances, and the share of maps
 at least `threshold` from every other map: a pack of near copies scores near 0, one in which
@@ -21,8 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pipeline.errors import PipelineError
 from pipeline.grid.bfs import distances, trace_back
 from pipeline.level import Level
+from pipeline.stages.place.endpoints import endpoint_tile
 
 # A map is "distinct" when at least this far (tile distance) from every other map of its pack.
 THRESHOLD = 0.1
@@ -102,19 +105,16 @@ def path_distances(levels: list[Level], walls: tuple[str, ...] = ("wall",)) -> n
 
 
 def _way(level: Level, walls: tuple[str, ...]) -> np.ndarray | None:
-    """Flat tiles of the map's shortest way from its first spawn to its first exit."""
-    ends = {}
-    for obj in level.objects:
-        if obj.type in ("spawn", "exit") and obj.type not in ends and not obj.points:
-            x, y = int(obj.x + obj.w / 2), int(obj.y + obj.h / 2)
-            if 0 <= x < level.width and 0 <= y < level.height:
-                ends[obj.type] = y * level.width + x
-    if len(ends) < 2:
+    """Flat tiles of the map's shortest way from its first spawn to its first exit (a maze's
+    recorded entrance and exit stand in for them), None without one."""
+    try:
+        spawn, goal = endpoint_tile(level, "spawn", "spawn"), endpoint_tile(level, "exit", "exit")
+    except PipelineError:
         return None
     blocked = np.array([s.name in walls for s in level.alphabet])
     walk = ~blocked[level.tiles]
-    walk.ravel()[[ends["spawn"], ends["exit"]]] = True
-    dist = distances(walk, [ends["spawn"]])
-    if dist[ends["exit"]] < 0:
+    walk.ravel()[[spawn, goal]] = True
+    dist = distances(walk, [spawn])
+    if dist[goal] < 0:
         return None
-    return trace_back(dist, ends["exit"], level.height, level.width)
+    return trace_back(dist, goal, level.height, level.width)
