@@ -757,7 +757,7 @@ def stats(
     from pipeline.output import print_table
     from pipeline.output import table as new_table
     from pipeline.cache import LevelCache
-    from pipeline.report import pack_diversity, stage_kinds, stage_stats, stats_csv, stats_json
+    from pipeline.report import measure_pack, stage_kinds, stage_stats, stats_csv, stats_json
     from pipeline.workspace import Workspace
 
     if format_ not in ("table", "csv", "json"):
@@ -772,9 +772,9 @@ def stats(
     summary = stage_stats(manifest)
     if not summary:
         raise PipelineError([f"{pack}: no stage of this pack has statistics (only stages that an export stage writes are measured)"])
-    spreads, unmeasured = pack_diversity(manifest, LevelCache(cache), threshold)
+    measured, unmeasured = measure_pack(manifest, LevelCache(cache), threshold)
     if format_ != "table":
-        sys.stdout.write(stats_json(manifest, spreads) if format_ == "json" else stats_csv(manifest))
+        sys.stdout.write(stats_json(manifest, measured) if format_ == "json" else stats_csv(manifest))
         return
     keys = list(dict.fromkeys(k for table in summary.values() for k in table))
     table = new_table(console, f"{manifest['pack']['name']}: mean ± sd over {len(manifest['maps'])} maps")
@@ -787,15 +787,18 @@ def stats(
         cells = [f"{_plain(values[k][0], 4)} ± {_plain(values[k][1], 2)}" if k in values else "" for k in keys]
         table.add_row(name, kinds.get(name, "?"), *cells)
     print_table(console, table)
-    if spreads:
+    if any(m.spreads for m in measured.values()):
         table = new_table(console, f"diversity: distance to the nearest other map; distinct: >= {threshold:g} from all")
         for col in ("stage", "measure", "min", "median", "max", "distinct"):
             table.add_column(col, justify="left" if col in ("stage", "measure") else "right")
-        for name, found in spreads.items():
-            for spread in found:
+        for name, found in measured.items():
+            for spread in found.spreads:
                 d = spread.summary()
                 table.add_row(name, spread.measure, *(f"{d[k]:.3f}" for k in ("min", "median", "max")), f"{d['distinct']:.0%}")
         print_table(console, table)
+    for name, found in measured.items():
+        if found.judged:
+            console.print(f"{name}: {found.solvable} of {found.judged} maps can be finished (exit reached from the spawn, keys and locks respected)")
     for line in unmeasured:
         console.print(f"diversity not measured: {line}")
 

@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -49,18 +50,22 @@ def stage_kinds(manifest: dict[str, Any]) -> dict[str, str]:
     return {name: str(entry.get("kind", "?")) for name, entry in manifest["stages"].items()}
 
 
-def stats_json(manifest: dict[str, Any], spreads: dict[str, list[Spread]] | None = None) -> str:
+def stats_json(manifest: dict[str, Any], measured: dict[str, Measured] | None = None) -> str:
     """The statistics as one JSON document: `{"format": 1, "pack", "maps", "stages": [{"stage",
     "kind", "stats": {STAT: {"mean", "sd", "maps"}}, "diversity": {MEASURE: {"min", "median",
-    "max", "distinct", "threshold", "nearest": [per map]}}}]}`, stages in recipe order and stats
-    in table order (keys never sorted: order carries meaning, and it is stable); `diversity`
-    only for stages measured (their Levels still cached)."""
+    "max", "distinct", "threshold", "nearest": [per map]}}, "playability": {"solvable",
+    "maps"}}]}`, stages in recipe order and stats in table order (keys never sorted: order
+    carries meaning, and it is stable); `diversity` and `playability` only for stages measured
+    (their Levels still cached; playability for maps with a spawn and an exit)."""
     kinds = stage_kinds(manifest)
     stages = []
     for name, table in stage_stats(manifest).items():
         item: dict[str, Any] = {"stage": name, "kind": kinds.get(name, "?"), "stats": {k: {"mean": m, "sd": sd, "maps": n} for k, (m, sd, n) in table.items()}}
-        if spreads and name in spreads:
-            item["diversity"] = {s.measure: {**s.summary(), "threshold": s.threshold, "nearest": list(s.nearest)} for s in spreads[name]}
+        found = (measured or {}).get(name)
+        if found is not None and found.spreads:
+            item["diversity"] = {s.measure: {**s.summary(), "threshold": s.threshold, "nearest": list(s.nearest)} for s in found.spreads}
+        if found is not None and found.judged:
+            item["playability"] = {"solvable": found.solvable / found.judged, "maps": found.judged}
         stages.append(item)
     doc = {"format": JSON_FORMAT, "pack": manifest["pack"]["name"], "maps": len(manifest["maps"]), "stages": stages}
     return json.dumps(doc, indent=2) + "\n"
@@ -79,12 +84,22 @@ def stats_csv(manifest: dict[str, Any]) -> str:
     return buf.getvalue()
 
 
-def pack_diversity(manifest: dict[str, Any], cache: LevelCache, threshold: float) -> tuple[dict[str, list[Spread]], list[str]]:
-    """Per stage with statistics, the diversity of its Levels over the pack's maps, read from the
-    build cache; and the stages left out, each with why (a Level no longer cached)."""
-    from pipeline.diversity import diversity
+@dataclass(frozen=True)
+class Measured:
+    """What `pcg stats` measures of a stage's Levels over the pack's maps, besides their stats."""
 
-    out: dict[str, list[Spread]] = {}
+    spreads: list[Spread]  # diversity: one per measure
+    solvable: int  # maps whose exit can be reached from the spawn, keys and locks respected
+    judged: int  # maps with a spawn and an exit to judge
+
+
+def measure_pack(manifest: dict[str, Any], cache: LevelCache, threshold: float) -> tuple[dict[str, Measured], list[str]]:
+    """Per stage with statistics, its diversity and playability over the pack's maps, from the
+    Levels in the build cache; and the stages left out, each with why (a Level no longer cached)."""
+    from pipeline.diversity import diversity
+    from pipeline.playability import solvable
+
+    out: dict[str, Measured] = {}
     missing: list[str] = []
     for name in stage_stats(manifest):
         levels = []
@@ -96,7 +111,6 @@ def pack_diversity(manifest: dict[str, Any], cache: LevelCache, threshold: float
                 break
             levels.append(level)
         else:
-            spreads = diversity(levels, threshold)
-            if spreads:
-                out[name] = spreads
+            verdicts = [v for v in (solvable(lv) for lv in levels) if v is not None]
+            out[name] = Measured(diversity(levels, threshold), sum(verdicts), len(verdicts))
     return out, missing

@@ -61,7 +61,6 @@ def test_pcg_stats_prints_the_packs_diversity_and_json_carries_it(tmp_path: Path
 name = "twins"
 seed = 3
 maps = 4
-seeds = { 1 = 3 }
 
 [stage.maze]
 use = "maze.backtracker"
@@ -82,3 +81,5 @@ input = "placed"
     tiles = placed["diversity"]["tiles"]
     assert len(tiles["nearest"]) == 4 and tiles["threshold"] == 0.1
     assert tiles["min"] <= tiles["median"] <= tiles["max"] and 0 < tiles["distinct"] <= 1
+    assert placed["playability"] == {"solvable": 1.0, "maps": 4}
+    assert "placed: 4 of 4 maps can be finished" in table

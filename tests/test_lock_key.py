@@ -200,3 +200,19 @@ def test_bad_parameters_are_one_clear_message(tmp_path: Path) -> None:
     out = done.stdout + done.stderr
     assert done.returncode != 0 and "Traceback" not in out
     assert "locked" in out and "no object of type 'spawn'" in out and "place.spawn_exit" in out
+
+
+def test_playability_reads_the_locks_and_keys_a_map_carries() -> None:
+    """`pcg stats`' verdict, from the objects alone: a map place.lock_key wrote can be finished;
+    without a key, or with a key behind its own door, it cannot; without a spawn there is none."""
+    from dataclasses import replace
+
+    from pipeline.playability import solvable
+
+    out = LockKey.model_validate({"locks": 2}).run([corridor(20, side="dead ends")], np.random.default_rng(3))
+    assert solvable(out) is True
+    lost = [o for o in out.objects if not (o.type == "key" and o.properties["lock"] == "lock_2")]
+    behind = [replace(o, x=19.5) if o.type == "key" and o.properties["lock"] == "lock_1" else o for o in out.objects]
+    for objects in (lost, behind):
+        assert solvable(Level(tiles=out.tiles, alphabet=out.alphabet, objects=objects)) is False
+    assert solvable(Level(tiles=out.tiles, alphabet=out.alphabet)) is None
