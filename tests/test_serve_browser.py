@@ -147,7 +147,11 @@ def test_pack_page_lists_every_map_with_stats(server: tuple[str, Path], browser:
     lengths = [m["stats"]["path_length"] for m in manifest["maps"]]
     shown = [int(c.find_element("css selector", 'dd[data-stat="path_length"]').text) for c in _cards(browser)]
     assert shown == lengths
-    assert {h.get_attribute("data-stat") for h in browser.find_elements("css selector", ".hist")} >= {"path_length", "dead_ends"}
+    assert {h.get_attribute("data-stat") for h in browser.find_elements("css selector", ".hist")} >= {"path_length", "dead_ends", "nearest_tiles", "nearest_path"}
+    # The pack's diversity (each map's nearest neighbour, on its card too) and playability.
+    measures = browser.find_element("id", "measures").text
+    assert "dist, tiles: nearest map" in measures and "% distinct" in measures and "dist: 3 of 3 maps can be finished" in measures
+    assert all(0 < float(c.find_element("css selector", 'dd[data-stat="nearest_tiles"]').text) < 1 for c in _cards(browser))
     assert "[stage.maze]" in browser.find_element("id", "recipe").text
     # Sorted by a stat, descending; then filtered to a band of it.
     from selenium.webdriver.support.select import Select

@@ -55,7 +55,23 @@ class Site:
     hub: Hub
     packs: dict[str, Path] = field(default_factory=dict)
     rebuild: Callable[[Path], None] = lambda recipe: None
+    cache: Path | None = None  # the build cache, where the maps' Levels are measured (diversity)
     _pictures: dict[tuple[str, str], bytes] = field(default_factory=dict)
+    _measured: dict[str, tuple[str, Any]] = field(default_factory=dict)  # pack -> (its maps' keys, measures)
+
+    def measures(self, pack: str, m: dict[str, Any]) -> Any:
+        """The pack's diversity and playability (pipeline.report.measure_pack) for the maps the
+        manifest lists, measured once per build of them."""
+        from pipeline.cache import LevelCache
+        from pipeline.diversity import THRESHOLD
+        from pipeline.report import measure_pack
+
+        if self.cache is None:
+            return {}
+        built = json.dumps([[e["index"], sorted((n, s.get("key")) for n, s in e["stages"].items())] for e in m["maps"]])
+        if self._measured.get(pack, ("", None))[0] != built:
+            self._measured[pack] = (built, measure_pack(m, LevelCache(self.cache), THRESHOLD)[0])
+        return self._measured[pack][1]
 
     def folder(self, pack: str) -> Path:
         if pack not in self.packs:
@@ -89,7 +105,15 @@ def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
         m = site.manifest(name)
         seeds = _seeds(m)
         maps = [_card(name, entry, seeds) for entry in m["maps"]]
-        stats = sorted({k for e in m["maps"] for k, v in e.get("stats", {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
+        measured = site.measures(name, m)
+        # Each map's distance to its nearest neighbour, as a stat of its card: the page sorts,
+        # filters and draws a histogram of it as of any stat. Of the first stage measured.
+        first = next(iter(measured.values()), None)
+        by_index = sorted(range(len(m["maps"])), key=lambda k: m["maps"][k]["index"])
+        for spread in first.spreads if first is not None else ():
+            for k, nearest in zip(by_index, spread.nearest):
+                maps[k]["stats"] = {**maps[k]["stats"], f"nearest_{spread.measure}": round(nearest, 4)}
+        stats = sorted({k for e in maps for k, v in e["stats"].items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
         return JSONResponse({
             "name": name,
             "description": m["pack"].get("description", ""),
@@ -101,6 +125,8 @@ def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
             "sheet": _url(name, CONTACT_SHEET, site, m),
             "versions": _versions(m),
             "errors": site.hub.state()["errors"].get(str(site.packs[name]), []),
+            "diversity": {stage: {sp.measure: sp.summary() for sp in found.spreads} for stage, found in measured.items() if found.spreads},
+            "playability": {stage: {"solvable": found.solvable, "maps": found.judged} for stage, found in measured.items() if found.judged},
         })
 
     async def one_map(request: Request) -> Response:

@@ -65,7 +65,7 @@ def serve(
     except OSError as exc:
         raise PipelineError([f"--port {port}: cannot listen on {host}:{port} ({os.strerror(exc.errno) if exc.errno else exc}); is another server using it? Pick another with --port"]) from None
     hub = Hub()
-    site = Site(out=workspace.out, hub=hub)
+    site = Site(out=workspace.out, hub=hub, cache=workspace.cache)
 
     def told(line: str) -> None:
         hub.line(line)

@@ -117,10 +117,27 @@ async function renderPack(name) {
     grid,
     el("h2", {}, "Stat spread"),
     el("div", { class: "hists", id: "hists" }, pack.stats.map((s) => histogram(s, pack.maps.map((m) => m.stats[s]).filter((v) => typeof v === "number")))),
+    measures(pack),
     el("h2", {}, "Recipe"),
     el("pre", { id: "recipe" }, pack.recipe_text),
   );
   draw();
+}
+
+// How varied the pack is (each map's distance to its nearest neighbour: 0 alike, 1 nothing
+// alike) and how many of its maps can be finished, per stage measured.
+function measures(pack) {
+  const lines = [];
+  for (const [stage, byMeasure] of Object.entries(pack.diversity || {})) {
+    for (const [measure, d] of Object.entries(byMeasure)) {
+      lines.push(el("li", { "data-measure": `${stage}.${measure}` },
+        `${stage}, ${measure}: nearest map ${fmt(d.median)} at the median (${fmt(d.min)} to ${fmt(d.max)}); ${Math.round(d.distinct * 100)}% distinct`));
+    }
+  }
+  for (const [stage, p] of Object.entries(pack.playability || {})) {
+    lines.push(el("li", { "data-playable": stage }, `${stage}: ${p.solvable} of ${p.maps} maps can be finished`));
+  }
+  return lines.length ? el("section", { id: "measures" }, el("h2", {}, "Diversity and playability"), el("ul", {}, lines)) : null;
 }
 
 function card(pack, m) {
