@@ -49,12 +49,13 @@ class Spread:
         return {"min": float(near.min()), "median": float(np.median(near)), "max": float(near.max()), "distinct": self.distinct}
 
 
-def diversity(levels: list[Level], threshold: float = THRESHOLD) -> list[Spread]:
-    """The spreads of a pack's maps (two or more): tiles always, path where every map has one."""
+def diversity(levels: list[Level], threshold: float = THRESHOLD, walls: tuple[str, ...] = ("wall",)) -> list[Spread]:
+    """The spreads of a pack's maps (two or more): tiles always, path where every map has one
+    (`walls`: the symbols the way cannot cross)."""
     if len(levels) < 2:
         return []
     out = [Spread("tiles", tuple(nearest(tile_distances(levels)).tolist()), threshold)]
-    path = path_distances(levels)
+    path = path_distances(levels, walls)
     if path is not None:
         out.append(Spread("path", tuple(nearest(path).tolist()), threshold))
     return out

@@ -643,7 +643,8 @@ def _check_outputs(specs: list[StageSpec], pack: PackConfig, problems: list[str]
             continue
         clashes: dict[str, list[str]] = {}
         mine = set(spec.params.shared_outputs())  # type: ignore[attr-defined]
-        for path in spec.params.outputs(pack.stem(0)):  # type: ignore[attr-defined]
+        # A pack file (an LDtk project, a Tiled world) is one exporter's alone, as a map's files are.
+        for path in [*spec.params.outputs(pack.stem(0)), *spec.params.pack_outputs()]:  # type: ignore[attr-defined]
             other = writers.setdefault(path, spec.name)
             if other != spec.name and not (path in mine and path in shared):
                 clashes.setdefault(other, []).append(path)

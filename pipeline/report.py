@@ -111,6 +111,8 @@ def measure_pack(manifest: dict[str, Any], cache: LevelCache, threshold: float) 
                 break
             levels.append(level)
         else:
-            verdicts = [v for v in (solvable(lv) for lv in levels) if v is not None]
-            out[name] = Measured(diversity(levels, threshold), sum(verdicts), len(verdicts))
+            # What blocks, as the stage itself says (`walls` of a placement stage), else walls.
+            walls = manifest["stages"].get(name, {}).get("params", {}).get("walls") or ["wall"]
+            verdicts = [v for v in (solvable(lv, tuple(walls)) for lv in levels) if v is not None]
+            out[name] = Measured(diversity(levels, threshold, tuple(walls)), sum(verdicts), len(verdicts))
     return out, missing

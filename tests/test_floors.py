@@ -126,3 +126,32 @@ def test_stairs_run_only_in_a_build_and_need_a_symbol_to_dig_with(tmp_path: Path
     done = pcg("build", "recipes/bad.toml", cwd=tmp_path, check=False)
     out = done.stdout + done.stderr
     assert done.returncode != 0 and "Traceback" not in out and "no symbol 'lava' to dig with" in out
+
+
+def test_a_floors_two_stairs_never_share_a_tile_even_on_a_small_map() -> None:
+    from pipeline.registry import Floor
+    from pipeline.stages.place.stairs import Stairs
+
+    small = generate("dungeon.cellular_caves", seed=1, size=[6, 5])
+    for seed in range(200):
+        out = Stairs().run_on_floor([small], np.random.default_rng(0), Floor(1, 3, seed, "map_000", "map_002"))
+        up, down = (next(o for o in out.objects if o.name == f"stairs_{d}") for d in ("up", "down"))
+        assert (up.x, up.y) != (down.x, down.y)
+
+
+def test_stairs_refuse_a_map_already_locked_a_corridor_could_lead_round_its_doors(tmp_path: Path) -> None:
+    locked = '[stage.placed]\nuse = "place.spawn_exit"\ninput = "dungeon"\n\n[stage.locked]\nuse = "place.lock_key"\ninput = "placed"\n\n'
+    text = RECIPE.replace('[stage.stairs]\nuse = "place.stairs"\ninput = "dungeon"', locked + '[stage.stairs]\nuse = "place.stairs"\ninput = "locked"')
+    assert 'input = "locked"' in text
+    write_recipe(tmp_path, "late", text)
+    done = pcg("build", "recipes/late.toml", cwd=tmp_path, check=False)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0 and "Traceback" not in out and "put place.stairs before place.lock_key" in out
+
+
+def test_two_exporters_cannot_both_write_the_world_file(tmp_path: Path) -> None:
+    text = RECIPE.replace("[stage.ldtk]", '[stage.tmj]\nuse = "export.tmj"\ninput = "stairs"\nworld = true\npreview = false\n\n[stage.ldtk]')
+    write_recipe(tmp_path, "twice", text)
+    done = pcg("build", "recipes/twice.toml", cwd=tmp_path, check=False)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0 and "writes maps.world, which stage.tmx also writes" in out

@@ -23,6 +23,7 @@ from typing import Any, AsyncIterator, Callable
 import tomli
 from PIL import Image
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -105,7 +106,8 @@ def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
         m = site.manifest(name)
         seeds = _seeds(m)
         maps = [_card(name, entry, seeds) for entry in m["maps"]]
-        measured = site.measures(name, m)
+        # Off the event loop: the first page after a build reads every map's Level.
+        measured = await run_in_threadpool(site.measures, name, m)
         # Each map's distance to its nearest neighbour, as a stat of its card: the page sorts,
         # filters and draws a histogram of it as of any stat. Of the first stage measured.
         first = next(iter(measured.values()), None)

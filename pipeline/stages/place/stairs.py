@@ -18,7 +18,7 @@ from pipeline.stages.regions.walkable import WalkableStage
 _STAIRS_STREAM = 0x57A125
 
 
-@stage("place.stairs", version=1)
+@stage("place.stairs", version=2)
 class Stairs(WalkableStage):
     """Join the pack's maps as the floors of one dungeon, with stairs between them.
 
@@ -26,10 +26,12 @@ class Stairs(WalkableStage):
     a game walks down from one onto the other.
 
     The tile of the stairs between floors i and i+1 is drawn from the pack seed and i alone
-    (a fraction of the map's width and height, `margin` away from the edges), so both maps
-    find it without seeing each other, pinned or re-rolled maps included; maps of one size
-    get one tile (with sizes drawn from ranges they would not line up). Where the tile is wall,
-    the shortest corridor of `floor` is dug from it to the map's largest walkable region.
+    (a fraction of the map's width and height, `margin` away from the edges; the left half for
+    even i and the right for odd, so a floor's two stairs differ), so both maps find it
+    without seeing each other, pinned or re-rolled maps included; maps of one size get one tile
+    (with sizes drawn from ranges they would not line up). Where the tile is wall, the shortest
+    corridor of `floor` is dug from it to the map's largest walkable region: run it before
+    `place.lock_key`, which then locks the map as dug (a map with locked doors is refused).
     Each stairs is a `stairs` point with `direction` ("up" or "down"), `to_map` (the other
     map's file name without extension) and `to_object` (the other stairs' name); the first map
     has no stairs up and the last none down. The map gets `floor` (its index), `floors` and
@@ -47,6 +49,10 @@ class Stairs(WalkableStage):
 
     def run_on_floor(self, inputs: list[Level], rng: np.random.Generator, floor: Floor) -> Level:
         level = inputs[0]
+        if any(o.type == "door" and o.properties.get("lock") for o in level.objects):
+            # A corridor dug to the stairs could lead round a locked door, and the proof that
+            # the door gates the exit would no longer hold.
+            raise PipelineError(["the map has locked doors already: put place.stairs before place.lock_key (and layout.graph's locks), which then lock the map as dug"])
         dig = level.index_of(self.floor) if self.floor in [s.name for s in level.alphabet] else None
         if dig is None:
             raise PipelineError([f"floor: the map has no symbol {self.floor!r} to dig with ({', '.join(s.name for s in level.alphabet)})"])
@@ -73,10 +79,13 @@ class Stairs(WalkableStage):
         )
 
     def _tile(self, pack_seed: int, between: int, w: int, h: int) -> int:
-        """The tile of the stairs between floors `between` and `between + 1`."""
+        """The tile of the stairs between floors `between` and `between + 1`: in the left half
+        of the map's width for even `between`, the right half for odd, so that a floor's stairs
+        up and down (of consecutive `between`) never share a tile."""
         fx, fy = np.random.default_rng([pack_seed, between, _STAIRS_STREAM]).random(2)
         lo = self.margin
-        x = min(w - 1, int((lo + fx * (1 - 2 * lo)) * w))
+        half = (1 - 2 * lo) / 2
+        x = min(w - 1, int((lo + (between % 2 + fx) * half) * w))
         y = min(h - 1, int((lo + fy * (1 - 2 * lo)) * h))
         return y * w + x
 
