@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.errors import PipelineError
-from pipeline.grid.bfs import distances, trace_back
+from pipeline.grid.bfs import shortest_way
 from pipeline.level import Level
 from pipeline.stages.place.endpoints import endpoint_tile
 
@@ -112,10 +112,4 @@ def _way(level: Level, walls: tuple[str, ...]) -> np.ndarray | None:
         spawn, goal = endpoint_tile(level, "spawn", "spawn"), endpoint_tile(level, "exit", "exit")
     except PipelineError:
         return None
-    blocked = np.array([s.name in walls for s in level.alphabet])
-    walk = ~blocked[level.tiles]
-    walk.ravel()[[spawn, goal]] = True
-    dist = distances(walk, [spawn])
-    if dist[goal] < 0:
-        return None
-    return trace_back(dist, goal, level.height, level.width)
+    return shortest_way(~np.array([s.name in walls for s in level.alphabet])[level.tiles], spawn, goal)

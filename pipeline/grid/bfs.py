@@ -145,3 +145,15 @@ def distances(walk: np.ndarray, sources: Sequence[int] | np.ndarray) -> np.ndarr
     dist = np.full(walk.size, -1, dtype=np.int64)
     bfs(walk, np.asarray(sources, dtype=np.int64), dist, np.empty(walk.size, dtype=np.int64))
     return dist
+
+
+def shortest_way(walk: np.ndarray, start: int, goal: int) -> np.ndarray | None:
+    """Flat tiles of a shortest way from `start` to `goal` over the True tiles of `walk`, start
+    first (`trace_back`'s); the two ends count as walkable where they stand (an object stands
+    where it is). None when no way joins them."""
+    walk = walk.copy()
+    walk.ravel()[[start, goal]] = True
+    dist = distances(walk, [start])
+    if dist[goal] < 0:
+        return None
+    return trace_back(dist, goal, *walk.shape)

@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 from pipeline.errors import KeyedError, PipelineError, Rejected
 from pipeline.jit import compiled
 from pipeline.level import Level, MapObject, check_properties, near_colors, typed_property
-from pipeline.grid.bfs import distances, trace_back
+from pipeline.grid.bfs import distances, shortest_way
 from pipeline.registry import stage
 from pipeline.stages.place.count import count_type, draw_count
 from pipeline.stages.place.endpoints import BandStage, endpoint_tile, in_band, walking_fraction
@@ -109,12 +109,10 @@ class Items(BandStage):
         it cannot be reached)."""
         h, w = walk.shape
         spawn, goal = endpoint_tile(level, "spawn", "off_path"), endpoint_tile(level, "exit", "off_path")
-        walk = walk.copy()
-        walk.ravel()[[spawn, goal]] = True
-        dist = distances(walk, [spawn])
-        if dist[goal] < 0:
+        way = shortest_way(walk, spawn, goal)
+        if way is None:
             raise PipelineError([f"off_path: no walkable way joins the spawn and the exit to measure from (tiles {spawn % w}, {spawn // w} and {goal % w}, {goal // w})"])
-        return distances(walk, trace_back(dist, goal, h, w).tolist()).reshape(h, w)
+        return distances(walk, way).reshape(h, w)  # the way's ends are sources: walkable or not, they count
 
     def object_tiles(self) -> dict[str, str]:
         return {self.tile: "tile"} if self.tile else {}

@@ -10,7 +10,7 @@ from pydantic import Field, model_validator
 from pipeline.errors import KeyedError, PipelineError, Rejected
 from pipeline.graphs.locks import UnsolvableLevel, solve
 from pipeline.graphs.model import Edge, LevelGraph, Node
-from pipeline.grid.bfs import distances, trace_back
+from pipeline.grid.bfs import distances, shortest_way, trace_back
 from pipeline.grid.chokepoints import chokepoints
 from pipeline.level import Level, MapObject, ObjectRef
 from pipeline.ranges import most
@@ -75,10 +75,9 @@ class LockKey(WalkableStage):
         clash = sorted(f"{kind}:{n}" for n in names for kind in ("door", "key") if f"{kind}:{n}" in taken)
         if clash:
             raise PipelineError([f"names: the map already has the objects {', '.join(clash)}: give the locks other names"])
-        dist = distances(walk, [spawn])
-        if dist[goal] < 0:
+        path = shortest_way(walk, spawn, goal)
+        if path is None:
             raise PipelineError([f"no walkable way from the spawn ({spawn % w}, {spawn // w}) to the exit ({goal % w}, {goal // w}): join the map first (regions.connect)"])
-        path = trace_back(dist, goal, h, w)
         doors = self._doors(walk, path, count, rng)
         keys = _keys(walk, path, doors, spawn, goal, rng)
         failed = _disproof(walk, spawn, goal, doors, keys, names)

@@ -8,7 +8,7 @@ import numpy as np
 from pydantic import ConfigDict, Field
 
 from pipeline.errors import PipelineError
-from pipeline.grid.bfs import bfs, trace_back
+from pipeline.grid.bfs import shortest_way
 from pipeline.level import Level, MapObject
 from pipeline.registry import stage
 from pipeline.stages.place.endpoints import endpoint_tile
@@ -46,19 +46,15 @@ class PlacePath(WalkableStage):
     def run(self, inputs: list[Level], rng: np.random.Generator) -> Level:
         level = inputs[0]
         walk = self.walkable(level)
-        h, w = walk.shape
+        w = walk.shape[1]
         start = endpoint_tile(level, self.from_, "from")
         goal = endpoint_tile(level, self.to, "to")
-        walk = walk.copy()
-        walk.ravel()[[start, goal]] = True  # an object stands where it is, walkable or not
-        dist = np.full(h * w, -1, dtype=np.int64)
-        bfs(walk, np.array([start], dtype=np.int64), dist, np.empty(h * w, dtype=np.int64))
-        length = int(dist[goal])
-        if length < 0:
+        steps = shortest_way(walk, start, goal)
+        if steps is None:
             raise PipelineError(
                 [f"no walkable path from {self.from_} ({_where(start, w)}) to {self.to} ({_where(goal, w)}): join the map first (regions.connect)"]
             )
-        steps = trace_back(dist, goal, h, w)
+        length = len(steps) - 1
         corners = corner_points(steps, w)
         x0, y0 = corners[0]
         obj = MapObject(
