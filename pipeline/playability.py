@@ -21,8 +21,6 @@ from pipeline.stages.place.endpoints import endpoint_tile
 def solvable(level: Level, walls: tuple[str, ...] = ("wall",)) -> bool | None:
     """Whether the map's exit can be reached from its spawn, keys and locks respected; None for
     a map without a spawn or an exit (a maze's recorded entrance and exit stand in)."""
-    from scipy import ndimage
-
     try:
         spawn, goal = endpoint_tile(level, "spawn", "spawn"), endpoint_tile(level, "exit", "exit")
     except PipelineError:
@@ -30,50 +28,52 @@ def solvable(level: Level, walls: tuple[str, ...] = ("wall",)) -> bool | None:
     h, w = level.tiles.shape
     walk = ~np.array([s.name in walls for s in level.alphabet])[level.tiles]
     walk.ravel()[[spawn, goal]] = True
-    doors = [o for o in level.objects if o.type == "door" and isinstance(o.properties.get("lock"), str) and o.properties["lock"]]
-    shut = np.zeros((h, w), dtype=bool)
-    cells = []
-    for door in doors:
-        x0, y0 = max(0, int(door.x)), max(0, int(door.y))
-        x1, y1 = min(w, int(np.ceil(door.x + max(door.w, 1)))), min(h, int(np.ceil(door.y + max(door.h, 1))))
-        cover = np.zeros((h, w), dtype=bool)
-        cover[y0:y1, x0:x1] = True
-        cells.append(cover & walk)
-        shut |= cells[-1]
-    labels, _ = ndimage.label(walk & ~shut)
-    flat = labels.ravel()
-    nodes = {f"area_{a}": Node(f"area_{a}") for a in np.unique(flat[flat > 0]).tolist()}
-    edges: list[Edge] = []
-    for k, (door, cover) in enumerate(zip(doors, cells)):
-        # A door joins the areas its tiles touch (and a door beside another door, through it).
-        grown = ndimage.binary_dilation(cover, structure=ndimage.generate_binary_structure(2, 1))
-        beside = np.unique(labels[grown & ~shut]).tolist()
-        nodes[f"door_{k}"] = Node(f"door_{k}")
-        edges += [Edge(f"area_{a}", f"door_{k}", lock=str(door.properties["lock"])) for a in beside if a]
-    for a, b in _doors_side_by_side(cells):
-        # Into a door from the door beside it takes the key of the door entered.
-        lock_a, lock_b = (str(doors[k].properties["lock"]) for k in (a, b))
-        edges += [Edge(f"door_{a}", f"door_{b}", lock=lock_b, one_way=True), Edge(f"door_{b}", f"door_{a}", lock=lock_a, one_way=True)]
-    keys = {}
+    doors = []
+    for door in level.objects:
+        lock = door.properties.get("lock")
+        if door.type == "door" and isinstance(lock, str) and lock:
+            x0, y0 = max(0, int(door.x)), max(0, int(door.y))
+            x1, y1 = min(w, int(np.ceil(door.x + max(door.w, 1)))), min(h, int(np.ceil(door.y + max(door.h, 1))))
+            cover = np.zeros((h, w), dtype=bool)
+            cover[y0:y1, x0:x1] = True
+            doors.append((cover & walk, lock))
+    keys: dict[str, int] = {}
     for key in level.objects:
         lock = key.properties.get("lock")
-        tile = int(key.y) * w + int(key.x)
-        if key.type == "key" and isinstance(lock, str) and 0 <= key.x < w and 0 <= key.y < h and flat[tile]:
-            keys.setdefault(lock, f"area_{flat[tile]}")
-    if not flat[spawn] or not flat[goal]:
+        if key.type == "key" and isinstance(lock, str) and 0 <= key.x < w and 0 <= key.y < h:
+            keys.setdefault(lock, int(key.y) * w + int(key.x))
+    graph, areas = lock_graph(walk, doors, keys)
+    if not areas[spawn] or not areas[goal]:
         return False  # on a locked door: the map's own mistake
-    graph = LevelGraph(sorted(nodes.values(), key=lambda n: n.name), edges)
     at = graph.index()
-    return reaches(graph, at[f"area_{flat[spawn]}"], at[f"area_{flat[goal]}"], {lock: at[room] for lock, room in keys.items()})
+    return reaches(graph, at[f"area_{areas[spawn]}"], at[f"area_{areas[goal]}"])
 
 
-def _doors_side_by_side(cells: list[np.ndarray]) -> list[tuple[int, int]]:
-    """Pairs of doors whose tiles touch (a double door of two locks)."""
+def lock_graph(walk: np.ndarray, doors: list[tuple[np.ndarray, str]], keys: dict[str, int]) -> tuple[LevelGraph, np.ndarray]:
+    """The map as areas joined by its locked doors: a node `area_N` per area (the walkable tiles
+    between doors, labelled), a node `door_K` per door (`doors`: each door's tiles as a mask, and
+    its lock), an edge needing the door's lock from each door to every area its tiles touch (and
+    one each way between doors side by side, needing the lock of the door entered), each lock's
+    key given in the area of its tile (`keys`: lock -> flat tile; a key on no area is lost).
+    Returns the graph and each tile's area number, flat (0 on walls and doors)."""
     from scipy import ndimage
 
-    out = []
     four = ndimage.generate_binary_structure(2, 1)
-    for a in range(len(cells)):
-        grown = ndimage.binary_dilation(cells[a], structure=four)
-        out += [(a, b) for b in range(a + 1, len(cells)) if (grown & cells[b]).any()]
-    return out
+    shut = np.zeros(walk.shape, dtype=bool)
+    for cover, _ in doors:
+        shut |= cover
+    labels, _ = ndimage.label(walk & ~shut)
+    areas = labels.ravel()
+    key_area = {lock: f"area_{areas[tile]}" for lock, tile in keys.items() if areas[tile]}
+    nodes = [Node(f"area_{a}") for a in np.unique(areas[areas > 0]).tolist()]
+    edges: list[Edge] = []
+    grown = [ndimage.binary_dilation(cover, structure=four) for cover, _ in doors]
+    for k, (cover, lock) in enumerate(doors):
+        nodes.append(Node(f"door_{k}"))
+        beside = np.unique(labels[grown[k] & ~shut]).tolist()
+        edges += [Edge(f"area_{a}", f"door_{k}", lock=lock, key=key_area.get(lock, "")) for a in beside if a]
+        # Into a door from the door beside it takes the key of the door entered.
+        for j in range(k + 1, len(doors)):
+            if (grown[k] & doors[j][0]).any():
+                edges += [Edge(f"door_{k}", f"door_{j}", lock=doors[j][1], one_way=True), Edge(f"door_{j}", f"door_{k}", lock=lock, one_way=True)]
+    return LevelGraph(sorted(nodes, key=lambda n: n.name), edges), areas

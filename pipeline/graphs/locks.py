@@ -85,15 +85,16 @@ def _reach(moves: _Moves, start: int, key_rooms: dict[int, int], n: int, banned:
     return came, rooms
 
 
-def reaches(graph: LevelGraph, start: int, goal: int, keys: dict[str, int]) -> bool:
-    """Whether a player can get from `start` to `goal`, picking up each lock's key in its room
-    (`keys`: lock name -> room) and passing a locked connection only once holding its key."""
+def reaches(graph: LevelGraph, start: int, goal: int) -> bool:
+    """Whether a player can get from `start` to `goal`, picking up each lock's key in the room
+    its edges give (`Edge.key`; a lock without one has no key) and passing a locked connection
+    only once holding its key."""
+    at = graph.index()
     locks = list(dict.fromkeys(e.lock for e in graph.edges if e.lock))
     bits = {lock: 1 << k for k, lock in enumerate(locks)}
     key_rooms: dict[int, int] = {}
-    for lock, room in keys.items():
-        if lock in bits:
-            key_rooms[room] = key_rooms.get(room, 0) | bits[lock]
+    for lock, room in {e.lock: e.key for e in graph.edges if e.lock and e.key}.items():
+        key_rooms[at[room]] = key_rooms.get(at[room], 0) | bits[lock]
     _, rooms = _reach(_Moves(graph, bits), start, key_rooms, len(graph.nodes))
     return goal in rooms
 

@@ -9,10 +9,10 @@ from pydantic import Field, model_validator
 
 from pipeline.errors import KeyedError, PipelineError, Rejected
 from pipeline.graphs.locks import UnsolvableLevel, solve
-from pipeline.graphs.model import Edge, LevelGraph, Node
 from pipeline.grid.bfs import distances, shortest_way, trace_back
 from pipeline.grid.chokepoints import chokepoints
 from pipeline.level import Level, MapObject, ObjectRef
+from pipeline.playability import lock_graph
 from pipeline.ranges import most
 from pipeline.registry import stage
 from pipeline.stages.place.count import count_type, draw_count
@@ -151,34 +151,22 @@ def _keys(walk: np.ndarray, path: np.ndarray, doors: np.ndarray, spawn: int, goa
 
 def _disproof(walk: np.ndarray, spawn: int, goal: int, doors: np.ndarray, keys: np.ndarray, names: list[str]) -> str | None:
     """Why the locks do not make a level that can be finished, or None. The level is taken as
-    areas (what lies between doors) joined by the doors and searched over (area, keys held) by
-    the level graphs' own proof (pipeline.graphs.locks): the exit reachable, every key
-    reachable without its door, and without each key the exit out of reach."""
-    from scipy import ndimage
-
+    areas joined by the doors (`playability.lock_graph`, as `pcg stats` reads a map) and
+    searched over (area, keys held) by the level graphs' own proof (pipeline.graphs.locks): the
+    exit reachable, every key reachable without its door, and without each key the exit out of
+    reach."""
     if not len(doors):
         return None
-    h, w = walk.shape
-    labels, _ = ndimage.label(_closed(walk, doors))
-    flat = labels.ravel()
-    nodes: dict[str, Node] = {}
-
-    def area(label: int) -> str:
-        nodes.setdefault(f"area_{label}", Node(f"area_{label}"))
-        return f"area_{label}"
-
-    start, end = area(int(flat[spawn])), area(int(flat[goal]))
-    edges: list[Edge] = []
-    for name, door, key in zip(names, doors.tolist(), keys.tolist()):
-        nodes[f"door_{name}"] = Node(f"door_{name}")
-        y, x = divmod(door, w)
-        beside = {int(labels[y + dy, x + dx]) for dy, dx in ((-1, 0), (1, 0), (0, -1), (0, 1)) if 0 <= y + dy < h and 0 <= x + dx < w}
-        edges.extend(Edge(area(a), f"door_{name}", lock=name, key=area(int(flat[key]))) for a in sorted(beside - {0}))
-    graph = LevelGraph(sorted(nodes.values(), key=lambda n: n.name), edges)
+    masks = []
+    for door in doors.tolist():
+        mask = np.zeros(walk.shape, dtype=bool)
+        mask.ravel()[door] = True
+        masks.append(mask)
+    graph, areas = lock_graph(walk, list(zip(masks, names)), dict(zip(names, keys.tolist())))
     at = graph.index()
     try:
         # Every key is given: the search places none, so its random stream is never drawn from.
-        solution = solve(graph, np.random.default_rng(0), at[start], at[end])
+        solution = solve(graph, np.random.default_rng(0), at[f"area_{areas[spawn]}"], at[f"area_{areas[goal]}"])
     except UnsolvableLevel as exc:
         return str(exc)
     loose = [name for name in names if not solution.cuts_goal[name]]
