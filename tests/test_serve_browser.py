@@ -127,6 +127,18 @@ def _wait(driver: Any, test: Any, timeout: float = 10) -> Any:
     return WebDriverWait(driver, timeout, poll_frequency=0.02, ignored_exceptions=ignored).until(lambda d: test(d))
 
 
+def _open_map(driver: Any, url: str) -> Any:
+    """A map page, once its picture has loaded: its overlay canvas."""
+    driver.get(url)
+    _wait(driver, lambda d: d.find_element("id", "viewer").get_attribute("data-loaded") == "true")
+    return driver.find_element("id", "overlay")
+
+
+def _drawn(overlay: Any) -> set[str]:
+    """The overlays the canvas has drawn."""
+    return set(filter(None, overlay.get_attribute("data-drawn").split(",")))
+
+
 def _lit(driver: Any) -> int:
     """How many pixels of the overlay canvas are painted."""
     return int(driver.execute_script(
@@ -171,10 +183,8 @@ def test_pack_page_lists_every_map_with_stats(server: tuple[str, Path], browser:
 
 def test_map_page_overlays_toggle_and_zoom(server: tuple[str, Path], browser: Any) -> None:
     base, _ = server
-    browser.get(f"{base}/pack/tiny/map/1")
-    _wait(browser, lambda d: d.find_element("id", "viewer").get_attribute("data-loaded") == "true")
-    overlay = browser.find_element("id", "overlay")
-    drawn = lambda: set(filter(None, overlay.get_attribute("data-drawn").split(",")))  # noqa: E731
+    overlay = _open_map(browser, f"{base}/pack/tiny/map/1")
+    drawn = lambda: _drawn(overlay)  # noqa: E731
     assert drawn() == {"objects", "paths"}
     browser.find_element("css selector", 'input[data-overlay="distance"]').click()
     assert drawn() == {"objects", "paths", "distance"}
@@ -193,10 +203,8 @@ def test_map_page_overlays_toggle_and_zoom(server: tuple[str, Path], browser: An
 
 def test_a_level_graphs_door_links_are_an_overlay(server: tuple[str, Path], browser: Any) -> None:
     base, _ = server
-    browser.get(f"{base}/pack/floors/map/0")
-    _wait(browser, lambda d: d.find_element("id", "viewer").get_attribute("data-loaded") == "true")
-    overlay = browser.find_element("id", "overlay")
-    drawn = lambda: set(filter(None, overlay.get_attribute("data-drawn").split(",")))  # noqa: E731
+    overlay = _open_map(browser, f"{base}/pack/floors/map/0")
+    drawn = lambda: _drawn(overlay)  # noqa: E731
     assert {"objects", "links"} <= drawn()
     legend = browser.find_element("id", "legend").text
     assert "link" in legend and "locked link" in legend
@@ -206,8 +214,7 @@ def test_a_level_graphs_door_links_are_an_overlay(server: tuple[str, Path], brow
     browser.find_element("css selector", 'input[data-overlay="links"]').click()
     assert "links" not in drawn() and _lit(browser) == 0
     # The maze pack has no doors: no links toggle.
-    browser.get(f"{base}/pack/tiny/map/0")
-    _wait(browser, lambda d: d.find_element("id", "viewer").get_attribute("data-loaded") == "true")
+    _open_map(browser, f"{base}/pack/tiny/map/0")
     assert not browser.find_elements("css selector", 'input[data-overlay="links"]')
 
 
