@@ -9,7 +9,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterator, cast
 
 from pipeline.cache import LevelCache
 from pipeline.executor import Executor, Outcome, Stopped
@@ -20,12 +20,14 @@ from pipeline.journal import Journal, Record, cache_deleted
 from pipeline.levels_index import LEVELS, unordered, update_levels_index
 from pipeline.manifest import MANIFEST, assemble, config_id, environment, environment_id, read_manifest, recipe_record, write_manifest
 from pipeline.output import counted, spans
+from pipeline.pack_measures import MeasureJob, blocking, threshold_of, worth_measuring
 from pipeline.pack_files import update_pack_files
-from pipeline.plan import MapPlan, PackPlan, plan_pack
-from pipeline.recipe import Recipe
+from pipeline.distinct import Chooser
+from pipeline.plan import KeyMaker, MapPlan, PackPlan, plan_pack
+from pipeline.recipe import Recipe, distinct_stage
 from pipeline.registry import Exporter
 from pipeline.stamps import Stamps
-from pipeline.worker import Batch, MapResult, MapTask, clash, discard_staged
+from pipeline.worker import Batch, MapResult, MapTask, Probe, clash, discard_staged, run_batch
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -71,10 +73,11 @@ class Builder:
     force: bool = False
     only: list[int] | None = None  # build these map indices alone
     timeout: float | None = None  # seconds a map may take
+    attempts: dict[int, int] | None = None  # each map's attempt, as a manifest records it (`pcg verify`)
 
     def plan(self, recipe: Recipe) -> PackPlan:
         previous = read_manifest(self.exports_root / recipe.pack.name / MANIFEST)
-        return plan_pack(recipe, self.exports_root, self.cache, previous, force=self.force, only=self.only)
+        return plan_pack(recipe, self.exports_root, self.cache, previous, force=self.force, only=self.only, attempts=self.attempts)
 
     def run_ahead(self, plans: list[PackPlan], executor: Executor) -> dict[str, Outcome]:
         """The first stale map of every pack, run at once on the executor, by pack name, for
@@ -85,6 +88,83 @@ class Builder:
         turn as any other."""
         batches = [self._batches(p.recipe, p.stale_maps[:1], 1, None)[0] for p in _diverse([p for p in plans if p.stale_maps])]
         return {batch.recipe.pack.name: (batch, outcome) for batch, outcome in executor.results(batches) if not isinstance(outcome, BaseException)}
+
+    def choose(self, plan: PackPlan, executor: Executor, progress: Progress | None = None) -> PackPlan:
+        """The plan again, with the attempt of each map `pack.distinct` keeps (`pipeline.distinct`:
+        the executor makes the attempts, in rounds); the plan itself when the recipe has none, or
+        the build rebuilds given attempts. Writes nothing under exports/: the attempts' Levels go
+        to the cache, for `build` to export the kept ones. `progress`: told of each attempt made."""
+        recipe = plan.recipe
+        distinct = recipe.pack.distinct
+        if distinct is None or self.attempts is not None:
+            return plan
+        start = time.perf_counter()
+        order, fixed, through = self._to_choose(plan)
+        if all(i in fixed for i in order):  # every map as recorded: nothing to choose
+            plan.picks, plan.through = {}, through
+            return plan
+        chooser = Chooser(distinct, order, fixed)
+        maker = KeyMaker(recipe)
+        stage = distinct_stage(recipe)
+        probe = Probe(stage, distinct.measure, blocking(recipe.by_name[stage].params.model_dump(mode="json")))
+        while wanted := chooser.wanted():
+            tasks = [self._task(maker, index, attempt) for index, attempt in wanted]
+            for batch, outcome in executor.results(self._batches_of(recipe, tasks, executor.workers, probe=probe)):
+                for task, result in _outcomes(batch, outcome):
+                    chooser.add(task.index, task.attempt, result.attempt, result.print, result.failure)
+                if progress:
+                    progress(len(batch.tasks))
+        choice = chooser.choice()
+        chosen = plan_pack(
+            recipe, self.exports_root, self.cache, plan.previous, force=self.force, only=self.only, attempts=choice.picks, redrawn=choice.redrawn
+        )
+        for mp in chosen.maps:
+            mp.refused = choice.refused.get(mp.index)
+            if mp.refused is not None:
+                mp.exports, mp.run = tuple(s.name for s in recipe.exporters), ()
+        chosen.picks = {i: a for i, a in choice.picks.items() if i not in fixed}
+        chosen.through = through
+        chosen.redrawn = tuple(m.index for m in chosen.stale_maps if m.index in choice.redrawn)
+        chosen.seconds = time.perf_counter() - start
+        return chosen
+
+    def _to_choose(self, plan: PackPlan) -> tuple[list[int], dict[int, int], int]:
+        """The maps `choose` walks, in order; those of them kept at their recorded attempt (the
+        maps before the first that may change); and how many leading maps are chosen together
+        once the build is done, before its failures count (see `_through`)."""
+        recipe = plan.recipe
+        previous = plan.previous or {}
+        recorded = {m["index"]: m for m in previous.get("maps", [])}
+        same = not self.force and previous.get("pack", {}).get("distinct") == recipe.pack.model_dump(mode="json").get("distinct")
+        through = int(previous.get("distinct_through", 0)) if same else 0
+        if self.only is not None:
+            # The maps asked for are chosen against the maps before them as they are; those after
+            # them are not compared with them, so the next whole build chooses again from there.
+            order = [i for i in range(max(self.only) + 1) if i in self.only or i in recorded]
+            fixed = {i: int(recorded[i].get("attempt", 0)) for i in order if i not in self.only}
+            return order, fixed, min(through, min(self.only))
+        planned = {m.index: m for m in plan.maps}
+        makers = [s.name for s in recipe.stages if not s.is_exporter]
+        first = next(
+            (i for i in range(recipe.pack.maps) if i >= through or i not in recorded or any(planned[i].stages[n].stale for n in makers)),
+            recipe.pack.maps,
+        )
+        order = list(range(recipe.pack.maps))
+        return order, {i: int(recorded[i].get("attempt", 0)) for i in order[:first]}, recipe.pack.maps
+
+    def _task(self, maker: KeyMaker, index: int, attempt: int) -> MapTask:
+        keys = maker.keys(index, attempt)
+        recipe = maker.recipe
+        return MapTask(
+            index=index,
+            stem=recipe.pack.stem(index),
+            keys={n: k for n, (k, _) in keys.items()},
+            seeds={n: s for n, (_, s) in keys.items()},
+            run=tuple(s.name for s in recipe.stages) if self.force else (),
+            exports=tuple(s.name for s in recipe.exporters),
+            attempt=attempt,
+            force=self.force,
+        )
 
     def build(self, plan: PackPlan, executor: Executor, progress: Progress | None = None, ahead: Outcome | None = None) -> PackReport:
         """Run the plan's stale maps and write their files, then the manifest. A file-system
@@ -129,18 +209,17 @@ class Builder:
         lost = False  # a batch came back as an exception: its worker may still be at work
         pack_dir = str(plan.pack_dir.resolve()) if executor.writes_files else None
         done = {task.index for task in ahead[0].tasks} if ahead else set()
-        batches = self._batches(recipe, [m for m in stale if m.index not in done], executor.workers, pack_dir, beside)
+        for m in stale:
+            if m.refused is not None:  # fails unbuilt, keeping its earlier files
+                report.failures.append(Failure(recipe.path, m.index, *m.refused))
+        todo = [m for m in stale if m.index not in done and m.refused is None]
+        if progress and len(todo) + len(done) < len(stale):
+            progress(len(stale) - len(todo) - len(done))
+        batches = self._batches(recipe, todo, executor.workers, pack_dir, beside)
         for batch, outcome in itertools.chain([ahead] if ahead else [], executor.results(batches)):
             if isinstance(outcome, BaseException):
-                from concurrent.futures.process import BrokenProcessPool
-
                 lost = True
-                if isinstance(outcome, Stopped):
-                    why = str(outcome)
-                elif isinstance(outcome, BrokenProcessPool):
-                    why = "worker lost: its worker process died (killed, out of memory, or a crash in native code)"
-                else:
-                    why = f"worker lost: {type(outcome).__name__}: {outcome}"
+                why = _lost(outcome)
                 for task in batch.tasks:
                     report.failures.append(Failure(recipe.path, task.index, "-", why))
             else:
@@ -169,6 +248,8 @@ class Builder:
         if plan.damaged:
             report.warnings.append(f"{recipe.path}: {plan.pack_dir / MANIFEST}: damaged, unreadable or of another format, so the maps were built anew")
         manifest = self._manifest(plan, results)
+        if error is None:
+            self._measure(plan, manifest, executor)
         try:
             # Pack files (an LDtk project) come before the manifest, which records their digests.
             recorded = (plan.previous or {}).get("pack_files", {})
@@ -227,8 +308,30 @@ class Builder:
         if error is not None:
             raise PackWriteError([f"{recipe.path}: {os_error_line(error)}"])
         report.failures.sort(key=lambda f: f.map)
-        report.seconds = time.perf_counter() - start
+        report.seconds = time.perf_counter() - start + plan.seconds
         return report
+
+    def _measure(self, plan: PackPlan, manifest: dict[str, Any], executor: Executor) -> None:
+        """Record the pack's measures (pipeline.pack_measures) in its manifest: as the last build
+        recorded them if its maps and the threshold are the same, else measured anew, in a worker."""
+        threshold = threshold_of(manifest)
+        previous = plan.previous or {}
+        recorded = previous.get("measures")
+        if recorded is not None and _same_maps(previous, manifest) and all(
+            d["threshold"] == threshold for item in recorded.values() for d in item.get("diversity", {}).values()
+        ):
+            manifest["measures"] = recorded
+            return
+        if not worth_measuring(manifest):
+            return
+        job = MeasureJob(str(self.cache.root.resolve()), manifest, threshold, plan.recipe)
+        for _, outcome in executor.results([job]):  # type: ignore[list-item]
+            if isinstance(outcome, Stopped):
+                return
+            if isinstance(outcome, BaseException):  # its worker was lost: measured here, not left out
+                outcome = run_batch(job)
+            if isinstance(outcome, dict) and outcome:
+                manifest["measures"] = outcome
 
     def _temp_dir(self, plan: PackPlan) -> Path | None:
         """The cache's temporary folder, if a rename from there can reach the pack; else None
@@ -236,9 +339,6 @@ class Builder:
         return self.cache.temp_dir if same_file_system(self.cache.root, plan.pack_dir) else None
 
     def _batches(self, recipe: Recipe, maps: list[MapPlan], workers: int, pack_dir: str | None, temp_beside: bool = False) -> list[Batch]:
-        if not maps:
-            return []
-        size = max(1, min(MAX_BATCH, math.ceil(len(maps) / (4 * workers))))
         tasks = [
             MapTask(
                 index=m.index,
@@ -252,8 +352,16 @@ class Builder:
             )
             for m in maps
         ]
+        return self._batches_of(recipe, tasks, workers, pack_dir, temp_beside)
+
+    def _batches_of(
+        self, recipe: Recipe, tasks: list[MapTask], workers: int, pack_dir: str | None = None, temp_beside: bool = False, probe: Probe | None = None
+    ) -> list[Batch]:
+        if not tasks:
+            return []
+        size = max(1, min(MAX_BATCH, math.ceil(len(tasks) / (4 * workers))))
         root = str(self.cache.root.resolve())  # workers elsewhere (a Dask cluster) may run in another folder
-        return [Batch(recipe, root, tuple(tasks[i : i + size]), pack_dir, self.timeout, temp_beside) for i in range(0, len(tasks), size)]
+        return [Batch(recipe, root, tuple(tasks[i : i + size]), pack_dir, self.timeout, temp_beside, probe) for i in range(0, len(tasks), size)]
 
     def _store(
         self, plan: PackPlan, result: MapResult, written: dict[str, str], report: PackReport, temp: Path | None, journal: Journal,
@@ -347,7 +455,10 @@ class Builder:
                     entries.append(prev)
                 continue
             entries.append(self._entry(recipe, mp, results.get(index), prev, (record["sha256"], config), env_id))
-        return assemble(record, entries, plan.previous, env)
+        manifest = assemble(record, entries, plan.previous, env)
+        if recipe.pack.distinct is not None:
+            manifest["distinct_through"] = _through(plan, entries)
+        return manifest
 
     @staticmethod
     def _entry(
@@ -418,6 +529,48 @@ class Builder:
                     removed += 1
                     keep.add(rel)  # shared files appear in many entries: remove once
         return removed
+
+
+def _same_maps(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two manifests list the same maps, made from the same Levels (their stages' keys)."""
+
+    def made(manifest: dict[str, Any]) -> list[tuple[int, list[str]]]:
+        return [(m["index"], [s["key"] for s in m["stages"].values()]) for m in manifest.get("maps", [])]
+
+    return made(a) == made(b)
+
+
+def _through(plan: PackPlan, entries: list[dict[str, Any]]) -> int:
+    """How many leading maps of the pack pack.distinct chose together, as the manifest now
+    records them: the next build keeps their attempts and chooses again from there. A map it
+    refused, or one that failed or kept another attempt, ends them: maps after it were chosen
+    without it as the manifest has it."""
+    if plan.picks is None:  # not chosen in this build (rebuilt at given attempts)
+        return int((plan.previous or {}).get("distinct_through", 0))
+    attempts = {e["index"]: e.get("attempt", 0) for e in entries}
+    off = [m.index for m in plan.maps if m.refused is not None]
+    off += [i for i, attempt in plan.picks.items() if attempts.get(i) != attempt]
+    return min([plan.through, *off])
+
+
+def _lost(outcome: BaseException) -> str:
+    """Why the maps of a batch that came back as an exception were not made."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    if isinstance(outcome, Stopped):
+        return str(outcome)
+    if isinstance(outcome, BrokenProcessPool):
+        return "worker lost: its worker process died (killed, out of memory, or a crash in native code)"
+    return f"worker lost: {type(outcome).__name__}: {outcome}"
+
+
+def _outcomes(batch: Batch, outcome: list[MapResult] | BaseException) -> Iterator[tuple[MapTask, MapResult]]:
+    """Each task of a batch with its result; a lost batch's tasks each with the failure of it."""
+    if isinstance(outcome, BaseException):
+        why = _lost(outcome)
+        yield from ((task, MapResult(task.index, failure=("-", why))) for task in batch.tasks)
+    else:
+        yield from zip(batch.tasks, outcome)
 
 
 def _diverse(plans: list[PackPlan]) -> list[PackPlan]:
@@ -514,8 +667,8 @@ def _merged(a: dict[str, set[str]], b: dict[str, set[str]]) -> dict[str, set[str
 
 def _retracted(plan: PackPlan) -> dict[str, Any] | None:
     """The last manifest without what this build may replace or remove: the entries of its stale
-    and obsolete maps, and, when any map changes, the pack files and contact sheet. The manifest
-    itself (`plan.previous`) when it names none of that."""
+    and obsolete maps, and, when any map changes, the pack files, contact sheet and measures (of
+    maps it no longer names). The manifest itself (`plan.previous`) when it names none of that."""
     previous = plan.previous
     if previous is None:
         return None
@@ -523,7 +676,7 @@ def _retracted(plan: PackPlan) -> dict[str, Any] | None:
     kept = [m for m in previous["maps"] if m["index"] not in touched and m["index"] < plan.recipe.pack.maps]
     if not touched and len(kept) == len(previous["maps"]):
         return previous
-    retracted = {**{k: v for k, v in previous.items() if k not in ("contact_sheet", "pack_files")}, "maps": kept}
+    retracted = {**{k: v for k, v in previous.items() if k not in ("contact_sheet", "pack_files", "measures")}, "maps": kept}
     return previous if retracted == previous else retracted
 
 

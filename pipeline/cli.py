@@ -190,9 +190,10 @@ def _print_report(console: "Console", plan: "PackPlan", report: "PackReport") ->
     # With --map the maps planned are a few of the pack's: say so, or "1/1" reads as the whole pack.
     total = plan.recipe.pack.maps
     asked = f" asked for (the pack has {total})" if report.maps < total else ""
+    redrawn = f"; {counted(len(plan.redrawn), 'map')} redrawn to stand apart (pack.distinct)" if plan.redrawn else ""
     console.print(
         f"[bold]{report.name}[/bold]: built {report.built}/{report.maps} maps{asked} in {report.seconds:.2f} s"
-        f" ({counted(report.files_written, 'file')} written; {did}{'; ' + removed if removed else ''})",
+        f" ({counted(report.files_written, 'file')} written; {did}{redrawn}{'; ' + removed if removed else ''})",
         soft_wrap=True,
     )
 
@@ -310,7 +311,7 @@ def _build(
     try:
         outcome = Workspace(out, cache).build(
             recipes, lambda todo: _executor(jobs, todo, dask), force=force, only=sorted(set(maps)) if maps else None,
-            cache_max=cache_max, waiting=waiting, started=bars.started, finished=finished, compiling=compiling, timeout=timeout,
+            cache_max=cache_max, waiting=waiting, started=bars.started, choosing=bars.choosing, finished=finished, compiling=compiling, timeout=timeout,
         )
     finally:
         bars.stop()
@@ -738,8 +739,9 @@ def stats(
         ..., help="A recipe (its pack is built first if stale), or a built pack: its name under exports/, its folder or its manifest.json."
     ),
     format_: str = typer.Option("table", "--format", help="table (for people), csv or json (for scripts; docs/commands.md has their shapes)."),
-    threshold: float = typer.Option(
-        0.1, "--threshold", min=0.0, max=1.0, help="Diversity: a map at least this far (share of tiles, or of the way) from every other map counts as distinct."
+    threshold: Optional[float] = typer.Option(
+        None, "--threshold", min=0.0, max=1.0,
+        help="Diversity: a map at least this far (share of tiles, or of the way) from every other map counts as distinct. Default: the pack's distinct, else 0.1.",
     ),
     jobs: Optional[int] = JOBS,
     out: Path = EXPORTS,
@@ -757,7 +759,8 @@ def stats(
     from pipeline.output import print_table
     from pipeline.output import table as new_table
     from pipeline.cache import LevelCache
-    from pipeline.report import measure_pack, stage_kinds, stage_stats, stats_csv, stats_json
+    from pipeline.pack_measures import pack_measures, threshold_of
+    from pipeline.report import stage_kinds, stage_stats, stats_csv, stats_json
     from pipeline.workspace import Workspace
 
     if format_ not in ("table", "csv", "json"):
@@ -772,7 +775,8 @@ def stats(
     summary = stage_stats(manifest)
     if not summary:
         raise PipelineError([f"{pack}: no stage of this pack has statistics (only stages that an export stage writes are measured)"])
-    measured, unmeasured = measure_pack(manifest, LevelCache(cache), threshold)
+    threshold = threshold_of(manifest) if threshold is None else threshold
+    measured, unmeasured = pack_measures(manifest, LevelCache(cache), threshold)
     if format_ != "table":
         sys.stdout.write(stats_json(manifest, measured) if format_ == "json" else stats_csv(manifest))
         return

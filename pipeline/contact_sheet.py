@@ -30,7 +30,7 @@ MAX_MAPS = 240  # a 10,000-map pack shows its first maps, not a 40,000-pixel ima
 PREFERRED_STATS = ("difficulty", "path_length", "diameter", "dead_end_pct", "regions", "rooms", "floor_pct", "rewrite_steps")
 TEXT = (255, 241, 232, 255)
 _KEY = "pcg-contact-sheet"
-LAYOUT_VERSION = 8  # bump when the drawing changes, so built sheets are redrawn
+LAYOUT_VERSION = 9  # bump when the drawing changes, so built sheets are redrawn
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def plan_contact_sheet(
         return SheetUpdate(change, None, on_disk if change is None else None)
     if key is None:
         raise ValueError("a sheet to draw has a key")
-    data = _draw(pack_dir, recipe.pack.name, len(manifest["maps"]), entries, stats, key, thumbnails or {})
+    data = _draw(pack_dir, recipe.pack.name, len(manifest["maps"]), entries, stats, key, thumbnails or {}, measures_line(recipe, manifest))
     return SheetUpdate(change, data, sha256_bytes(data))
 
 
@@ -110,8 +110,30 @@ def _planned(recipe: Recipe, manifest: dict[str, Any]) -> tuple[list[dict[str, A
         return [], [], None
     stats = _stats_shown(recipe, entries)
     # The entries hold all a thumbnail is drawn from (preview digest, the stats its caption reads).
-    key = hashlib.sha256(json.dumps([LAYOUT_VERSION, recipe.pack.name, len(manifest["maps"]), stats, entries], sort_keys=True).encode()).hexdigest()
+    drawn = [LAYOUT_VERSION, recipe.pack.name, len(manifest["maps"]), stats, entries, measures_line(recipe, manifest)]
+    key = hashlib.sha256(json.dumps(drawn, sort_keys=True).encode()).hexdigest()
     return entries, stats, key
+
+
+def measures_line(recipe: Recipe, manifest: dict[str, Any]) -> str | None:
+    """The line under the sheet's title: the pack's diversity and playability (the manifest's
+    `measures`) for the stage whose maps the sheet shows; None when they were not measured."""
+    measures = manifest.get("measures") or {}
+    shown = next(previews(recipe, recipe.pack.stem(0)), None)
+    # The stage the previews draw; else (the maps kept from an earlier recipe, whose every
+    # rebuild failed) the first measured, which the maps shown were made of.
+    item = measures.get(shown[0].inputs[0]) if shown is not None else None
+    item = item or next(iter(measures.values()), None)
+    if not item:
+        return None
+    parts = [
+        f"{measure}: nearest map {d['min']:.3f}-{d['max']:.3f} (median {d['median']:.3f}), {d['distinct']:.0%} >= {d['threshold']:g}"
+        for measure, d in item.get("diversity", {}).items()
+    ]
+    play = item.get("playability")
+    if play:
+        parts.append(f"{round(play['solvable'] * play['maps'])} of {play['maps']} can be finished")
+    return "; ".join(parts) or None
 
 
 def _entries(recipe: Recipe, manifest: dict[str, Any]) -> list[dict[str, Any]]:
@@ -209,7 +231,8 @@ def _fit(text: str, font: Any, width: int, value: bool = False) -> str:
 
 
 def _draw(
-    pack_dir: Path, pack: str, total: int, entries: list[dict[str, Any]], stats: list[str], key: str, thumbnails: dict[str, Image.Image]
+    pack_dir: Path, pack: str, total: int, entries: list[dict[str, Any]], stats: list[str], key: str, thumbnails: dict[str, Image.Image],
+    measures: str | None = None,
 ) -> bytes:
     from PIL import ImageDraw, ImageFont  # only when drawing: importing ImageDraw costs every command 60 ms
 
@@ -223,12 +246,14 @@ def _draw(
     heights = [max(thumbs[k].height for k in row) for row in rows]
     lines = [max(len(captions[k]) for k in row) for row in rows]
     cell_w = THUMB + PAD
-    title_h = 20
+    title_h = 20 + (LINE if measures else 0)
     height = title_h + PAD + sum(h + n * LINE + 4 + PAD for h, n in zip(heights, lines))
     sheet = Image.new("RGB", (PAD + columns * cell_w, height), BACKGROUND)
     draw = ImageDraw.Draw(sheet)
     title = f"{pack}: {counted(total, 'map')}" + (f" (the first {len(entries)} shown)" if len(entries) < total else "")
     draw.text((PAD, 6), title, font=font, fill=TEXT)
+    if measures:
+        draw.text((PAD, 6 + LINE), _fit(measures, font, sheet.width - 2 * PAD), font=font, fill=TEXT)
     top = title_h + PAD
     for row, row_h, row_lines in zip(rows, heights, lines):
         for k in row:

@@ -65,6 +65,9 @@ def _well_formed(data: Any) -> bool:
             return False
         if not (isinstance(earlier, dict) and isinstance(earlier.get("recipes", {}), dict)):
             return False
+        through = data.get("distinct_through", 0)
+        if not (isinstance(through, int) and not isinstance(through, bool)):
+            return False
         return all(_well_formed_entry(entry) for entry in data["maps"])
     except (KeyError, TypeError, AttributeError):
         return False

@@ -31,6 +31,7 @@ class PackProgress:
         self._timer: threading.Timer | None = None
         self._console = console
         self._log = not quiet and not console.is_terminal
+        self._choice: TaskID | None = None  # the row of a pack.distinct choice still open
 
     @property
     def bar(self) -> Progress:
@@ -50,15 +51,34 @@ class PackProgress:
         """The pack's progress callback (`Workspace.build`'s `started`). Called once the executor
         is: worker processes are forked before the bar's thread exists."""
         self._cancel()  # a pack before this one that failed to write never finished
+        self._chosen()
         total = len(plan.stale_maps)
         if not total:
             return None
+        return self._track(plan.recipe.pack.name, total)
+
+    def choosing(self, plan: PackPlan) -> Callable[[int], None] | None:
+        """The callback of a pack's `pack.distinct` choice (`Workspace.build`'s `choosing`),
+        told of each attempt made; how many it takes is not known ahead."""
+        advance = self._track(f"{plan.recipe.pack.name}: choosing distinct maps", None, "attempts made")
+        if self._bar is not None and self._bar.tasks and not self._log:
+            self._choice = self._bar.tasks[-1].id
+        return advance
+
+    def _chosen(self) -> None:
+        """The choice's row stops pulsing: its count is its total."""
+        if self._choice is not None:
+            row = next(row for row in self.bar.tasks if row.id == self._choice)
+            self.bar.update(self._choice, total=row.completed)
+            self._choice = None
+
+    def _track(self, name: str, total: int | None, unit: str = "maps done") -> Callable[[int], None] | None:
         if self._log:
-            return self._logged(plan.recipe.pack.name, total)
+            return self._logged(name, total, unit)
         if self._disabled:  # -q
             return None
-        if total > FEW:
-            task = self._add(plan.recipe.pack.name, total, 0)
+        if total is None or total > FEW:
+            task = self._add(name, total, 0)
             return lambda n: self.bar.advance(task, n)
         done = 0
         shown: list[TaskID] = []
@@ -67,7 +87,7 @@ class PackProgress:
         def show() -> None:
             with self._lock:
                 if self._timer is timer:  # not finished meanwhile
-                    shown.append(self._add(plan.recipe.pack.name, total, done, begun))
+                    shown.append(self._add(name, total, done, begun))
 
         def advance(n: int) -> None:
             nonlocal done
@@ -81,7 +101,7 @@ class PackProgress:
         timer.start()
         return advance
 
-    def _logged(self, name: str, total: int) -> Callable[[int], None]:
+    def _logged(self, name: str, total: int | None, unit: str) -> Callable[[int], None]:
         # On a timer, not as maps finish: a pack of a few slow maps (a big rule program) finishes
         # none for minutes, and would say nothing until the end.
         done = 0
@@ -90,7 +110,7 @@ class PackProgress:
             with self._lock:
                 if self._timer is not timer:  # finished meanwhile
                     return
-                line = f"{name}: {done}/{total} maps done ..."
+                line = f"{name}: {done}{'' if total is None else f'/{total}'} {unit} ..."
                 again()
             self._console.print(line)  # outside the lock: a slow log must not hold up the build
 
@@ -113,13 +133,14 @@ class PackProgress:
     def finished(self) -> None:
         """The pack being built is done."""
         self._cancel()
+        self._chosen()
 
     def stop(self) -> None:
         self._cancel()
         if self._bar is not None:
             self._bar.stop()
 
-    def _add(self, name: str, total: int, done: int, begun: float | None = None) -> TaskID:
+    def _add(self, name: str, total: int | None, done: int, begun: float | None = None) -> TaskID:
         if not self.bar.live.is_started:
             self.bar.start()
         task = self.bar.add_task(name, total=total, completed=done)

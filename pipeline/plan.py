@@ -46,6 +46,7 @@ class MapPlan:
     exports: tuple[str, ...] = ()  # export stages to write
     attempt: int = 0  # the attempt (see seeds.stage_seed) the build starts from
     edited: tuple[str, ...] = ()  # files its stale exports wrote that differ on disk from the build's: lost edits
+    refused: tuple[str, str] | None = None  # (stage, message): pack.distinct keeps no attempt of it; it fails unbuilt
 
     @property
     def stale(self) -> bool:
@@ -62,6 +63,12 @@ class PackPlan:
     owner: str | None = None  # another recipe that built this pack folder, if any
     stamps: Stamps | None = None  # what the files of the pack looked like when last hashed
     damaged: bool = False  # a manifest.json is there but unreadable: every map is built again
+    # pack.distinct: the attempts its walk kept, by map, and how many leading maps the walk
+    # leaves chosen together (see distinct_through); None until Builder.choose has run.
+    picks: dict[int, int] | None = None
+    through: int = 0
+    redrawn: tuple[int, ...] = ()  # stale maps it keeps a later attempt of, to stand apart
+    seconds: float = 0.0  # the choice took, before the build proper
 
     @property
     def stale_maps(self) -> list[MapPlan]:
@@ -123,7 +130,11 @@ def plan_pack(
     previous: dict[str, Any] | None,
     force: bool = False,
     only: list[int] | None = None,
+    attempts: dict[int, int] | None = None,
+    redrawn: dict[int, str] | None = None,
 ) -> PackPlan:
+    """`attempts`: the attempt of each map given (pack.distinct's walk, or a manifest `pcg
+    verify` rebuilds), in place of the recorded one; `redrawn`: why a map's was changed."""
     pack_dir = exports_root / recipe.pack.name
     plan = PackPlan(recipe=recipe, pack_dir=pack_dir, previous=previous, stamps=Stamps.for_pack(cache.root, recipe.pack.name))
     plan.damaged = previous is None and (pack_dir / MANIFEST).exists()  # or of another format
@@ -147,13 +158,17 @@ def plan_pack(
         prev = prev_maps.get(index)
         # A map a filter once accepted at attempt a is current if its keys at attempt a still
         # match; if a filter stage (and so everything it judged) changed, it starts over at 0.
-        attempt = int(prev.get("attempt", 0)) if prev and not force else 0
-        if config and prev and prev.get("config") == config and prev["stages"].keys() == maker.static.keys():
+        recorded = int(prev.get("attempt", 0)) if prev and not force else 0
+        attempt = attempts.get(index, recorded) if attempts is not None else recorded
+        if attempt == recorded and config and prev and prev.get("config") == config and prev["stages"].keys() == maker.static.keys():
             keys = {n: (s["key"], tuple(s["seed"])) for n, s in prev["stages"].items()}
         else:
             keys = maker.keys(index, attempt)
         judge = next(
-            (s.name for s in recipe.stages if attempt and s.params.may_reject and prev["stages"].get(s.name, {}).get("key") != keys[s.name][0]),  # type: ignore[index]
+            (
+                s.name for s in recipe.stages
+                if attempt and index not in (attempts or {}) and s.params.may_reject and prev["stages"].get(s.name, {}).get("key") != keys[s.name][0]  # type: ignore[index]
+            ),
             None,
         )
         if judge is not None:
@@ -179,6 +194,8 @@ def plan_pack(
                 elif reasons == [UNEXPLAINED] and judge is not None:
                     # The filter judges anew: the map starts over, from other seeds than its kept attempt's.
                     reasons = [f"stage {judge!r} or a stage before it changed, so the map starts over from attempt 0"]
+                elif reasons == [UNEXPLAINED] and attempt != recorded:
+                    reasons = [(redrawn or {}).get(index) or f"pack.distinct keeps attempt {attempt} of it now (was {recorded})"]
                 if not reasons and spec.is_exporter and prev is not None:
                     reasons = _outputs_changed(pack_dir, prev, spec.name, digests, plan.stamps)
             stages[spec.name] = StagePlan(spec.name, key, seed, bool(reasons), tuple(reasons))

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, TypeVar, Union, cast
+from typing import Annotated, Any, Literal, TypeVar, Union, cast
 
 import tomli
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
@@ -54,6 +54,29 @@ class Reroll(BaseModel):
 
     seed: Seed = Field(description="The map's seed in place of the pack seed.")
     rerolls: int = Field(ge=1, description="How many times `pcg reroll` gave the map a new seed (the next re-roll derives from it).")
+
+
+class Distinct(BaseModel):
+    """`distinct = 0.1` or `[pack.distinct]`: no map closer than `min` to an earlier one."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min: float = Field(gt=0, le=1, description="The least distance a map keeps from every earlier map (0: alike, 1: nothing alike), e.g. 0.3.")
+    measure: Literal["tiles", "path"] = Field(
+        "tiles", description='"tiles": the share of tiles that differ; "path": how differently the way from spawn to exit runs.'
+    )
+    stage: str | None = Field(None, description="The stage whose maps are compared; unset: the first export stage's input.")
+    attempts: int = Field(20, ge=1, le=10_000, description="How many of a map's attempts (those its filters pass) are compared before it fails.")
+
+
+def _number_or_table(schema: dict[str, Any]) -> None:
+    """`distinct`'s JSON schema: the table, or the distance alone (TOML has no null)."""
+    schema["anyOf"] = [s for s in schema["anyOf"] if s.get("type") != "null"] + [{"type": "number", "exclusiveMinimum": 0, "maximum": 1}]
+
+
+def _distinct_shorthand(value: Any) -> Any:
+    """`distinct = 0.1` is `[pack.distinct] min = 0.1`."""
+    return {"min": value} if isinstance(value, (int, float)) and not isinstance(value, bool) else value
 
 
 class PackConfig(BaseModel):
@@ -109,6 +132,21 @@ class PackConfig(BaseModel):
             " { seed, rerolls } for a re-rolled map. Such a map keeps its seed when the pack seed changes."
         ),
     )
+
+    distinct: Distinct | None = Field(
+        None,
+        exclude_if=lambda distinct: distinct is None,  # packs without it record what they always did
+        json_schema_extra=lambda schema: _number_or_table(schema),  # for editors: `distinct = 0.2` too
+        description=(
+            "Redraw a map closer than this to an earlier map of the pack: a distance (0.3), or a table"
+            " {min, measure = \"tiles\" | \"path\", stage, attempts}."
+        ),
+    )
+
+    @field_validator("distinct", mode="before")
+    @classmethod
+    def _distinct_number(cls, value: Any) -> Any:
+        return _distinct_shorthand(value)
 
     @field_validator("name")
     @classmethod
@@ -395,6 +433,8 @@ def _checked(data: dict[str, Any], problems: list[str], shown: str, path: Path, 
     if declared and not exporters and all(isinstance(u, str) and u in kinds for u in uses.values()):
         problems.append("stage: no export stage, so the recipe would write nothing (add e.g. [stage.tmx] with use = \"export.tmx\")")
     _check_one_best(ordered, problems)
+    if pack is not None and pack.distinct is not None and set(declared) <= {spec.name for spec in ordered}:
+        _check_distinct(ordered, pack.distinct, problems)
     _bind_art(ordered, problems)
     if pack is not None:
         _check_outputs(ordered, pack, problems)
@@ -618,6 +658,29 @@ def _check_one_best(specs: list[StageSpec], problems: list[str]) -> None:
             f"stage.{name}.best: stage.{choosers[0]} chooses the best of several attempts already, and a map is"
             " made again as a whole: one stage per recipe may (fold this test into its where)"
         )
+
+
+def _check_distinct(specs: list[StageSpec], distinct: Distinct, problems: list[str]) -> None:
+    """`distinct.stage` names a stage that makes maps, and no stage keeps the best of several
+    attempts: that choice and standing apart would each pick the attempt."""
+    names = [spec.name for spec in specs if not spec.is_exporter]
+    if distinct.stage is not None and distinct.stage not in names:
+        hint = did_you_mean(distinct.stage, names) or f" (stages that make maps: {', '.join(names) or 'none'})"
+        problems.append(f"pack.distinct.stage: no stage named {distinct.stage!r} makes maps{hint}")
+    for spec in specs:
+        if spec.params.best_of() is not None:
+            problems.append(
+                f"stage.{spec.name}.best: pack.distinct picks each map's attempt already (the first that passes and stands"
+                " apart from the maps before it); keep one of the two"
+            )
+
+
+def distinct_stage(recipe: Recipe) -> str:
+    """The stage whose maps `pack.distinct` compares: its own, else the first exporter's input."""
+    distinct = recipe.pack.distinct
+    if distinct is not None and distinct.stage is not None:
+        return distinct.stage
+    return recipe.exporters[0].inputs[0]
 
 
 def _bind_art(specs: list[StageSpec], problems: list[str]) -> None:

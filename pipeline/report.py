@@ -8,12 +8,10 @@ import csv
 import io
 import json
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from pipeline.cache import LevelCache
-    from pipeline.diversity import Spread
+    from pipeline.pack_measures import Measured
 
 Format = Literal["table", "csv", "json"]
 
@@ -57,15 +55,14 @@ def stats_json(manifest: dict[str, Any], measured: dict[str, Measured] | None = 
     "maps"}}]}`, stages in recipe order and stats in table order (keys never sorted: order
     carries meaning, and it is stable); `diversity` and `playability` only for stages measured
     (their Levels still cached; playability for maps with a spawn and an exit)."""
+    from pipeline.pack_measures import record
+
     kinds = stage_kinds(manifest)
+    measures = record(measured or {})
     stages = []
     for name, table in stage_stats(manifest).items():
         item: dict[str, Any] = {"stage": name, "kind": kinds.get(name, "?"), "stats": {k: {"mean": m, "sd": sd, "maps": n} for k, (m, sd, n) in table.items()}}
-        found = (measured or {}).get(name)
-        if found is not None and found.spreads:
-            item["diversity"] = {s.measure: {**s.summary(), "threshold": s.threshold, "nearest": list(s.nearest)} for s in found.spreads}
-        if found is not None and found.judged:
-            item["playability"] = {"solvable": found.solvable / found.judged, "maps": found.judged}
+        item.update(measures.get(name, {}))
         stages.append(item)
     doc = {"format": JSON_FORMAT, "pack": manifest["pack"]["name"], "maps": len(manifest["maps"]), "stages": stages}
     return json.dumps(doc, indent=2) + "\n"
@@ -82,37 +79,3 @@ def stats_csv(manifest: dict[str, Any]) -> str:
         for key, (mean, sd, n) in table.items():
             writer.writerow((name, kinds.get(name, "?"), key, repr(mean), repr(sd), n))
     return buf.getvalue()
-
-
-@dataclass(frozen=True)
-class Measured:
-    """What `pcg stats` measures of a stage's Levels over the pack's maps, besides their stats."""
-
-    spreads: list[Spread]  # diversity: one per measure
-    solvable: int  # maps whose exit can be reached from the spawn, keys and locks respected
-    judged: int  # maps with a spawn and an exit to judge
-
-
-def measure_pack(manifest: dict[str, Any], cache: LevelCache, threshold: float) -> tuple[dict[str, Measured], list[str]]:
-    """Per stage with statistics, its diversity and playability over the pack's maps, from the
-    Levels in the build cache; and the stages left out, each with why (a Level no longer cached)."""
-    from pipeline.diversity import diversity
-    from pipeline.playability import solvable
-
-    out: dict[str, Measured] = {}
-    missing: list[str] = []
-    for name in stage_stats(manifest):
-        levels = []
-        for entry in sorted(manifest["maps"], key=lambda m: m["index"]):
-            key = entry["stages"].get(name, {}).get("key")
-            level = cache.load(key) if key else None
-            if level is None:
-                missing.append(f"{name}: map {entry['index']} is no longer in the build cache (build the recipe again to measure it)")
-                break
-            levels.append(level)
-        else:
-            # What blocks, as the stage itself says (`walls` of a placement stage), else walls.
-            walls = manifest["stages"].get(name, {}).get("params", {}).get("walls") or ["wall"]
-            verdicts = [v for v in (solvable(lv, tuple(walls)) for lv in levels) if v is not None]
-            out[name] = Measured(diversity(levels, threshold, tuple(walls)), sum(verdicts), len(verdicts))
-    return out, missing

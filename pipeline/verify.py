@@ -76,7 +76,9 @@ def verify_pack(manifest_path: Path, workers: int, progress: Callable[[int], Non
                             f"stage {spec.name}: {path} changed since the build (manifest {digest[:12]}, now {str(now.get(path))[:12]})"
                         )
             root = Path(tmp) / str(n)
-            builder = Builder(exports_root=root / "exports", cache=LevelCache(root / "cache"), only=indices)
+            # Each map at the attempt it records: pack.distinct chose it against the whole pack.
+            attempts = {e["index"]: int(e.get("attempt", 0)) for e in manifest["maps"] if e["index"] in of_recipe}
+            builder = Builder(exports_root=root / "exports", cache=LevelCache(root / "cache"), only=indices, attempts=attempts)
             executor = make_executor(min(workers, len(indices)))
             try:
                 report = builder.build(builder.plan(recipe), executor, progress=progress)

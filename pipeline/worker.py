@@ -18,15 +18,17 @@ import os
 import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, cast
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from pipeline.best import Tried
 from pipeline.cache import LevelCache
+from pipeline.diversity import Print, fingerprint
 from pipeline.drawn_art import carry_art
 from pipeline.errors import PipelineError, Rejected
 from pipeline.fsio import sha256_bytes, sha256_file, stage
 from pipeline.level import Level, ObjectRef, PropertyValue
 from pipeline.memory import reuse_freed_memory
+from pipeline.pack_measures import MeasureJob
 from pipeline.plan import KeyMaker, export_provenance
 from pipeline.plugins import is_plugin_file, raised_where
 from pipeline.recipe import Recipe
@@ -51,6 +53,16 @@ class MapTask:
 
 
 @dataclass(frozen=True)
+class Probe:
+    """A batch that chooses attempts for `pack.distinct`: each map's first attempt from its
+    task's on that passes the filters, measured (`diversity.fingerprint`) and not exported."""
+
+    stage: str
+    measure: str
+    walls: tuple[str, ...] = ("wall",)
+
+
+@dataclass(frozen=True)
 class Batch:
     recipe: Recipe
     cache_root: str
@@ -59,6 +71,7 @@ class Batch:
     timeout: float | None = None  # seconds a map may take (`pcg build --timeout`)
     # exports/ is on another file system than the cache: temporary files go beside their targets.
     temp_beside: bool = False
+    probe: Probe | None = None
 
 
 @dataclass
@@ -89,6 +102,7 @@ class MapResult:
     # Writing the map's files failed (a full disk, a read-only folder): the client stops the
     # pack with it, as when it fails to write a file itself.
     write_error: OSError | None = None
+    print: Print | None = None  # a probe's measure of the attempt (`attempt`)
 
 
 class StageFailed(Exception):
@@ -97,7 +111,11 @@ class StageFailed(Exception):
         self.message = message
 
 
-def run_batch(batch: Batch) -> list[MapResult]:
+def run_batch(batch: Batch | MeasureJob) -> list[MapResult] | dict[str, Any]:
+    """The maps of a batch made (or, a MeasureJob, the pack measured) in this worker."""
+    if isinstance(batch, MeasureJob):
+        cache = LevelCache(batch.cache_root)
+        return batch.run(lambda entry, stage: _remade(batch.recipe, cache, entry, stage))
     reuse_freed_memory()
     cache = LevelCache(batch.cache_root)
     results = []
@@ -107,10 +125,10 @@ def run_batch(batch: Batch) -> list[MapResult]:
         try:
             try:
                 with time_limit(batch.timeout):
-                    result = run_map(batch.recipe, cache, task)
+                    result = run_map(batch.recipe, cache, task, batch.probe)
             except MapTimeout as exc:  # outside any stage (loading a Level, exporting)
                 result = MapResult(task.index, failure=("-", str(exc)))
-            if batch.pack_dir is not None and result.failure is None:
+            if batch.pack_dir is not None and result.failure is None and batch.probe is None:
                 try:
                     write_files(result, Path(batch.pack_dir), None if batch.temp_beside else cache.temp_dir, on_disk, shared)
                 except OSError as exc:
@@ -122,6 +140,21 @@ def run_batch(batch: Batch) -> list[MapResult]:
         except Exception as exc:  # outside any stage: still this map's failure alone, on every executor
             results.append(MapResult(task.index, failure=("-", f"{type(exc).__name__}: {exc}")))
     return results
+
+
+def _remade(recipe: Recipe, cache: LevelCache, entry: dict[str, Any], name: str) -> Level | None:
+    """The Level of stage `name` of a map as its manifest entry records it, made again (a
+    measure of the pack needs it and the cache lost it); None if this recipe cannot make it."""
+    stages = entry["stages"]
+    if name not in recipe.by_name or any(s.name not in stages for s in recipe.upstream(name)):
+        return None
+    task = MapTask(
+        entry["index"], entry["stem"], {n: s["key"] for n, s in stages.items()}, {n: tuple(s["seed"]) for n, s in stages.items()}, (), (), entry.get("attempt", 0)
+    )
+    try:
+        return _Levels(recipe, cache, task, MapResult(task.index))(name)
+    except (StageFailed, Rejected):
+        return None
 
 
 def write_files(result: MapResult, pack_dir: Path, temp_dir: Path | None, on_disk: dict[str, str], shared: set[str]) -> None:
@@ -167,10 +200,11 @@ def clash(path: str, other: str) -> str:
     return f"writes {path}, which {other} wrote differently{hint}"
 
 
-def run_map(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
+def run_map(recipe: Recipe, cache: LevelCache, task: MapTask, probe: Probe | None = None) -> MapResult:
     """Build one map; while a filter stage rejects it, build it again from the next attempt's
     seeds (every stage's key and seed change, so cached Levels of other attempts never mix in).
-    A stage that asks for the best of several attempts (`best_of`) has them all made first."""
+    A stage that asks for the best of several attempts (`best_of`) has them all made first.
+    With `probe`, the attempt that passes is measured instead of exported."""
     chooser = next((s.name for s in recipe.stages if s.params.best_of() is not None), None)
     # An attempt other than 0 comes from the plan: one a build chose before from the same stages.
     if chooser is not None and task.attempt == 0:
@@ -182,7 +216,7 @@ def run_map(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
     while True:
         levels = _Levels(recipe, cache, task, MapResult(task.index))
         try:
-            result = _run_attempt(recipe, cache, task, levels)
+            result = _run_attempt(recipe, cache, task, levels, probe)
         except Rejected as rejected:
             turned_down += levels.result.ran
             tried.setdefault(rejected.stage, []).append((task.attempt, rejected.values))
@@ -192,6 +226,8 @@ def run_map(recipe: Recipe, cache: LevelCache, task: MapTask) -> MapResult:
             task = _at_attempt(maker, task, task.attempt + 1)
             continue
         result.ran[:0] = turned_down
+        if probe is not None:
+            result.attempt = task.attempt
         return _with_attempt(result, task)
 
 
@@ -346,13 +382,15 @@ def _hand_on(names: tuple[str, ...], inputs: list[Level], level: Level) -> None:
                     break
 
 
-def _run_attempt(recipe: Recipe, cache: LevelCache, task: MapTask, levels: _Levels | None = None) -> MapResult:
+def _run_attempt(recipe: Recipe, cache: LevelCache, task: MapTask, levels: _Levels | None = None, probe: Probe | None = None) -> MapResult:
     level_of = levels or _Levels(recipe, cache, task, MapResult(task.index))
     result = level_of.result
     try:
         for name in task.exports:
             level_of(recipe.by_name[name].inputs[0])  # every filter before the exports judges first
         level_of.passed()
+        if probe is not None:
+            return _measured(probe, level_of)
         failed: list[StageFailed] = []
         for name in task.exports:
             try:
@@ -367,6 +405,18 @@ def _run_attempt(recipe: Recipe, cache: LevelCache, task: MapTask, levels: _Leve
         result.thumbnail = _thumbnail(recipe, task, level_of)
     except StageFailed as failed_stage:  # what ran before it did run (and is cached): the report says so
         return MapResult(task.index, failure=(failed_stage.stage, failed_stage.message), ran=result.ran)
+    return result
+
+
+def _measured(probe: Probe, level_of: _Levels) -> MapResult:
+    result = level_of.result
+    level = level_of(probe.stage)
+    result.print = fingerprint(level, probe.measure, probe.walls)
+    if result.print is None:
+        return MapResult(
+            result.index, ran=result.ran,
+            failure=("pack.distinct", f"measure 'path' needs a spawn and an exit with a way between them (stage {probe.stage}'s map has none)"),
+        )
     return result
 
 

@@ -104,6 +104,7 @@ class Workspace:
         cache_max: int | None = None,
         waiting: Callable[[str], None] = lambda what: None,
         started: Callable[[PackPlan], Progress | None] = lambda plan: None,
+        choosing: Callable[[PackPlan], Progress | None] = lambda plan: None,
         finished: Callable[[PackPlan, PackReport], None] = lambda plan, report: None,
         compiling: Callable[[bool], None] = lambda first_run: None,
         timeout: float | None = None,
@@ -114,7 +115,8 @@ class Workspace:
         built, since its stages read their files as it loads. `compiling(first_run)` is told
         once, as a worker starts compiling a kernel this checkout has not compiled: `first_run`
         on a first build, else a stage kind or rule node not run before; `started(plan)` may
-        return a progress callback for the pack; `finished` sees each pack's report; a map that
+        return a progress callback for the pack, and `choosing(plan)` one told of each attempt
+        made while pack.distinct chooses; `finished` sees each pack's report; a map that
         takes longer than `timeout` seconds fails."""
         builder = self.builder(force, only, timeout)
         outcome = BuildOutcome([], [])
@@ -135,7 +137,7 @@ class Workspace:
                         loaded.append(recipe)
                         if isinstance(item, Deferred):
                             late[recipe.path] = recipe.warnings()
-                self._build_round(builder, loaded, executor_for, outcome, started, finished, compiling, late)
+                self._build_round(builder, loaded, executor_for, outcome, (started, choosing), finished, compiling, late)
                 done |= {r.path for r in turn}
             # Listing the cache costs about 0.1 s per 100,000 entries: only after a build that
             # stored Levels, or when a bound was asked for.
@@ -168,13 +170,14 @@ class Workspace:
         recipes: list[Recipe],
         executor_for: ExecutorFor,
         outcome: BuildOutcome,
-        started: Callable[[PackPlan], Progress | None],
+        progress: tuple[Callable[[PackPlan], Progress | None], Callable[[PackPlan], Progress | None]],
         finished: Callable[[PackPlan, PackReport], None],
         compiling: Callable[[bool], None],
         late: dict[str, list[str]],
     ) -> None:
         """Plan and build packs none of which reads another's, adding to `outcome`; `late`: by
-        recipe path, warnings to put first in its pack's report."""
+        recipe path, warnings to put first in its pack's report; `progress`: (started, choosing)."""
+        started, choosing = progress
         plans = []
         for recipe in recipes:
             try:
@@ -198,9 +201,11 @@ class Workspace:
             # Packs are built one after another, and the maps of one pack need the same
             # kernels: on a first run, workers would take turns compiling them.
             several = executor.workers > 1 and sum(bool(p.stale_maps) for p in plans) > 1
-            ahead = builder.run_ahead(plans, executor) if cold and several else {}
+            # pack.distinct chooses attempts before its maps are made: none of them runs ahead.
+            ahead = builder.run_ahead([p for p in plans if p.recipe.pack.distinct is None], executor) if cold and several else {}
             for plan in plans:
                 try:
+                    plan = builder.choose(plan, executor, progress=choosing(plan) if plan.recipe.pack.distinct else None)
                     report = builder.build(plan, executor, progress=started(plan), ahead=ahead.pop(plan.recipe.pack.name, None))
                 except PackWriteError as exc:
                     outcome.problems.extend(exc.problems)

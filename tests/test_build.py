@@ -462,7 +462,7 @@ def test_every_example_recipe_builds_and_its_maps_load_in_pytmx(examples: Path) 
     tmx = sorted((tmp_path / "exports").rglob("*.tmx"))
     assert len(tmx) >= 60
     rule_packs = {"dfs_maze", "growth_maze", "nystrom", "snake", "flowers", "retracted"}
-    maze_packs = {"labyrinths", "megamaze", "rivers", "uniform", "branching", "biased", "loops", "postprocessed"}
+    maze_packs = {"labyrinths", "megamaze", "rivers", "uniform", "branching", "biased", "loops", "postprocessed", "distinct"}
     for path in tmx:
         props = pytmx.TiledMap(str(path)).properties
         pack = path.relative_to(tmp_path / "exports").parts[0]

@@ -31,6 +31,9 @@ class TwoWorkers(SerialExecutor):
         self.lose_first = lose_first
 
     def results(self, batches: list[Batch]) -> Iterator[Outcome]:
+        if not all(isinstance(b, Batch) for b in batches):  # a pack measured once its maps are made
+            yield from super().results(batches)
+            return
         self.calls.append([(b.recipe.pack.name, tuple(t.index for t in b.tasks)) for b in batches])
         if self.lose_first and len(self.calls) == 1:
             for batch in batches:

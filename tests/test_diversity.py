@@ -83,3 +83,49 @@ input = "placed"
     assert tiles["min"] <= tiles["median"] <= tiles["max"] and 0 < tiles["distinct"] <= 1
     assert placed["playability"] == {"solvable": 1.0, "maps": 4}
     assert "placed: 4 of 4 maps can be finished" in table
+
+
+def test_the_build_records_the_measures_in_the_manifest_and_the_contact_sheet(tmp_path: Path) -> None:
+    """A build measures its pack in a worker and records it; `pcg stats` then reads the manifest,
+    so the measures outlive the build cache; the contact sheet's second line shows them."""
+    from PIL import Image
+
+    from pipeline.contact_sheet import measures_line
+    from pipeline.recipe import load_recipe
+
+    text = """
+[pack]
+name = "measured"
+seed = 5
+maps = 5
+
+[stage.maze]
+use = "maze.backtracker"
+cells = [6, 6]
+
+[stage.placed]
+use = "place.spawn_exit"
+input = "maze"
+
+[stage.tmx]
+use = "export.tmx"
+input = "placed"
+"""
+    write_recipe(tmp_path, "measured", text)
+    pcg("build", "recipes", "-j", "2", "-q", cwd=tmp_path)
+    pack = tmp_path / "exports" / "measured"
+    manifest = json.loads((pack / "manifest.json").read_text())
+    before = json.loads(pcg("stats", "measured", "--format", "json", cwd=tmp_path).stdout)
+    placed = next(s for s in before["stages"] if s["stage"] == "placed")
+    assert manifest["measures"]["placed"] == {"diversity": placed["diversity"], "playability": placed["playability"]}
+    assert placed["playability"] == {"solvable": 1.0, "maps": 5} and len(placed["diversity"]["tiles"]["nearest"]) == 5
+    pcg("clean", cwd=tmp_path)  # the cache goes; the manifest still has them
+    assert json.loads(pcg("stats", "measured", "--format", "json", cwd=tmp_path).stdout) == before
+    # Another threshold than the one recorded: measured from the cache, which is gone.
+    out = pcg("stats", "measured", "--threshold", "0.5", cwd=tmp_path).stdout
+    assert "is no longer in the build cache" in out
+    line = measures_line(load_recipe(tmp_path / "recipes" / "measured.toml"), manifest)
+    tiles = manifest["measures"]["placed"]["diversity"]["tiles"]
+    assert line is not None and line.startswith(f"tiles: nearest map {tiles['min']:.3f}-{tiles['max']:.3f}") and line.endswith("5 of 5 can be finished")
+    with Image.open(pack / "contact_sheet.png") as sheet:
+        assert sheet.height > 20 + 8 + 12 * 2  # title, measures, a row

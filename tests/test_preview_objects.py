@@ -146,7 +146,7 @@ input = "maze"
     with Image.open(project / "exports" / "wide" / "previews" / "map_000.png") as image:
         thumb_h = from_preview(image).height
     assert thumb_h < THUMB // 2
-    top = 20 + PAD  # under the title: the first thumbnail's first row
+    top = 20 + LINE + PAD  # under the title and the pack's measures: the first thumbnail's first row
     assert (sheet[top, PAD : PAD + THUMB] != BACKGROUND).any()
     assert (sheet[top - 1, PAD : PAD + THUMB] == BACKGROUND).all()
     # Thumbnail, caption (name, diameter, dead ends), padding: nothing more.

@@ -61,17 +61,16 @@ class Site:
     _measured: dict[str, tuple[str, Any]] = field(default_factory=dict)  # pack -> (its maps' keys, measures)
 
     def measures(self, pack: str, m: dict[str, Any]) -> Any:
-        """The pack's diversity and playability (pipeline.report.measure_pack) for the maps the
-        manifest lists, measured once per build of them."""
+        """The pack's diversity and playability (pipeline.pack_measures) for the maps the
+        manifest lists: as the manifest records them, else measured once per build of them."""
         from pipeline.cache import LevelCache
-        from pipeline.diversity import THRESHOLD
-        from pipeline.report import measure_pack
+        from pipeline.pack_measures import from_record, pack_measures, threshold_of
 
         if self.cache is None:
-            return {}
+            return from_record(m.get("measures") or {})
         built = json.dumps([[e["index"], sorted((n, s.get("key")) for n, s in e["stages"].items())] for e in m["maps"]])
         if self._measured.get(pack, ("", None))[0] != built:
-            self._measured[pack] = (built, measure_pack(m, LevelCache(self.cache), THRESHOLD)[0])
+            self._measured[pack] = (built, pack_measures(m, LevelCache(self.cache), threshold_of(m))[0])
         return self._measured[pack][1]
 
     def folder(self, pack: str) -> Path:

@@ -1,0 +1,142 @@
+"""A pack's measures: per stage whose maps an export stage writes, their diversity (each map's
+distance to its nearest neighbour, pipeline.diversity) and playability (how many can be
+finished, pipeline.playability), from the maps' Levels in the build cache.
+
+A build measures its pack in a worker, where the kernels are loaded already (in a fresh client
+process, importing and loading them costs more than a small pack's build), and records the
+result in the manifest (`record`); `pcg stats`, `pcg serve` and the contact sheet read it there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from pipeline.cache import LevelCache
+from pipeline.diversity import THRESHOLD, Spread, diversity
+from pipeline.level import Level
+from pipeline.playability import solvable
+from pipeline.recipe import Recipe
+
+# A Level the cache does not have, made again from a manifest entry and the stage's name (None:
+# it cannot be, as a map kept from an earlier recipe whose stages are gone).
+Remake = Callable[[dict[str, Any], str], "Level | None"]
+
+# Beyond these a build records no measures (`pcg stats` still measures on request): every pair of
+# maps is compared, and a map's every tile.
+MOST_MAPS = 2000
+MOST_TILES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What is measured of a stage's Levels over the pack's maps, besides their stats."""
+
+    spreads: list[Spread]  # diversity: one per measure
+    solvable: int  # maps whose exit can be reached from the spawn, keys and locks respected
+    judged: int  # maps with a spawn and an exit to judge
+
+
+def measured_stages(manifest: dict[str, Any]) -> list[str]:
+    """The stages an export stage writes (their maps have stats in the manifest), in recipe order."""
+    return [name for name in manifest["stages"] if any("stats" in e["stages"].get(name, {}) for e in manifest["maps"])]
+
+
+def measure_pack(
+    manifest: dict[str, Any], cache: LevelCache, threshold: float, most_tiles: int | None = None, remake: Remake | None = None
+) -> tuple[dict[str, Measured], list[str]]:
+    """Per stage an export stage writes, its diversity and playability over the pack's maps,
+    from the Levels in the build cache (or made again by `remake`, if given); and the stages left
+    out, each with why (a Level no longer cached, or one of more than `most_tiles` tiles)."""
+    out: dict[str, Measured] = {}
+    missing: list[str] = []
+    for name in measured_stages(manifest):
+        levels = []
+        for entry in sorted(manifest["maps"], key=lambda m: m["index"]):
+            key = entry["stages"].get(name, {}).get("key")
+            level = cache.load(key) if key else None
+            if level is None and remake is not None:
+                level = remake(entry, name)
+            if level is None:
+                missing.append(f"{name}: map {entry['index']} is no longer in the build cache (build the recipe again to measure it)")
+                break
+            if most_tiles is not None and level.tiles.size > most_tiles:
+                missing.append(f"{name}: map {entry['index']} has {level.tiles.size:,} tiles, more than a build measures ({most_tiles:,})")
+                break
+            levels.append(level)
+        else:
+            walls = blocking(manifest["stages"].get(name, {}).get("params", {}))
+            verdicts = [v for v in (solvable(lv, walls) for lv in levels) if v is not None]
+            out[name] = Measured(diversity(levels, threshold, walls), sum(verdicts), len(verdicts))
+    return out, missing
+
+
+def blocking(params: dict[str, Any]) -> tuple[str, ...]:
+    """What a walk cannot cross on a stage's maps: its `walls` symbols, as a placement stage
+    names them, else "wall" (a stage whose `walls` is something else, as a count, names none)."""
+    walls = params.get("walls")
+    if isinstance(walls, (list, tuple)) and walls and all(isinstance(w, str) for w in walls):
+        return tuple(walls)
+    return ("wall",)
+
+
+def record(measured: dict[str, Measured]) -> dict[str, Any]:
+    """The measures as JSON (the manifest's `measures`, and each stage's part of `pcg stats
+    --format json`): per stage, `diversity` {MEASURE: {min, median, max, distinct, threshold,
+    nearest: [per map]}} when it has two maps or more, and `playability` {solvable (a share),
+    maps} when some map has a spawn and an exit."""
+    out: dict[str, Any] = {}
+    for name, found in measured.items():
+        item: dict[str, Any] = {}
+        if found.spreads:
+            item["diversity"] = {s.measure: {**s.summary(), "threshold": s.threshold, "nearest": list(s.nearest)} for s in found.spreads}
+        if found.judged:
+            item["playability"] = {"solvable": found.solvable / found.judged, "maps": found.judged}
+        if item:
+            out[name] = item
+    return out
+
+
+def from_record(recorded: dict[str, Any]) -> dict[str, Measured]:
+    """The measures a manifest records, as `measure_pack` returns them."""
+    out = {}
+    for name, item in recorded.items():
+        spreads = [Spread(measure, tuple(d["nearest"]), d["threshold"]) for measure, d in item.get("diversity", {}).items()]
+        play = item.get("playability", {"solvable": 0.0, "maps": 0})
+        out[name] = Measured(spreads, round(play["solvable"] * play["maps"]), play["maps"])
+    return out
+
+
+def threshold_of(manifest: dict[str, Any]) -> float:
+    """The distance at which a pack's maps count as distinct: its `distinct`, else THRESHOLD."""
+    return float((manifest["pack"].get("distinct") or {}).get("min", THRESHOLD))
+
+
+def pack_measures(manifest: dict[str, Any], cache: LevelCache, threshold: float) -> tuple[dict[str, Measured], list[str]]:
+    """The measures the manifest records, if at this threshold; else measured from the cache."""
+    recorded = manifest.get("measures")
+    if recorded and all(d["threshold"] == threshold for item in recorded.values() for d in item.get("diversity", {}).values()):
+        return from_record(recorded), []
+    return measure_pack(manifest, cache, threshold)
+
+
+def worth_measuring(manifest: dict[str, Any]) -> bool:
+    """Whether a build measures the pack: some maps, not too many, and a stage to measure (the
+    job itself gives up on maps of more than MOST_TILES tiles)."""
+    return 0 < len(manifest["maps"]) <= MOST_MAPS and bool(measured_stages(manifest))
+
+
+@dataclass(frozen=True)
+class MeasureJob:
+    """A pack's measuring, run where batches run (`worker.run_batch`): in a worker, whose
+    kernels are loaded. What it records is a function of the maps alone: a Level the cache lost
+    is made again from the recipe (`remake`), so a build's measures never depend on the cache."""
+
+    cache_root: str
+    manifest: dict[str, Any]
+    threshold: float
+    recipe: Recipe
+
+    def run(self, remake: Remake | None = None) -> dict[str, Any]:
+        measured, missing = measure_pack(self.manifest, LevelCache(self.cache_root), self.threshold, MOST_TILES, remake)
+        return {} if missing else record(measured)
