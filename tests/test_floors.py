@@ -118,6 +118,39 @@ def test_the_ldtk_world_stacks_the_floors_on_their_depths(floors: Path) -> None:
         assert sorted(f["to_map"] for f in stairs.values()) == sorted(f"map_{j:03d}" for j in (k - 1, k + 1) if 0 <= j < FLOORS)
 
 
+def test_each_ldtk_stairs_refers_to_the_stairs_it_leads_to_in_the_other_level(floors: Path) -> None:
+    """The stairs' `to` is an entity reference across levels, to the very entity of the other
+    floor's level file: its iid, its layer's, its level's and the world's."""
+    levels = [json.loads((floors / "ldtk" / "world" / f"map_{k:03d}.ldtkl").read_text()) for k in range(FLOORS)]
+    world = json.loads((floors / "ldtk" / "world.ldtk").read_text())["dummyWorldIid"]
+    where = {  # entity iid -> (its name, level iid, layer iid)
+        e["iid"]: (next(f["__value"] for f in e["fieldInstances"] if f["__identifier"] == "name"), level["iid"], layer["iid"])
+        for level in levels for layer in level["layerInstances"] for e in layer["entityInstances"]
+    }
+    links = 0
+    for k, level in enumerate(levels):
+        for layer in level["layerInstances"]:
+            for e in layer["entityInstances"]:
+                if e["__identifier"] != "stairs":
+                    continue
+                fields = {f["__identifier"]: f for f in e["fieldInstances"]}
+                to = fields["to"]
+                assert to["__type"] == "EntityRef"
+                target = to["__value"]
+                name, level_iid, layer_iid = where[target["entityIid"]]
+                other = levels[int(fields["to_map"]["__value"][-3:])]
+                assert name == fields["to_object"]["__value"] and (level_iid, layer_iid) == (other["iid"], target["layerIid"]) and target["levelIid"] == other["iid"]
+                assert target["worldIid"] == world
+                assert abs(int(fields["to_map"]["__value"][-3:]) - k) == 1
+                links += 1
+    assert links == 2 * (FLOORS - 1)
+    definition = next(
+        f for d in json.loads((floors / "ldtk" / "world.ldtk").read_text())["defs"]["entities"] if d["identifier"] == "stairs"
+        for f in d["fieldDefs"] if f["identifier"] == "to"
+    )
+    assert definition["type"] == "F_EntityRef" and definition["allowOutOfLevelRef"]
+
+
 def test_stairs_run_only_in_a_build_and_need_a_symbol_to_dig_with(tmp_path: Path) -> None:
     maze = generate("maze.backtracker", cells=[5, 5])
     with pytest.raises(PipelineError, match="runs in a build"):

@@ -39,6 +39,21 @@ def iid(*parts: str | int) -> str:
     return str(uuid.uuid5(NAMESPACE, "\x1f".join(str(p) for p in parts)))
 
 
+def level_iid(pack: str, project: str, stem: str) -> str:
+    """A map's level, which another map's entity reference names (stairs to the next floor): so
+    of its name alone, which every map of the pack knows, not of its seed."""
+    return iid(pack, project, "level", stem)
+
+
+def entity_iids(level: str, names: list[str]) -> list[str]:
+    """The iids of a level's entities, by their objects' names: of the name alone where no other
+    object of the map has it (another map's reference finds it so), else of its position too."""
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return [iid(level, "entity", name) if counts[name] == 1 else iid(level, "entity", name, k) for k, name in enumerate(names)]
+
+
 def world_iid(pack: str, project: str) -> str:
     """The project's one world (`dummyWorldIid`), which an entity reference names. Not of the
     pack's seed: a map pinned to its own seed keeps its files when the pack's changes."""

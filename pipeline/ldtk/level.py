@@ -9,7 +9,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -178,10 +178,13 @@ def level_file(
     art: list[ArtLayer] = (),  # type: ignore[assignment]
     art_tile: Any = None,
     depth: int | None = None,
+    level_iid_of: Callable[[str], str] | None = None,
 ) -> bytes:
     """The map as an LDtk level: its properties as level fields, one layer instance per layer
     definition (`definitions`), tiles drawn as `drawn` (global ids, the tileset's first 1).
-    `depth`: a floor of a dungeon (place.stairs), at the world's origin on that world depth."""
+    `depth`: a floor of a dungeon (place.stairs), at the world's origin on that world depth.
+    `level_iid_of`: the level iid of another map of the pack, by its file name, for objects that
+    lead there (`to_map` and `to_object`, as stairs do)."""
     tileset = built.tileset
     tw, th = tileset.tile_width, tileset.tile_height
     arrays: dict[str, str] = {}
@@ -191,6 +194,7 @@ def level_file(
     # Where an object reference (an object's, or the map's own) points: an entity of this level.
     where = EntityRef(None, ids.iid(iid, "layer", ENTITIES_LAYER), iid, world_iid)
     positions = object_positions(level.objects)
+    entity_iids = ids.entity_iids(iid, [obj.name for obj in level.objects])
     for kind, ident, layer_uid in layer_uids([name for name, _ in drawn], [a.name for a in art]):
         drawn_art = art_by_ident.get(ident) if layer_uid >= ids.ART_LAYER_UID_BASE else None
         node: dict[str, Any] = {
@@ -226,7 +230,8 @@ def level_file(
             node["gridTiles"] = _placeholder(arrays, _grid_tiles(drawn_by_ident[ident], tileset))
         else:
             entities = [
-                _entity(level, obj, k, built, iid, _entity_refs(obj.properties, positions, where), art_tile) for k, obj in enumerate(level.objects)
+                _entity(level, obj, entity_iids[k], built, {**_entity_refs(obj.properties, positions, where, entity_iids), **_leads_to(obj, where, level_iid_of)}, art_tile)
+                for k, obj in enumerate(level.objects)
             ]
             unify_types(entities)
             node["entityInstances"] = entities
@@ -254,7 +259,7 @@ def level_file(
         # The map's seed is 64-bit (a pinned or re-rolled one is any size): a String in every map,
         # so the project's field has one type for all of them.
         "fieldInstances": property_fields(
-            {**_entity_refs(properties, positions, where), **({"seed": str(properties["seed"])} if isinstance(properties.get("seed"), int) else {})},
+            {**_entity_refs(properties, positions, where, entity_iids), **({"seed": str(properties["seed"])} if isinstance(properties.get("seed"), int) else {})},
             lambda f: ids.hashed_uid("level", f),
             f"map {stem!r}",
         ),
@@ -268,19 +273,36 @@ def entity_color(ident: str) -> str:
     return KIND_COLORS.get(ident) or PALETTE[ids.hashed_uid("color", ident) % len(PALETTE)]
 
 
-def _entity_refs(properties: dict[str, PropertyValue], positions: dict[str, int], where: EntityRef) -> dict[str, PropertyValue | EntityRef]:
+def _entity_refs(
+    properties: dict[str, PropertyValue], positions: dict[str, int], where: EntityRef, entity_iids: list[str]
+) -> dict[str, PropertyValue | EntityRef]:
     """`properties` with each object reference as the place of the entity it names (every
-    entity is in `where`'s layer, numbered by its position)."""
+    entity is in `where`'s layer, `entity_iids` by its position)."""
     return {
-        name: replace(where, entity_iid=ids.iid(where.level_iid, "entity", positions[v.target]) if v.target in positions else None)
+        name: replace(where, entity_iid=entity_iids[positions[v.target]] if v.target in positions else None)
         if isinstance(v, ObjectRef)
         else v
         for name, v in properties.items()
     }
 
 
+# The field of an object that leads to another map's object: its `to_map` and `to_object` as one
+# entity reference, which LDtk draws and follows across levels.
+LEADS_TO = "to"
+
+
+def _leads_to(obj: MapObject, where: EntityRef, level_iid_of: Callable[[str], str] | None) -> dict[str, EntityRef]:
+    """`{"to": reference}` for an object naming another map's object (`to_map`, `to_object`);
+    that entity's iid is of its name (ids.entity_iids), the one object of that name there."""
+    to_map, to_object = obj.properties.get("to_map"), obj.properties.get("to_object")
+    if level_iid_of is None or not isinstance(to_map, str) or not isinstance(to_object, str) or LEADS_TO in obj.properties:
+        return {}
+    level = level_iid_of(to_map)
+    return {LEADS_TO: EntityRef(ids.iid(level, "entity", to_object), ids.iid(level, "layer", ENTITIES_LAYER), level, where.world_iid)}
+
+
 def _entity(
-    level: Level, obj: MapObject, k: int, built: BuiltTileset, level_iid: str, properties: dict[str, PropertyValue | EntityRef], art_tile: Any = None,
+    level: Level, obj: MapObject, entity_iid: str, built: BuiltTileset, properties: dict[str, PropertyValue | EntityRef], art_tile: Any = None,
 ) -> dict[str, Any]:
     tileset = built.tileset
     tw, th = tileset.tile_width, tileset.tile_height
@@ -317,7 +339,7 @@ def _entity(
         # (ldtkpy, typed loaders) need a number: the position from the level's own origin.
         "__worldX": px[0],
         "__worldY": px[1],
-        "iid": ids.iid(level_iid, "entity", k),
+        "iid": entity_iid,
         "width": size[0],
         "height": size[1],
         "defUid": ids.hashed_uid("entity", ident),

@@ -23,7 +23,7 @@ from pipeline.tiled.drawn import MapArt, as_tileset
 from pipeline.tiled.values import encode_values, int32_values
 
 
-@stage("export.ldtk", version=11)
+@stage("export.ldtk", version=12)
 class ExportLdtk(DrawnMapExporter):
     """Write the pack as an LDtk project (format 1.5), one level per map.
 
@@ -129,15 +129,15 @@ class ExportLdtk(DrawnMapExporter):
         tileset_path = relative_to(sheet, self.dir)  # LDtk's paths are relative to the project file
         index = ctx.provenance.get("map", 0)
         index = index if isinstance(index, int) and not isinstance(index, bool) else 0
-        pack, seed = ctx.provenance.get("pack", ""), ctx.provenance.get("seed", 0)
-        level_iid = ids.iid(pack, seed, self.project, ctx.stem)
+        pack = ctx.provenance.get("pack", "")
+        level_iid = ids.level_iid(str(pack), self.project, ctx.stem)
         world_iid = ids.world_iid(str(pack), self.project)
         properties = {**level.properties, **ctx.provenance, **self._values_fields(level)}
         names = [name for name, _ in drawn]
         files = {
             self.level_path(ctx.stem): level_file(
                 level, built, tile_layers, properties, ctx.stem, ids.LEVEL_UID_BASE + index, level_iid, tileset_path, world_iid,
-                art_layers, self._art_tile(art_layers), _floor(level),
+                art_layers, self._art_tile(art_layers), _floor(level), lambda stem: ids.level_iid(str(pack), self.project, stem),
             ),
             self._defs(): definitions(level, built, names, tileset_path, art_layers),
             sheet: built.png,
