@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, cast
 
 from pipeline.cache import LevelCache
-from pipeline.executor import Executor, Outcome, Stopped
+from pipeline.executor import Executor, Outcome, Stopped, worker_lost
 from pipeline.contact_sheet import CONTACT_SHEET, apply_contact_sheet, plan_contact_sheet
 from pipeline.errors import PipelineError, os_error_line
 from pipeline.fsio import atomic_write, land, naming, remove_stale_temps, same_file_system, sha256_bytes, sha256_file
@@ -20,9 +20,10 @@ from pipeline.journal import Journal, Record, cache_deleted
 from pipeline.levels_index import LEVELS, unordered, update_levels_index
 from pipeline.manifest import MANIFEST, assemble, config_id, environment, environment_id, read_manifest, recipe_record, write_manifest
 from pipeline.output import counted, spans
-from pipeline.pack_measures import MeasureJob, blocking, threshold_of, worth_measuring
+from pipeline.pack_measures import MeasureJob, blocking, recorded_at, same_maps, threshold_of, worth_measuring
 from pipeline.pack_files import update_pack_files
 from pipeline.distinct import Chooser
+from pipeline.distinct import rule as distinct_rule
 from pipeline.plan import KeyMaker, MapPlan, PackPlan, plan_pack
 from pipeline.recipe import Recipe, distinct_stage
 from pipeline.registry import Exporter
@@ -89,20 +90,22 @@ class Builder:
         batches = [self._batches(p.recipe, p.stale_maps[:1], 1, None)[0] for p in _diverse([p for p in plans if p.stale_maps])]
         return {batch.recipe.pack.name: (batch, outcome) for batch, outcome in executor.results(batches) if not isinstance(outcome, BaseException)}
 
-    def choose(self, plan: PackPlan, executor: Executor, progress: Progress | None = None) -> PackPlan:
+    def choose(self, plan: PackPlan, executor: Executor, progress: Callable[[], Progress | None] = lambda: None) -> PackPlan:
         """The plan again, with the attempt of each map `pack.distinct` keeps (`pipeline.distinct`:
         the executor makes the attempts, in rounds); the plan itself when the recipe has none, or
         the build rebuilds given attempts. Writes nothing under exports/: the attempts' Levels go
-        to the cache, for `build` to export the kept ones. `progress`: told of each attempt made."""
+        to the cache, for `build` to export the kept ones. `progress()`: a callback told of each
+        attempt made, asked for once there are attempts to make."""
         recipe = plan.recipe
         distinct = recipe.pack.distinct
         if distinct is None or self.attempts is not None:
             return plan
         start = time.perf_counter()
-        order, fixed, through = self._to_choose(plan)
+        order, fixed = self._to_choose(plan)
         if all(i in fixed for i in order):  # every map as recorded: nothing to choose
-            plan.picks, plan.through = {}, through
+            plan.picks, plan.through = {}, plan.chosen
             return plan
+        told = progress()
         chooser = Chooser(distinct, order, fixed)
         maker = KeyMaker(recipe)
         stage = distinct_stage(recipe)
@@ -112,58 +115,63 @@ class Builder:
             for batch, outcome in executor.results(self._batches_of(recipe, tasks, executor.workers, probe=probe)):
                 for task, result in _outcomes(batch, outcome):
                     chooser.add(task.index, task.attempt, result.attempt, result.print, result.failure)
-                if progress:
-                    progress(len(batch.tasks))
+                if told:
+                    told(len(batch.tasks))
         choice = chooser.choice()
         chosen = plan_pack(
             recipe, self.exports_root, self.cache, plan.previous, force=self.force, only=self.only, attempts=choice.picks, redrawn=choice.redrawn
         )
+        probed = {i for i in choice.picks if i not in fixed}
         for mp in chosen.maps:
             mp.refused = choice.refused.get(mp.index)
             if mp.refused is not None:
                 mp.exports, mp.run = tuple(s.name for s in recipe.exporters), ()
-        chosen.picks = {i: a for i, a in choice.picks.items() if i not in fixed}
-        chosen.through = through
+            elif self.force and mp.index in probed:  # its Levels were made anew just now: exported, not made twice
+                mp.run = tuple(name for name in mp.run if recipe.by_name[name].is_exporter)
+        chosen.picks = {i: choice.picks[i] for i in sorted(probed)}
+        chosen.through = self._chosen_through(plan, choice.picks)
         chosen.redrawn = tuple(m.index for m in chosen.stale_maps if m.index in choice.redrawn)
         chosen.seconds = time.perf_counter() - start
         return chosen
 
-    def _to_choose(self, plan: PackPlan) -> tuple[list[int], dict[int, int], int]:
-        """The maps `choose` walks, in order; those of them kept at their recorded attempt (the
-        maps before the first that may change); and how many leading maps are chosen together
-        once the build is done, before its failures count (see `_through`)."""
+    def to_choose(self, plan: PackPlan) -> int:
+        """How many maps `choose` would make attempts of (workers to start for)."""
+        if plan.recipe.pack.distinct is None or self.attempts is not None:
+            return 0
+        order, fixed = self._to_choose(plan)
+        return len(order) - len(fixed)
+
+    def _to_choose(self, plan: PackPlan) -> tuple[list[int], dict[int, int]]:
+        """The maps `choose` walks, in order, and those of them kept at their recorded attempt:
+        the maps before the first that may change; with --map, every map not asked for, as the
+        recipe makes it now (a map of an earlier recipe is made again by the next whole build,
+        and every map after it chosen again)."""
         recipe = plan.recipe
-        previous = plan.previous or {}
-        recorded = {m["index"]: m for m in previous.get("maps", [])}
-        same = not self.force and previous.get("pack", {}).get("distinct") == recipe.pack.model_dump(mode="json").get("distinct")
-        through = int(previous.get("distinct_through", 0)) if same else 0
+        recorded = {m["index"]: m for m in (plan.previous or {}).get("maps", [])}
         if self.only is not None:
-            # The maps asked for are chosen against the maps before them as they are; those after
-            # them are not compared with them, so the next whole build chooses again from there.
             order = [i for i in range(max(self.only) + 1) if i in self.only or i in recorded]
-            fixed = {i: int(recorded[i].get("attempt", 0)) for i in order if i not in self.only}
-            return order, fixed, min(through, min(self.only))
-        planned = {m.index: m for m in plan.maps}
-        makers = [s.name for s in recipe.stages if not s.is_exporter]
-        first = next(
-            (i for i in range(recipe.pack.maps) if i >= through or i not in recorded or any(planned[i].stages[n].stale for n in makers)),
-            recipe.pack.maps,
-        )
+            return order, {i: int(recorded[i].get("attempt", 0)) for i in order if i not in self.only}
+        remade = _remade(plan)
+        first = next((i for i in range(recipe.pack.maps) if i >= plan.chosen or i not in recorded or i in remade), recipe.pack.maps)
         order = list(range(recipe.pack.maps))
-        return order, {i: int(recorded[i].get("attempt", 0)) for i in order[:first]}, recipe.pack.maps
+        return order, {i: int(recorded[i].get("attempt", 0)) for i in order[:first]}
+
+    def _chosen_through(self, plan: PackPlan, picks: dict[int, int]) -> int:
+        """How many leading maps are chosen together once the walk's picks are built (before the
+        build's failures count: `_through`). A whole build chooses every map; a --map build
+        leaves the maps after one it changed not compared with it."""
+        if self.only is None:
+            return plan.recipe.pack.maps
+        recorded = {m["index"]: int(m.get("attempt", 0)) for m in (plan.previous or {}).get("maps", [])}
+        remade = _remade(plan)
+        changed = [i for i in self.only if i in remade or picks.get(i) != recorded.get(i)]
+        return min([plan.chosen, *changed])
 
     def _task(self, maker: KeyMaker, index: int, attempt: int) -> MapTask:
-        keys = maker.keys(index, attempt)
         recipe = maker.recipe
-        return MapTask(
-            index=index,
-            stem=recipe.pack.stem(index),
-            keys={n: k for n, (k, _) in keys.items()},
-            seeds={n: s for n, (_, s) in keys.items()},
-            run=tuple(s.name for s in recipe.stages) if self.force else (),
-            exports=tuple(s.name for s in recipe.exporters),
-            attempt=attempt,
-            force=self.force,
+        return MapTask.at(
+            maker.keys(index, attempt), index, recipe.pack.stem(index), attempt,
+            run=tuple(s.name for s in recipe.stages) if self.force else (), exports=tuple(s.name for s in recipe.exporters), force=self.force,
         )
 
     def build(self, plan: PackPlan, executor: Executor, progress: Progress | None = None, ahead: Outcome | None = None) -> PackReport:
@@ -249,7 +257,7 @@ class Builder:
             report.warnings.append(f"{recipe.path}: {plan.pack_dir / MANIFEST}: damaged, unreadable or of another format, so the maps were built anew")
         manifest = self._manifest(plan, results)
         if error is None:
-            self._measure(plan, manifest, executor)
+            self._measure(plan, manifest, executor, report)
         try:
             # Pack files (an LDtk project) come before the manifest, which records their digests.
             recorded = (plan.previous or {}).get("pack_files", {})
@@ -311,27 +319,35 @@ class Builder:
         report.seconds = time.perf_counter() - start + plan.seconds
         return report
 
-    def _measure(self, plan: PackPlan, manifest: dict[str, Any], executor: Executor) -> None:
+    def _measure(self, plan: PackPlan, manifest: dict[str, Any], executor: Executor, report: PackReport) -> None:
         """Record the pack's measures (pipeline.pack_measures) in its manifest: as the last build
-        recorded them if its maps and the threshold are the same, else measured anew, in a worker."""
+        recorded them if its maps and the threshold are the same, else measured anew, in a worker
+        (here, if that worker was lost). Measures that cannot be taken are left out, with a warning."""
         threshold = threshold_of(manifest)
         previous = plan.previous or {}
-        recorded = previous.get("measures")
-        if recorded is not None and _same_maps(previous, manifest) and all(
-            d["threshold"] == threshold for item in recorded.values() for d in item.get("diversity", {}).values()
-        ):
+        recorded = recorded_at(previous, threshold)
+        if recorded is not None and same_maps(previous, manifest):
             manifest["measures"] = recorded
             return
         if not worth_measuring(manifest):
             return
-        job = MeasureJob(str(self.cache.root.resolve()), manifest, threshold, plan.recipe)
-        for _, outcome in executor.results([job]):  # type: ignore[list-item]
-            if isinstance(outcome, Stopped):
-                return
-            if isinstance(outcome, BaseException):  # its worker was lost: measured here, not left out
+        config = config_id(recipe_record(plan.recipe, self.exports_root.parent))
+        job = MeasureJob(str(self.cache.root.resolve()), manifest, threshold, plan.recipe, config)
+        outcome: Any = None
+        try:
+            # Read to its end: an executor stops its workers when a caller leaves its results early.
+            for _, outcome in executor.results([job]):  # type: ignore[list-item]
+                pass
+            if isinstance(outcome, BaseException) and worker_lost(outcome):
                 outcome = run_batch(job)
-            if isinstance(outcome, dict) and outcome:
-                manifest["measures"] = outcome
+        except Exception as exc:  # a measure that broke (a stage's odd Level): the pack is built all the same
+            outcome = exc
+        if isinstance(outcome, Stopped):
+            return
+        if isinstance(outcome, BaseException):
+            report.warnings.append(f"{plan.recipe.path}: the pack's diversity and playability were not measured ({type(outcome).__name__}: {outcome})")
+        elif outcome:
+            manifest["measures"] = outcome
 
     def _temp_dir(self, plan: PackPlan) -> Path | None:
         """The cache's temporary folder, if a rename from there can reach the pack; else None
@@ -457,7 +473,7 @@ class Builder:
             entries.append(self._entry(recipe, mp, results.get(index), prev, (record["sha256"], config), env_id))
         manifest = assemble(record, entries, plan.previous, env)
         if recipe.pack.distinct is not None:
-            manifest["distinct_through"] = _through(plan, entries)
+            manifest["distinct"] = {"rule": distinct_rule(recipe), "through": _through(plan, entries)}
         return manifest
 
     @staticmethod
@@ -531,13 +547,10 @@ class Builder:
         return removed
 
 
-def _same_maps(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Whether two manifests list the same maps, made from the same Levels (their stages' keys)."""
-
-    def made(manifest: dict[str, Any]) -> list[tuple[int, list[str]]]:
-        return [(m["index"], [s["key"] for s in m["stages"].values()]) for m in manifest.get("maps", [])]
-
-    return made(a) == made(b)
+def _remade(plan: PackPlan) -> set[int]:
+    """The maps whose Levels change in this build (a stage before their exports is stale)."""
+    makers = [s.name for s in plan.recipe.stages if not s.is_exporter]
+    return {m.index for m in plan.maps if any(m.stages[name].stale for name in makers)}
 
 
 def _through(plan: PackPlan, entries: list[dict[str, Any]]) -> int:
@@ -546,7 +559,7 @@ def _through(plan: PackPlan, entries: list[dict[str, Any]]) -> int:
     refused, or one that failed or kept another attempt, ends them: maps after it were chosen
     without it as the manifest has it."""
     if plan.picks is None:  # not chosen in this build (rebuilt at given attempts)
-        return int((plan.previous or {}).get("distinct_through", 0))
+        return plan.chosen
     attempts = {e["index"]: e.get("attempt", 0) for e in entries}
     off = [m.index for m in plan.maps if m.refused is not None]
     off += [i for i, attempt in plan.picks.items() if attempts.get(i) != attempt]

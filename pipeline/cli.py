@@ -563,13 +563,16 @@ def _print_explanation(pack: "PackExplanation") -> None:
             "removed": "removes it",
         }
         console.print(f"{pack.pack_dir / 'contact_sheet.png'}: `pcg build` {what[pack.sheet]}.")
+    if pack.rechoose:
+        console.print(f"{pack.rechoose}: `pcg build` makes attempts of them, and rebuilds those whose attempt changes.")
     if pack.rebuild:
         console.print(f"`pcg build` would rebuild {len(pack.rebuild)} of {counted(pack.maps, 'map')}.")
     elif pack.owner is None:  # else the line above says what a build would do: refuse
         removes = bool(pack.obsolete) or pack.sheet == "removed"
         remakes = bool(pack.edited) or pack.sheet in ("written", "missing", "edited")
         only = " and ".join(w for w, does in (("remove", removes), ("remake", remakes)) if does)
-        console.print(f"No stage to run: `pcg build` would only {only} those files." if only else "Up to date: `pcg build` would run no stage.")
+        if only or not pack.rechoose:
+            console.print(f"No stage to run: `pcg build` would only {only} those files." if only else "Up to date: `pcg build` would run no stage.")
 
 
 def _print_pins(console: "Console", recipe: "Recipe", shown: "tuple[Override, ...]") -> None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Literal
 
 from pipeline.errors import PipelineError
-from pipeline.executor import Outcome
+from pipeline.executor import Outcome, WorkersLost
 from pipeline.worker import Batch, MapResult, run_batch
 
 Results = Literal["files", "bytes"]
@@ -40,7 +40,7 @@ NO_WORKERS_TIMEOUT = 15.0
 CHECK_EVERY = 2.0
 
 
-class ClusterLost(Exception):
+class ClusterLost(WorkersLost):
     """A batch that cannot finish: the cluster has had no worker for `wait_for_workers` seconds."""
 
 

@@ -19,12 +19,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from typing import Any
+
 from pipeline.diversity import Kept, Print
-from pipeline.recipe import Distinct
+from pipeline.recipe import Distinct, Recipe, distinct_stage
 
-
-# The most attempts one map asks for in one round.
+# A map still too close asks for 1, 2, 4... attempts in the rounds it waits, at most this many
+# at once: a map that needs many attempts takes few rounds (each walks the rule again), while
+# one that needs one more wastes none.
 MOST_AT_ONCE = 8
+# Bumped when the distance changes: every map is chosen again, as for a new `min`.
+DISTANCE_VERSION = 1
+
+
+def rule(recipe: Recipe) -> dict[str, Any] | None:
+    """What decides which attempts a pack keeps (the manifest records it): `distinct` with its
+    compared stage resolved, and the distance's version. None for a pack without `distinct`."""
+    distinct = recipe.pack.distinct
+    if distinct is None:
+        return None
+    return {**distinct.model_dump(mode="json"), "stage": distinct_stage(recipe), "version": DISTANCE_VERSION}
 
 
 @dataclass

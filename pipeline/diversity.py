@@ -188,7 +188,7 @@ def path_distances(levels: list[Level], walls: tuple[str, ...] = ("wall",)) -> n
     a map has no spawn, no exit, or no way between them."""
     h = max(lv.height for lv in levels)
     w = max(lv.width for lv in levels)
-    ways = np.zeros((len(levels), h * w), dtype=np.float32)
+    ways = np.zeros((len(levels), h * w), dtype=np.float64)  # as Kept measures them: a map kept at `min` reads `min` here
     for k, lv in enumerate(levels):
         way = _way(lv, walls)
         if way is None:

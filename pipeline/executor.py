@@ -23,6 +23,18 @@ class Stopped(Exception):
         return "the build was stopped before this map was made; its earlier files stay"
 
 
+class WorkersLost(Exception):
+    """What a batch comes back as when no worker is left to run it (a cluster emptied)."""
+
+
+def worker_lost(outcome: BaseException) -> bool:
+    """Whether a batch came back as an exception because the worker running it was lost (killed,
+    out of memory, a crash in native code), not because of what it ran."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    return isinstance(outcome, (BrokenProcessPool, WorkersLost))
+
+
 class Executor(Protocol):
     workers: int
     writes_files: bool  # workers write each map's own files into the pack themselves (they see its folder)

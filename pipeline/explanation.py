@@ -42,11 +42,12 @@ class PackExplanation:
     owner: str | None  # another recipe that built the pack folder: `pcg build` refuses without --force
     sheet: str | None = None  # what a build would do to contact_sheet.png: "written", "missing", "edited" or "removed" (contact_sheet.sheet_change)
     seeds: tuple[Override, ...] = ()  # the maps with a seed of their own in [pack.seeds] (of `maps`, if given)
+    rechoose: str | None = None  # why pack.distinct would choose maps again that nothing else makes stale
 
     @property
     def up_to_date(self) -> bool:
         """`pcg build` would change nothing (and would not refuse)."""
-        return not (self.rebuild or self.obsolete or self.edited or self.sheet or self.owner is not None)
+        return not (self.rebuild or self.obsolete or self.edited or self.sheet or self.owner is not None or self.rechoose)
 
 
 def explain(recipe: Recipe, maps: list[int] | None, out: Path, cache: Path) -> PackExplanation:
@@ -82,6 +83,7 @@ def explain(recipe: Recipe, maps: list[int] | None, out: Path, cache: Path) -> P
         seeds=tuple(o for o in overrides(recipe) if not maps or o.map in maps),
         # With maps to build the sheet follows them anyway; with none, the recipe may still change it.
         sheet=sheet_change(plan.pack_dir, recipe, _kept(plan.previous, plan.obsolete), plan.stamps) if plan.previous and not plan.stale_maps and not maps else None,
+        rechoose=plan.rechoose if not maps else None,
     )
 
 
@@ -93,7 +95,7 @@ def _kept(manifest: dict[str, Any], obsolete: list[int]) -> dict[str, Any]:
 
 def explanations_json(packs: list[PackExplanation]) -> str:
     """One JSON document: `{"format": 1, "packs": [{"pack", "recipe", "folder", "up_to_date", "maps",
-    "rebuild", "obsolete", "edited", "owner", "contact_sheet", "seeds": [{"map", "seed", "rerolls", "in_pack"}], "stages": [{"stage", "kind", "status",
+    "rebuild", "obsolete", "edited", "owner", "contact_sheet", "distinct", "seeds": [{"map", "seed", "rerolls", "in_pack"}], "stages": [{"stage", "kind", "status",
     "stale_maps", "cached_maps", "reasons": [{"reason", "maps"}]}]}]}`; packs, stages and
     reasons in the order the table shows them, and every reason (the table shows three)."""
     doc = {
@@ -110,6 +112,7 @@ def explanations_json(packs: list[PackExplanation]) -> str:
                 "edited": list(p.edited),
                 "owner": p.owner,
                 "contact_sheet": p.sheet,
+                "distinct": p.rechoose,
                 "seeds": [{"map": o.map, "seed": o.seed, "rerolls": o.rerolls, "in_pack": o.in_pack} for o in p.seeds],
                 "stages": [
                     {

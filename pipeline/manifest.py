@@ -65,8 +65,10 @@ def _well_formed(data: Any) -> bool:
             return False
         if not (isinstance(earlier, dict) and isinstance(earlier.get("recipes", {}), dict)):
             return False
-        through = data.get("distinct_through", 0)
-        if not (isinstance(through, int) and not isinstance(through, bool)):
+        distinct = data.get("distinct", {})
+        if not (isinstance(distinct, dict) and isinstance(distinct.get("through", 0), int) and isinstance(distinct.get("rule", {}), dict)):
+            return False
+        if not isinstance(data.get("measures", {}), dict):
             return False
         return all(_well_formed_entry(entry) for entry in data["maps"])
     except (KeyError, TypeError, AttributeError):

@@ -23,9 +23,10 @@ from pipeline.recipe import Recipe
 Remake = Callable[[dict[str, Any], str], "Level | None"]
 
 # Beyond these a build records no measures (`pcg stats` still measures on request): every pair of
-# maps is compared, and a map's every tile.
+# maps is compared, tile by tile, and all the Levels are held at once.
 MOST_MAPS = 2000
-MOST_TILES = 1 << 20
+MOST_TILES = 1 << 20  # of one map
+MOST_TILES_IN_ALL = 1 << 26
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ def measure_pack(
     missing: list[str] = []
     for name in measured_stages(manifest):
         levels = []
+        tiles = 0
         for entry in sorted(manifest["maps"], key=lambda m: m["index"]):
             key = entry["stages"].get(name, {}).get("key")
             level = cache.load(key) if key else None
@@ -60,8 +62,9 @@ def measure_pack(
             if level is None:
                 missing.append(f"{name}: map {entry['index']} is no longer in the build cache (build the recipe again to measure it)")
                 break
-            if most_tiles is not None and level.tiles.size > most_tiles:
-                missing.append(f"{name}: map {entry['index']} has {level.tiles.size:,} tiles, more than a build measures ({most_tiles:,})")
+            tiles += level.tiles.size
+            if most_tiles is not None and (level.tiles.size > most_tiles or tiles > MOST_TILES_IN_ALL):
+                missing.append(f"{name}: the maps have more tiles than a build measures ({most_tiles:,} a map, {MOST_TILES_IN_ALL:,} in all)")
                 break
             levels.append(level)
         else:
@@ -114,10 +117,34 @@ def threshold_of(manifest: dict[str, Any]) -> float:
 
 def pack_measures(manifest: dict[str, Any], cache: LevelCache, threshold: float) -> tuple[dict[str, Measured], list[str]]:
     """The measures the manifest records, if at this threshold; else measured from the cache."""
-    recorded = manifest.get("measures")
-    if recorded and all(d["threshold"] == threshold for item in recorded.values() for d in item.get("diversity", {}).values()):
+    recorded = recorded_at(manifest, threshold)
+    if recorded:
         return from_record(recorded), []
     return measure_pack(manifest, cache, threshold)
+
+
+def recorded_at(manifest: dict[str, Any], threshold: float) -> dict[str, Any] | None:
+    """The measures the manifest records, if of this threshold and of the shape `record` writes
+    (a manifest edited by hand may hold anything); else None."""
+    recorded = manifest.get("measures")
+    try:
+        from_record(recorded)  # type: ignore[arg-type]
+        if all(d["threshold"] == threshold for item in recorded.values() for d in item.get("diversity", {}).values()):  # type: ignore[union-attr]
+            return recorded  # type: ignore[return-value]
+    except (AttributeError, KeyError, TypeError, ValueError):
+        pass
+    return None
+
+
+def same_maps(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two manifests list the same maps, made from the same Levels (their stages' keys):
+    their measures are the same."""
+    return made_of(a) == made_of(b)
+
+
+def made_of(manifest: dict[str, Any]) -> list[tuple[int, list[tuple[str, str]]]]:
+    """What a pack's measures are a function of: each map, and its stages' keys."""
+    return [(m["index"], sorted((n, s.get("key", "")) for n, s in m["stages"].items())) for m in manifest.get("maps", [])]
 
 
 def worth_measuring(manifest: dict[str, Any]) -> bool:
@@ -136,6 +163,7 @@ class MeasureJob:
     manifest: dict[str, Any]
     threshold: float
     recipe: Recipe
+    config: str  # the recipe's config_id: the maps it made (their manifest `config`) can be made again
 
     def run(self, remake: Remake | None = None) -> dict[str, Any]:
         measured, missing = measure_pack(self.manifest, LevelCache(self.cache_root), self.threshold, MOST_TILES, remake)

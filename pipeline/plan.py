@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Iterator, cast
 
 from pipeline.cache import LevelCache
+from pipeline.distinct import rule as distinct_rule
 from pipeline.journal import Journal
 from pipeline.level import PropertyValue
 from pipeline.manifest import MANIFEST, config_id, project_path, recipe_config, recipe_record
@@ -63,8 +64,13 @@ class PackPlan:
     owner: str | None = None  # another recipe that built this pack folder, if any
     stamps: Stamps | None = None  # what the files of the pack looked like when last hashed
     damaged: bool = False  # a manifest.json is there but unreadable: every map is built again
-    # pack.distinct: the attempts its walk kept, by map, and how many leading maps the walk
-    # leaves chosen together (see distinct_through); None until Builder.choose has run.
+    # pack.distinct. What the last build recorded: how many leading maps were chosen together by
+    # this rule (0 if by another, or none), so that a build keeps their attempts; and, when a
+    # build would choose maps again that nothing else makes stale, why (`pcg explain` says so).
+    chosen: int = 0
+    rechoose: str | None = None
+    # Set by Builder.choose: the attempts its walk kept, by map chosen, and how many leading maps
+    # the walk leaves chosen together once the build is done (see builder._through).
     picks: dict[int, int] | None = None
     through: int = 0
     redrawn: tuple[int, ...] = ()  # stale maps it keeps a later attempt of, to stand apart
@@ -153,6 +159,12 @@ def plan_pack(
     record = recipe_record(recipe, exports_root.parent)
     config = config_id(record) if previous is not None and not force and previous["stages"] == record["stages"] else None
     digests: dict[str, str | None] = {}  # shared files (tilesets) are hashed once, not once per map
+    # A pack's attempts as pack.distinct chose them hold for its rule alone: without it, each map
+    # starts over at attempt 0, as its filters would choose.
+    recorded_rule = (previous or {}).get("distinct", {}).get("rule")
+    now_rule = distinct_rule(recipe)
+    if now_rule is not None:
+        _plan_choice(plan, previous, recorded_rule, now_rule)
     indices = only if only is not None else range(recipe.pack.maps)
     for index in indices:
         prev = prev_maps.get(index)
@@ -164,12 +176,10 @@ def plan_pack(
             keys = {n: (s["key"], tuple(s["seed"])) for n, s in prev["stages"].items()}
         else:
             keys = maker.keys(index, attempt)
-        judge = next(
-            (
-                s.name for s in recipe.stages
-                if attempt and index not in (attempts or {}) and s.params.may_reject and prev["stages"].get(s.name, {}).get("key") != keys[s.name][0]  # type: ignore[index]
-            ),
-            None,
+        # Attempts given were judged from attempt 0 already (pack.distinct's walk, or verify's record).
+        judge = None if attempts is not None and index in attempts else next(
+            (s.name for s in recipe.stages if attempt and s.params.may_reject and prev["stages"].get(s.name, {}).get("key") != keys[s.name][0]),  # type: ignore[index]
+            "pack.distinct" if attempt and recorded_rule is not None and now_rule is None else None,
         )
         if judge is not None:
             attempt = 0
@@ -191,6 +201,8 @@ def plan_pack(
                     reasons = ["manifest.json damaged, unreadable or of another format"]
                 elif interrupted:
                     reasons = ["an earlier build stopped before it finished the map"]
+                elif reasons == [UNEXPLAINED] and judge == "pack.distinct":
+                    reasons = ["pack.distinct was removed, so the map starts over from attempt 0"]
                 elif reasons == [UNEXPLAINED] and judge is not None:
                     # The filter judges anew: the map starts over, from other seeds than its kept attempt's.
                     reasons = [f"stage {judge!r} or a stage before it changed, so the map starts over from attempt 0"]
@@ -211,6 +223,20 @@ def plan_pack(
             mp.edited = _edited(pack_dir, prev, mp.exports, digests, plan.stamps)
         plan.maps.append(mp)
     return plan
+
+
+def _plan_choice(plan: PackPlan, previous: dict[str, Any] | None, recorded: dict[str, Any] | None, now: dict[str, Any]) -> None:
+    """How many leading maps keep the attempts pack.distinct chose for them, and why a build
+    would choose the others again (when no stage of theirs is stale, `pcg explain` says so)."""
+    maps = plan.recipe.pack.maps
+    if recorded != now:
+        plan.chosen = 0
+        if previous is not None:
+            plan.rechoose = "pack.distinct changed (or the stage it compares): every map is chosen again"
+        return
+    plan.chosen = min(int(previous.get("distinct", {}).get("through", 0)), maps) if previous is not None else 0
+    if plan.chosen < maps and previous is not None:
+        plan.rechoose = f"pack.distinct: maps {plan.chosen}..{maps - 1} are chosen again (a map failed, or a --map build changed one before them)"
 
 
 def _stages_to_run(recipe: Recipe, stages: dict[str, StagePlan], exports: tuple[str, ...]) -> tuple[str, ...]:

@@ -51,6 +51,14 @@ class MapTask:
     attempt: int = 0
     force: bool = False  # `run` is every stage, the cache ignored (--force): other attempts too
 
+    @classmethod
+    def at(
+        cls, keys: dict[str, tuple[str, tuple[int, ...]]], index: int, stem: str, attempt: int,
+        run: tuple[str, ...] = (), exports: tuple[str, ...] = (), force: bool = False,
+    ) -> MapTask:
+        """The task of a map at `attempt`, from its stages' (key, seed) (`plan.KeyMaker.keys`)."""
+        return cls(index, stem, {n: k for n, (k, _) in keys.items()}, {n: s for n, (_, s) in keys.items()}, run, exports, attempt, force)
+
 
 @dataclass(frozen=True)
 class Probe:
@@ -114,8 +122,7 @@ class StageFailed(Exception):
 def run_batch(batch: Batch | MeasureJob) -> list[MapResult] | dict[str, Any]:
     """The maps of a batch made (or, a MeasureJob, the pack measured) in this worker."""
     if isinstance(batch, MeasureJob):
-        cache = LevelCache(batch.cache_root)
-        return batch.run(lambda entry, stage: _remade(batch.recipe, cache, entry, stage))
+        return batch.run(lambda entry, stage: _made_again(batch, entry, stage))
     reuse_freed_memory()
     cache = LevelCache(batch.cache_root)
     results = []
@@ -142,19 +149,26 @@ def run_batch(batch: Batch | MeasureJob) -> list[MapResult] | dict[str, Any]:
     return results
 
 
-def _remade(recipe: Recipe, cache: LevelCache, entry: dict[str, Any], name: str) -> Level | None:
+def _made_again(job: MeasureJob, entry: dict[str, Any], name: str) -> Level | None:
     """The Level of stage `name` of a map as its manifest entry records it, made again (a
-    measure of the pack needs it and the cache lost it); None if this recipe cannot make it."""
-    stages = entry["stages"]
-    if name not in recipe.by_name or any(s.name not in stages for s in recipe.upstream(name)):
+    measure of the pack needs it and the cache lost it): only of a map this recipe made (another
+    recipe's stages are not these under its keys), and stored nowhere. None if it cannot be."""
+    recipe, stages = job.recipe, entry["stages"]
+    if entry.get("config") != job.config or name not in recipe.by_name or any(s.name not in stages for s in recipe.upstream(name)):
         return None
-    task = MapTask(
-        entry["index"], entry["stem"], {n: s["key"] for n, s in stages.items()}, {n: tuple(s["seed"]) for n, s in stages.items()}, (), (), entry.get("attempt", 0)
-    )
+    keys = {n: (s["key"], tuple(s["seed"])) for n, s in stages.items()}
+    task = MapTask.at(keys, entry["index"], entry["stem"], int(entry.get("attempt", 0)))
     try:
-        return _Levels(recipe, cache, task, MapResult(task.index))(name)
+        return _Levels(recipe, _ReadOnly(job.cache_root), task, MapResult(task.index))(name)
     except (StageFailed, Rejected):
         return None
+
+
+class _ReadOnly(LevelCache):
+    """The build cache, read and never written."""
+
+    def store(self, key: str, level: Level) -> None:
+        pass
 
 
 def write_files(result: MapResult, pack_dir: Path, temp_dir: Path | None, on_disk: dict[str, str], shared: set[str]) -> None:
@@ -209,7 +223,8 @@ def run_map(recipe: Recipe, cache: LevelCache, task: MapTask, probe: Probe | Non
     # An attempt other than 0 comes from the plan: one a build chose before from the same stages.
     if chooser is not None and task.attempt == 0:
         return _run_best(recipe, cache, task, chooser)
-    start = task.attempt
+    # A probe's attempts before its own were made by other probes: the count of a map that fails starts at 0.
+    start = 0 if probe is not None else task.attempt
     maker: KeyMaker | None = None
     tried: dict[str, list[Tried]] = {}
     turned_down: list[str] = []  # the stages the attempts turned down ran: the build reports the work
@@ -278,14 +293,8 @@ def _run_best(recipe: Recipe, cache: LevelCache, task: MapTask, name: str) -> Ma
 
 
 def _at_attempt(maker: KeyMaker, task: MapTask, attempt: int) -> MapTask:
-    keys = maker.keys(task.index, attempt)
-    return replace(
-        task,
-        attempt=attempt,
-        keys={n: k for n, (k, _) in keys.items()},
-        seeds={n: s for n, (_, s) in keys.items()},
-        run=task.run if task.force else (),  # else every Level from the cache if there, else made
-    )
+    # Every Level from the cache if there, else made; with --force, every one made.
+    return MapTask.at(maker.keys(task.index, attempt), task.index, task.stem, attempt, task.run if task.force else (), task.exports, task.force)
 
 
 def _with_attempt(result: MapResult, task: MapTask) -> MapResult:

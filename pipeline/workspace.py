@@ -190,11 +190,12 @@ class Workspace:
                 plans.append(plan)
             else:
                 outcome.problems.append(refusal)
+        # pack.distinct makes attempts of the maps it chooses before the build: workers for those too.
+        todo = sum(len(p.stale_maps) + builder.to_choose(p) for p in plans)
         # Checked only when there is work: the check hashes the package's source.
-        cold = any(p.stale_maps for p in plans) and not kernels_cached()
+        cold = todo > 0 and not kernels_cached()
         if cold:
             remove_unused_kernels()
-        todo = sum(len(p.stale_maps) for p in plans)
         # Said when a worker starts compiling, not here: a first build whose stages have no
         # kernels (a hand-made map exported) compiles nothing, and would say so every time.
         with executor_for(todo) as executor, (notice_compiles(lambda: compiling(cold)) if todo else contextlib.nullcontext()):
@@ -205,7 +206,7 @@ class Workspace:
             ahead = builder.run_ahead([p for p in plans if p.recipe.pack.distinct is None], executor) if cold and several else {}
             for plan in plans:
                 try:
-                    plan = builder.choose(plan, executor, progress=choosing(plan) if plan.recipe.pack.distinct else None)
+                    plan = builder.choose(plan, executor, progress=lambda plan=plan: choosing(plan))  # type: ignore[misc]
                     report = builder.build(plan, executor, progress=started(plan), ahead=ahead.pop(plan.recipe.pack.name, None))
                 except PackWriteError as exc:
                     outcome.problems.extend(exc.problems)

@@ -12,7 +12,7 @@ import pytest
 from pipeline.diversity import diversity, nearest, path_distances, tile_distances
 from pipeline.level import Level, MapObject, Symbol
 from pipeline.stages.maze.block import MAZE_ALPHABET
-from tests.conftest import pcg, write_recipe
+from tests.conftest import pcg, recipe_text, write_recipe
 
 
 def open_room(h: int, w: int, spawn: tuple[int, int], exit_: tuple[int, int]) -> Level:
@@ -129,3 +129,42 @@ input = "placed"
     assert line is not None and line.startswith(f"tiles: nearest map {tiles['min']:.3f}-{tiles['max']:.3f}") and line.endswith("5 of 5 can be finished")
     with Image.open(pack / "contact_sheet.png") as sheet:
         assert sheet.height > 20 + 8 + 12 * 2  # title, measures, a row
+
+
+def test_a_measure_that_breaks_is_a_warning_and_the_pack_is_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    import pipeline.pack_measures
+    from pipeline.cli import app
+
+    write_recipe(tmp_path, "small", recipe_text(maps=3))
+    monkeypatch.chdir(tmp_path)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ValueError("a stage's odd Level")
+
+    monkeypatch.setattr(pipeline.pack_measures, "measure_pack", broken)
+    result = CliRunner().invoke(app, ["build", "recipes", "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert "the pack's diversity and playability were not measured (ValueError: a stage's odd Level)" in result.output
+    manifest = json.loads((tmp_path / "exports" / "small" / "manifest.json").read_text())
+    assert len(manifest["maps"]) == 3 and "measures" not in manifest
+
+
+def test_a_level_the_cache_lost_is_made_again_for_the_measures_only_from_its_own_recipe(tmp_path: Path) -> None:
+    """Maps a --map build left on an earlier recipe are not made again with this one's stages
+    under their keys (that would store wrong Levels in the cache): they leave the measures out."""
+    import shutil
+
+    write_recipe(tmp_path, "small", recipe_text(maps=4, cells=(8, 8)))
+    pcg("build", "recipes", "-q", cwd=tmp_path)
+    write_recipe(tmp_path, "small", recipe_text(maps=4, cells=(9, 9)))
+    pcg("build", "recipes", "--map", "0", "-q", cwd=tmp_path)
+    shutil.rmtree(tmp_path / ".pcg-cache")
+    pcg("build", "recipes", "--map", "2", "-q", cwd=tmp_path)
+    write_recipe(tmp_path, "small", recipe_text(maps=4, cells=(8, 8)))
+    pcg("build", "recipes", "-q", cwd=tmp_path)
+    write_recipe(tmp_path, "small", recipe_text(maps=4, cells=(8, 8)).replace("tile_size = 8", "tile_size = 16"))
+    pcg("build", "recipes", "-q", cwd=tmp_path)  # every map exported again, from the Levels in the cache
+    tmx = (tmp_path / "exports" / "small" / "map_001.tmx").read_text()
+    assert 'width="17" height="17"' in tmx

@@ -64,11 +64,11 @@ class Site:
         """The pack's diversity and playability (pipeline.pack_measures) for the maps the
         manifest lists: as the manifest records them, else measured once per build of them."""
         from pipeline.cache import LevelCache
-        from pipeline.pack_measures import from_record, pack_measures, threshold_of
+        from pipeline.pack_measures import from_record, made_of, pack_measures, recorded_at, threshold_of
 
         if self.cache is None:
-            return from_record(m.get("measures") or {})
-        built = json.dumps([[e["index"], sorted((n, s.get("key")) for n, s in e["stages"].items())] for e in m["maps"]])
+            return from_record(recorded_at(m, threshold_of(m)) or {})
+        built = json.dumps(made_of(m))
         if self._measured.get(pack, ("", None))[0] != built:
             self._measured[pack] = (built, pack_measures(m, LevelCache(self.cache), threshold_of(m))[0])
         return self._measured[pack][1]
