@@ -23,7 +23,7 @@ from rich.table import Table
 
 from bench.timing import met, ratio
 from pipeline.api import build
-from pipeline.cache import LevelCache
+from pipeline.building.cache import LevelCache
 from pipeline.diversity import nearest, tile_distances
 
 MAPS = 200

@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.timing import met, min_median, ratio
-from pipeline.recipe import load_recipe
+from pipeline.recipe.load import load_recipe
 from pipeline.rewrite.program import Program, run
 
 RECIPES = Path(__file__).resolve().parents[1] / "recipes"

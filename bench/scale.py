@@ -86,8 +86,8 @@ def no_change_in_process(project: Path) -> float:
     module is imported first): load the recipe, plan, check every file, find nothing to do."""
     code = (
         "import time, pathlib;"
-        "from pipeline.recipe import load_recipe; from pipeline.builder import Builder; from pipeline.cache import LevelCache;"
-        "from pipeline.executor import make_executor; from pipeline import registry; registry.kinds();"
+        "from pipeline.recipe.load import load_recipe; from pipeline.building.builder import Builder; from pipeline.building.cache import LevelCache;"
+        "from pipeline.building.executor import make_executor; from pipeline import registry; registry.kinds();"
         "t=time.perf_counter(); r=load_recipe('recipes/pack.toml');"
         "b=Builder(exports_root=pathlib.Path('exports'), cache=LevelCache(pathlib.Path('.pcg-cache')));"
         "p=b.plan(r); assert not p.stale_maps; b.build(p, make_executor(1)); print(time.perf_counter()-t)"
@@ -131,15 +131,15 @@ def breakdown(project: Path, scratch: Path) -> tuple[dict[str, list[float]], lis
     and pack folder so the stores and writes do real work) over the first SAMPLE maps of the
     built project's recipe, run here with the functions a worker runs; and the contact sheet's
     seconds for the whole pack, once per pass."""
-    from pipeline.cache import LevelCache
-    from pipeline.contact_sheet import CONTACT_SHEET, apply_contact_sheet, plan_contact_sheet
-    from pipeline.manifest import read_manifest
-    from pipeline.plan import KeyMaker, export_provenance
-    from pipeline.recipe import load_recipe
+    from pipeline.building.cache import LevelCache
+    from pipeline.building.contact_sheet import CONTACT_SHEET, apply_contact_sheet, plan_contact_sheet
+    from pipeline.building.manifest import read_manifest
+    from pipeline.building.plan import KeyMaker, export_provenance
+    from pipeline.recipe.load import load_recipe
     from pipeline.registry import ExportContext
     from pipeline.seeds import rng_for
     from pipeline.fsio import land, sha256_bytes
-    from pipeline.worker import MapResult, write_files
+    from pipeline.building.worker import MapResult, write_files
 
     recipe = load_recipe(project / "recipes" / "pack.toml")
     maze, regions, tmx = (recipe.by_name[n].params for n in ("maze", "regions", "tmx"))

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, Union, cast
 
 if TYPE_CHECKING:
-    from pipeline.builder import PackReport
-    from pipeline.dask_executor import DaskOptions
-    from pipeline.executor import Executor
+    from pipeline.building.builder import PackReport
+    from pipeline.building.dask_executor import DaskOptions
+    from pipeline.building.executor import Executor
     from pipeline.level import Level
-    from pipeline.plan import PackPlan
+    from pipeline.building.plan import PackPlan
 
 __all__ = ["BuildResult", "MapFailure", "PackResult", "Progress", "build", "export", "generate", "open_executor"]
 
@@ -93,12 +93,12 @@ def open_executor(jobs: int | None, todo: int, dask: DaskOptions | None = None) 
     there is nothing to run (starting workers would cost more than the build), on the Dask
     cluster `dask` describes, else a pool of `jobs` processes (default: every core), never more
     than there are maps."""
-    from pipeline.executor import default_workers, make_executor
+    from pipeline.building.executor import default_workers, make_executor
 
     if not todo:
         executor = make_executor(1)
     elif dask is not None:
-        from pipeline.dask_executor import DaskExecutor
+        from pipeline.building.dask_executor import DaskExecutor
 
         executor = DaskExecutor(dask)
     else:
@@ -139,9 +139,9 @@ def build(
     a bad `jobs` or `cache_max`), and OSError when the cache itself cannot be written.
     """
     from pipeline.errors import PipelineError
-    from pipeline.recipe_order import Deferred
+    from pipeline.recipe.order import Deferred
     from pipeline.time_limit import is_limit
-    from pipeline.workspace import Workspace
+    from pipeline.building.workspace import Workspace
 
     paths = [Path(targets)] if isinstance(targets, (str, os.PathLike)) else [Path(t) for t in targets]
     paths = paths or [_DEFAULT_RECIPES]
@@ -192,7 +192,7 @@ def _cache_bound(cache_max: int | str | None) -> int | None:
     if cache_max is None:
         return None
     if isinstance(cache_max, str):
-        from pipeline.cache import parse_size
+        from pipeline.building.cache import parse_size
 
         try:
             return parse_size(cache_max)
@@ -252,7 +252,7 @@ def generate(kind: str, *, seed: int = 0, inputs: Level | Sequence[Level] = (), 
     from pipeline import registry
     from pipeline.errors import PipelineError, Rejected, did_you_mean
     from pipeline.level import Level, ObjectRef
-    from pipeline.recipe import _validate
+    from pipeline.recipe.load import _validate
     from pipeline.seeds import rng_for
 
     cls = _kind(kind, plugins)
@@ -325,7 +325,7 @@ def export(kind: str, level: Level, folder: str | os.PathLike[str], *, stem: str
     from pipeline.fsio import sha256_bytes
     from pipeline.level import Level
     from pipeline.paths import check_plain_name
-    from pipeline.recipe import _validate
+    from pipeline.recipe.load import _validate
 
     cls = _kind(kind, plugins)
     if not registry.is_exporter(cls):

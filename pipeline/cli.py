@@ -15,13 +15,13 @@ from pipeline.output import counted
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from pipeline.builder import PackReport
-    from pipeline.dask_executor import DaskOptions
+    from pipeline.building.builder import PackReport
+    from pipeline.building.dask_executor import DaskOptions
     from pipeline.explanation import PackExplanation
-    from pipeline.pins import Override, SeedChange
-    from pipeline.plan import PackPlan
-    from pipeline.recipe import Recipe
-    from pipeline.recipe_order import Deferred
+    from pipeline.recipe.pins import Override, SeedChange
+    from pipeline.building.plan import PackPlan
+    from pipeline.recipe.model import Recipe
+    from pipeline.recipe.order import Deferred
     from pipeline.registry import StageParams
 
 
@@ -141,7 +141,7 @@ def _stdout_reader_gone() -> bool:
 
 def _load_all(targets: list[Path], out: Path, cache: Path) -> tuple[list["Recipe"], list[str]]:
     """Every recipe found under `targets` that loads now, and the problems of the others."""
-    from pipeline.recipe_order import Deferred
+    from pipeline.recipe.order import Deferred
 
     items, problems = _load_for_build(targets, out, cache)
     recipes = [r for r in items if not isinstance(r, Deferred)]
@@ -156,7 +156,7 @@ def _load_for_build(targets: list[Path], out: Path, cache: Path) -> tuple[list["
     """Every recipe found under `targets` in the order they build (Deferred: one that loads once
     a pack it reads is built), and the problems of those that do not load."""
     from pipeline.errors import PipelineError
-    from pipeline.workspace import Workspace
+    from pipeline.building.workspace import Workspace
 
     if targets == [DEFAULT_RECIPES] and not DEFAULT_RECIPES.is_dir():
         raise PipelineError(["no recipes/ folder here: run pcg in your project folder, or name recipe files or folders"])
@@ -167,7 +167,7 @@ def _check_maps(recipes: "list[Recipe] | list[Recipe | Deferred]", maps: list[in
     """Refuse map indices outside any of the packs, each under `key` (the option or argument);
     a recipe not loaded yet (Deferred) is checked as it loads."""
     from pipeline.errors import PipelineError
-    from pipeline.recipe_order import Deferred
+    from pipeline.recipe.order import Deferred
 
     if not maps:
         return
@@ -231,7 +231,7 @@ def build(
     if scheduler is not None and dask_local:
         raise PipelineError(["--scheduler and --dask-local: give one (a cluster to use, or one to start)"])
     if scheduler is not None:
-        from pipeline.dask_executor import address_problem
+        from pipeline.building.dask_executor import address_problem
 
         wrong = address_problem(scheduler)
         if wrong:
@@ -246,7 +246,7 @@ def build(
             raise PipelineError([f"{option}: only with --scheduler or --dask-local"])
     limit = None
     if cache_max is not None:
-        from pipeline.cache import parse_size
+        from pipeline.building.cache import parse_size
 
         try:
             limit = parse_size(cache_max)
@@ -259,7 +259,7 @@ def build(
         raise PipelineError([*exc.problems, "--map: nothing was built, as a pack lacks that map (name the recipes whose packs have it)"]) from None
     dask = None
     if scheduler or dask_local:
-        from pipeline.dask_executor import NO_WORKERS_TIMEOUT, DaskOptions
+        from pipeline.building.dask_executor import NO_WORKERS_TIMEOUT, DaskOptions
 
         dask = DaskOptions(scheduler, dask_local or 0, dask_results, wait_for_workers or NO_WORKERS_TIMEOUT)  # type: ignore[arg-type]
     _build(recipes, problems, jobs, force, maps, out, cache, quiet, _console(), dask, limit, strict, timeout)
@@ -283,8 +283,8 @@ def _build(
 ) -> None:
     from pipeline.jit import compile_notice
     from pipeline.pack_progress import PackProgress
-    from pipeline.recipe_order import Deferred
-    from pipeline.workspace import Workspace
+    from pipeline.recipe.order import Deferred
+    from pipeline.building.workspace import Workspace
 
     warned = [(r, [] if isinstance(r, Deferred) else r.warnings()) for r in recipes]
     if strict:  # a recipe with a warning is refused as one with a problem is: not built
@@ -320,7 +320,7 @@ def _build(
         n = len(built_warnings)
         problems.append(f"--strict: the {counted(n, 'warning')} above, found while building, {'counts as an error' if n == 1 else 'count as errors'}")
     if outcome.trimmed and outcome.trimmed.removed and not quiet:
-        from pipeline.cache import format_size
+        from pipeline.building.cache import format_size
 
         trimmed = outcome.trimmed
         console.print(f"cache: removed {counted(trimmed.removed, 'least recently used Level')} ({format_size(trimmed.freed)})")
@@ -409,10 +409,10 @@ def watch(
     """Rebuild packs as their recipes, or files they read, are saved; Ctrl+C stops."""
     import signal
 
-    from pipeline.contact_sheet import CONTACT_SHEET
-    from pipeline.executor import default_workers, make_executor
+    from pipeline.building.contact_sheet import CONTACT_SHEET
+    from pipeline.building.executor import default_workers, make_executor
     from pipeline.watch import Watcher, run
-    from pipeline.workspace import Workspace
+    from pipeline.building.workspace import Workspace
 
     _check_timeout(timeout)
     targets = _watched(targets)
@@ -454,9 +454,9 @@ def serve(
     """Build and rebuild like `pcg watch`, and show every pack in a live web gallery; Ctrl+C stops."""
     import signal
 
-    from pipeline.executor import default_workers, make_executor
+    from pipeline.building.executor import default_workers, make_executor
     from pipeline.serve.server import serve as serve_gallery
-    from pipeline.workspace import Workspace
+    from pipeline.building.workspace import Workspace
 
     targets = _watched(targets)
     echo = _stamped(_console())
@@ -490,7 +490,7 @@ def explain(
     from pipeline.errors import PipelineError
     from pipeline.explanation import explain as explain_pack
     from pipeline.explanation import explanations_json
-    from pipeline.pins import recipe_of
+    from pipeline.recipe.pins import recipe_of
 
     if format_ not in ("table", "json"):
         raise PipelineError([f"--format: table or json (got {format_!r})"])
@@ -600,8 +600,8 @@ PACK_OR_RECIPE = typer.Argument(..., help=PACK_HELP + " A pack leads to the reci
 
 def _maps_of(pack: Path, map_indices: list[int], out: Path, cache: Path) -> tuple[Path, list[int]]:
     """The recipe of `pack` and the maps named, each once, all checked before any is edited."""
-    from pipeline.pins import recipe_of
-    from pipeline.recipe import load_recipe
+    from pipeline.recipe.pins import recipe_of
+    from pipeline.recipe.load import load_recipe
 
     path = recipe_of(pack, out, cache)
     _check_maps([load_recipe(path)], map_indices, key="map")
@@ -633,7 +633,7 @@ def pin(
     cache: Path = CACHE,
 ) -> None:
     """Freeze maps' seeds into the recipe (\\[pack.seeds]), so a new pack seed leaves those maps as they are."""
-    from pipeline.pins import pin as pin_map
+    from pipeline.recipe.pins import pin as pin_map
 
     path, indices = _maps_of(pack, map_indices, out, cache)
     for map_index in indices:
@@ -651,8 +651,8 @@ def reroll(
     cache: Path = CACHE,
 ) -> None:
     """Give maps new seeds, written into the recipe (\\[pack.seeds]); the other maps keep theirs."""
-    from pipeline.pins import reroll as reroll_map
-    from pipeline.recipe import load_recipe
+    from pipeline.recipe.pins import reroll as reroll_map
+    from pipeline.recipe.load import load_recipe
 
     path, indices = _maps_of(pack, map_indices, out, cache)
     for map_index in indices:
@@ -671,7 +671,7 @@ def unpin(
     cache: Path = CACHE,
 ) -> None:
     """Remove maps' seeds from the recipe (\\[pack.seeds]): they follow the pack seed again."""
-    from pipeline.pins import unpin as unpin_map
+    from pipeline.recipe.pins import unpin as unpin_map
 
     path, indices = _maps_of(pack, map_indices, out, cache)
     for map_index in indices:
@@ -688,8 +688,8 @@ def verify(
 ) -> None:
     """Rebuild packs from their manifests in a temporary folder and compare every file's sha256."""
     from pipeline.errors import PipelineError
-    from pipeline.manifest import MANIFEST
-    from pipeline.workspace import Workspace
+    from pipeline.building.manifest import MANIFEST
+    from pipeline.building.workspace import Workspace
 
     workspace = Workspace(out, CACHE.default)
     folders = [workspace.pack_folder(pack) for pack in packs or []]
@@ -716,9 +716,9 @@ def _verify(folder: Path, jobs: int | None, quiet: bool, named: Callable[[str], 
     them with the other packs'), each line as `named` puts it."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from pipeline.executor import default_workers
-    from pipeline.manifest import MANIFEST, load_manifest
-    from pipeline.verify import verify_pack
+    from pipeline.building.executor import default_workers
+    from pipeline.building.manifest import MANIFEST, load_manifest
+    from pipeline.building.verify import verify_pack
 
     console = _console()
     maps = len(load_manifest(folder / MANIFEST)["maps"])
@@ -758,19 +758,19 @@ def stats(
     tiles and by the way from spawn to exit (docs/gameplay.md).
     """
     from pipeline.errors import PipelineError
-    from pipeline.manifest import MANIFEST, load_manifest
+    from pipeline.building.manifest import MANIFEST, load_manifest
     from pipeline.output import print_table
     from pipeline.output import table as new_table
-    from pipeline.cache import LevelCache
-    from pipeline.pack_measures import pack_measures, threshold_of
+    from pipeline.building.cache import LevelCache
+    from pipeline.building.measures import pack_measures, threshold_of
     from pipeline.report import stage_kinds, stage_stats, stats_csv, stats_json
-    from pipeline.workspace import Workspace
+    from pipeline.building.workspace import Workspace
 
     if format_ not in ("table", "csv", "json"):
         raise PipelineError([f"--format: table, csv or json (got {format_!r})"])
     console = _console()
     if pack.suffix == ".toml":
-        from pipeline.recipe import load_recipe
+        from pipeline.recipe.load import load_recipe
 
         _build([load_recipe(pack)], [], jobs, False, None, out, cache, True, console)
     folder = Workspace(out, cache).pack_folder(pack)
@@ -830,12 +830,12 @@ def list_(
     """List the recipes with their pack, size, stages and build state."""
     from rich.text import Text
 
-    from pipeline.builder import Builder
-    from pipeline.cache import LevelCache
+    from pipeline.building.builder import Builder
+    from pipeline.building.cache import LevelCache
     from pipeline.output import print_table
     from pipeline.output import table as new_table
 
-    from pipeline.recipe_order import Deferred, pack_name, upstream
+    from pipeline.recipe.order import Deferred, pack_name, upstream
 
     recipes, problems = _load_for_build(targets or [DEFAULT_RECIPES], out, cache)
     builder = Builder(exports_root=out, cache=LevelCache(cache))
@@ -873,7 +873,7 @@ def stages(
     """List every stage kind, one line each by family (`pcg stages KIND`: one in full, FAMILY: one family)."""
     from pipeline import registry
     from pipeline.errors import PipelineError, unknown_kind
-    from pipeline.recipe import plugin_kinds_of
+    from pipeline.recipe.load import plugin_kinds_of
     from pipeline.summary import family
 
     kinds = dict(sorted({**registry.kinds(), **plugin_kinds_of(recipes)}.items()))
@@ -949,8 +949,8 @@ def schema(
     import json
 
     from pipeline.fsio import atomic_write
-    from pipeline.recipe import plugin_kinds_of
-    from pipeline.schema import recipe_schema
+    from pipeline.recipe.load import plugin_kinds_of
+    from pipeline.recipe.schema import recipe_schema
 
     text = json.dumps(recipe_schema(plugin_kinds_of(recipes)), indent=2) + "\n"
     if output is None:
@@ -974,9 +974,9 @@ def show(
     import subprocess
     import sys
 
-    from pipeline.contact_sheet import CONTACT_SHEET
+    from pipeline.building.contact_sheet import CONTACT_SHEET
     from pipeline.errors import PipelineError
-    from pipeline.workspace import Workspace
+    from pipeline.building.workspace import Workspace
 
     folder = Workspace(out, CACHE.default).pack_folder(pack)
     sheet = folder / CONTACT_SHEET
@@ -1007,7 +1007,7 @@ def clean(
     cache: Path = CACHE,
 ) -> None:
     """Delete the cache of intermediate Levels (and, if asked, built packs)."""
-    from pipeline.workspace import Workspace
+    from pipeline.building.workspace import Workspace
 
     console = _console()
     removed = Workspace(out, cache).clean(packs or [], all_packs, waiting=lambda: console.print("waiting for running builds to finish ..."))

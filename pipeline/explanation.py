@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from pipeline.pins import Override
-    from pipeline.recipe import Recipe
+    from pipeline.recipe.pins import Override
+    from pipeline.recipe.model import Recipe
 
 # Raised with `--format json` only if its shape changes, so a script can tell which it reads.
 JSON_FORMAT = 1
@@ -52,11 +52,11 @@ class PackExplanation:
 
 def explain(recipe: Recipe, maps: list[int] | None, out: Path, cache: Path) -> PackExplanation:
     """What `pcg build` of `recipe` (of only `maps`, if given) would do, and why."""
-    from pipeline.builder import Builder
-    from pipeline.cache import LevelCache
-    from pipeline.contact_sheet import sheet_change
-    from pipeline.pack_files import edited_pack_files
-    from pipeline.pins import overrides
+    from pipeline.building.builder import Builder
+    from pipeline.building.cache import LevelCache
+    from pipeline.building.contact_sheet import sheet_change
+    from pipeline.building.pack_files import edited_pack_files
+    from pipeline.recipe.pins import overrides
 
     levels = LevelCache(cache)
     plan = Builder(exports_root=out, cache=levels, only=sorted(set(maps)) if maps else None).plan(recipe)

@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
 
-    from pipeline.plan import PackPlan
+    from pipeline.building.plan import PackPlan
 
 # A pack of this many stale maps or fewer gets its row only once it has taken SLOW seconds: most
 # are done before that, and a bar that comes and goes is noise (and stopping its thread costs up

@@ -1,10 +1,9 @@
-"""Stages from outside the package: plugin files that a recipe names (`[pack] plugins`), and
-installed packages that declare the entry-point group `pcg_pipeline.stages`.
+"""Stages from plugin files that a recipe names (`[pack] plugins`); installed packages' stages
+(entry points) are the registry's, like the built-in ones.
 
 A plugin uses the same `@stage` decorator and base classes as the built-in stages. A plugin
 file belongs to the recipes that name it: its kinds are visible to them only, so a recipe never
-depends on which other recipe happened to load first. An installed package's kinds are visible
-to every recipe, like the built-in ones.
+depends on which other recipe happened to load first.
 
 A plugin file is run once per process and per content (its module is named after its sha256),
 so saving an edited plugin while `pcg watch` runs loads the new code beside the old. Workers
@@ -25,16 +24,12 @@ import sys
 import threading
 import traceback
 import types
-from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 from pipeline import registry
-from pipeline.errors import PipelineError
 from pipeline.fsio import atomic_write, read_regular
 from pipeline.jit import cache_home
 from pipeline.registry import Origin, StageParams
-
-ENTRY_POINT_GROUP = "pcg_pipeline.stages"
 
 # sha256 of a plugin file's source -> the kinds it defines, for every plugin this process ran.
 _LOADED: dict[str, dict[str, type[StageParams]]] = {}
@@ -182,28 +177,8 @@ def params_from_plugin(name: str, path: str, source: bytes, kind: str) -> StageP
     return cls.__new__(cls)
 
 
-def load_installed() -> None:
-    """Import every module that installed packages list under the entry-point group: their
-    `@stage` classes register like built-in ones. A broken one is a PipelineError naming it."""
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
-        _load_entry_point(ep)
+# The registry pickles a plugin stage's params through the function above; it knows of plugin
+# files only through this hook, set as soon as this module (which alone makes such stages) loads.
+registry.remake_plugin_params = params_from_plugin
 
 
-def _load_entry_point(ep: EntryPoint) -> None:
-    package = f" (package {ep.dist.name})" if ep.dist is not None else ""
-    before = set(registry.registered())
-    try:
-        ep.load()
-    except Exception as exc:
-        # The deepest frame outside Python's import machinery: the package's line at fault.
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if "importlib" not in f.filename]
-        where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
-        raise PipelineError(
-            [f"plugin {ep.name} = {ep.value!r}{package}, entry point {ENTRY_POINT_GROUP}: {type(exc).__name__}: {exc}{where}"]
-        ) from None
-    release = f"{ep.dist.name}=={ep.dist.version}\n".encode() if ep.dist is not None else b""
-    for kind, cls in registry.registered().items():
-        if kind not in before:
-            module = sys.modules.get(cls.__module__)
-            digest = hashlib.sha256(release + registry.module_source(module)).hexdigest()
-            cls.defined_in = Origin(name=cls.__module__, sha256=digest)

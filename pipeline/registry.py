@@ -1,4 +1,5 @@
-"""Stage kinds: the params-model base class, the `@stage` decorator and the lookup table.
+"""Stage kinds: the params-model base class, the `@stage` decorator and the lookup table of the
+built-in kinds and those of installed packages (the entry-point group `pcg_pipeline.stages`).
 
 A stage is a pydantic model of its parameters with a pure `run`. The executor only sees this
 interface: it never knows what a stage does inside.
@@ -11,7 +12,9 @@ import hashlib
 import importlib
 import re
 import sys
+import traceback
 from collections.abc import Mapping
+from importlib.metadata import EntryPoint, entry_points
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, TypeVar
@@ -19,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from pipeline.errors import PipelineError
 from pipeline.level import Level, PropertyValue
 
 if TYPE_CHECKING:
@@ -26,6 +30,13 @@ if TYPE_CHECKING:
 
     from pipeline.best import BestOf, Tried
     from pipeline.drawn_art import ArtTileset
+
+# Installed packages declare their stage modules under this entry-point group.
+ENTRY_POINT_GROUP = "pcg_pipeline.stages"
+
+# How a worker rebuilds a plugin file's stage params: set by pipeline.plugins, the only module
+# that makes such stages (the registry knows nothing else of plugin files).
+remake_plugin_params: Callable[[str, str, bytes, str], "StageParams"] | None = None
 
 # Keys of a [stage.NAME] table that belong to the recipe, not to the stage's params.
 RESERVED_KEYS = ("use", "input", "inputs")
@@ -221,9 +232,7 @@ class StageParams(BaseModel):
             return super().__reduce_ex__(protocol)
         # A plugin file's classes live in a module no worker can import by name: the worker
         # loads the plugin from its source (once per process) and rebuilds the params there.
-        from pipeline.plugins import params_from_plugin
-
-        return params_from_plugin, (origin.name, origin.path, origin.source, self.kind), self.__getstate__()
+        return remake_plugin_params, (origin.name, origin.path, origin.source, self.kind), self.__getstate__()
 
 
 @dataclass(frozen=True)
@@ -468,16 +477,41 @@ def kinds() -> dict[str, type[StageParams]]:
         for module in STAGE_MODULES:
             importlib.import_module(module)
         _loaded = True  # before the packages: their kinds are checked against the built-in ones
-        from pipeline.plugins import load_installed
-
         global _broken
         try:
-            load_installed()
+            _load_installed()
         except Exception as exc:  # every later call fails the same way, not with kinds missing
             _broken = exc
     if _broken is not None:
         raise _broken
     return dict(sorted(_KINDS.items()))
+
+
+def _load_installed() -> None:
+    """Import every module that installed packages list under the entry-point group: their
+    `@stage` classes register like built-in ones. A broken one is a PipelineError naming it."""
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+        _load_entry_point(ep)
+
+
+def _load_entry_point(ep: EntryPoint) -> None:
+    package = f" (package {ep.dist.name})" if ep.dist is not None else ""
+    before = set(registered())
+    try:
+        ep.load()
+    except Exception as exc:
+        # The deepest frame outside Python's import machinery: the package's line at fault.
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if "importlib" not in f.filename]
+        where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+        raise PipelineError(
+            [f"plugin {ep.name} = {ep.value!r}{package}, entry point {ENTRY_POINT_GROUP}: {type(exc).__name__}: {exc}{where}"]
+        ) from None
+    release = f"{ep.dist.name}=={ep.dist.version}\n".encode() if ep.dist is not None else b""
+    for kind, cls in registered().items():
+        if kind not in before:
+            module = sys.modules.get(cls.__module__)
+            digest = hashlib.sha256(release + module_source(module)).hexdigest()
+            cls.defined_in = Origin(name=cls.__module__, sha256=digest)
 
 
 def get(kind: str) -> type[StageParams]:

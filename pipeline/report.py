@@ -11,7 +11,7 @@ import math
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from pipeline.pack_measures import Measured
+    from pipeline.building.measures import Measured
 
 Format = Literal["table", "csv", "json"]
 
@@ -55,7 +55,7 @@ def stats_json(manifest: dict[str, Any], measured: dict[str, Measured] | None = 
     "maps"}}]}`, stages in recipe order and stats in table order (keys never sorted: order
     carries meaning, and it is stable); `diversity` and `playability` only for stages measured
     (their Levels still cached; playability for maps with a spawn and an exit)."""
-    from pipeline.pack_measures import record
+    from pipeline.building.measures import record
 
     kinds = stage_kinds(manifest)
     measures = record(measured or {})

@@ -59,8 +59,8 @@ class Scaffold:
 
 
 def scaffold(examples: bool) -> Scaffold:
-    from pipeline.recipe import plugin_kinds_of
-    from pipeline.schema import recipe_schema
+    from pipeline.recipe.load import plugin_kinds_of
+    from pipeline.recipe.schema import recipe_schema
 
     # With the examples comes their plugin: the schema knows its stage kinds, as `make schema` would.
     plugins = plugin_kinds_of([EXAMPLES / "recipes"]) if examples else {}

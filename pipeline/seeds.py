@@ -4,7 +4,7 @@ Map `i`, stage `s` of a pack seeded `p` draws from `PCG64(SeedSequence([i, blake
 varying ids come first (never `p + i`, which makes neighbouring packs share streams), and the stage
 name is hashed with blake2b because Python's `hash()` changes between processes. `p` is the
 map's seed: the pack seed, unless the recipe's `[pack.seeds]` gives the map one of its own
-(`PackConfig.seed_of`, written by `pcg pin` / `pcg reroll`, see pipeline/pins.py).
+(`PackConfig.seed_of`, written by `pcg pin` / `pcg reroll`, see pipeline/recipe/pins.py).
 """
 
 from __future__ import annotations

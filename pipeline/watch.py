@@ -16,15 +16,16 @@ from typing import Callable
 
 import tomli
 
-from pipeline.builder import Progress
+from pipeline.building.builder import Progress
 from pipeline.errors import PipelineError, os_error_line
-from pipeline.executor import Executor
+from pipeline.building.executor import Executor
 from pipeline.jit import compile_notice
 from pipeline.output import counted
-from pipeline.plan import PackPlan
-from pipeline.recipe import Recipe, find_recipes, load_recipe
-from pipeline.recipe_order import RecipeFile, dependents, ordered
-from pipeline.workspace import Workspace, borrowed, claim_packs
+from pipeline.building.plan import PackPlan
+from pipeline.recipe.load import find_recipes, load_recipe
+from pipeline.recipe.model import Recipe
+from pipeline.recipe.order import RecipeFile, dependents, ordered
+from pipeline.building.workspace import Workspace, borrowed, claim_packs
 
 # Files editors write beside the one being saved: swap, backup, lock and temporary files.
 # Longest the main thread sleeps between looks for a pending Ctrl+C (see Watcher.next_batch).

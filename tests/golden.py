@@ -39,10 +39,11 @@ from pipeline import registry
 from pipeline.drawn_art import carry_art
 from pipeline.errors import RecipeError, Rejected
 from pipeline.level import Color, FilePath, Level, ObjectRef
-from pipeline.recipe import Recipe, StageSpec, load_recipe
+from pipeline.recipe.load import load_recipe
+from pipeline.recipe.model import Recipe, StageSpec
 from pipeline.registry import ExportContext, Exporter, StageParams
 from pipeline.seeds import rng_for, stage_seed
-from pipeline.worker import freeze, private_copy
+from pipeline.building.worker import freeze, private_copy
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = Path(__file__).resolve().parent / "golden.json"
@@ -659,7 +660,7 @@ def fixture(kind: str) -> Iterator[tuple[Recipe, str]]:
 
 
 class _Runner:
-    """Runs a fixture's stages as pipeline.worker runs a map: inputs first, each stage its own
+    """Runs a fixture's stages as pipeline.building.worker runs a map: inputs first, each stage its own
     copies, outputs frozen."""
 
     def __init__(self, recipe: Recipe):

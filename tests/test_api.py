@@ -37,7 +37,7 @@ def test_import_pipeline_imports_no_numpy_numba_or_pydantic() -> None:
 
 
 def test_lazy_names_resolve_and_build_stays_the_function_after_the_builder_loads() -> None:
-    import pipeline.builder  # noqa: F401  (a submodule import sets an attribute of the package)
+    import pipeline.building.builder  # noqa: F401  (a submodule import sets an attribute of the package)
 
     assert callable(pipeline.build) and pipeline.build is pipeline.api.build
     assert pipeline.Level is Level and pipeline.PipelineError is PipelineError

@@ -12,7 +12,7 @@ import pipeline
 from conftest import pcg, tree_digests, write_recipe
 from pipeline.best import aim_score
 from pipeline.level import Level, Symbol
-from pipeline.recipe import load_recipe
+from pipeline.recipe.load import load_recipe
 from pipeline.seeds import rng_for, stage_seed
 from pipeline.stages.filter import Filter, _aims
 
@@ -239,9 +239,9 @@ def test_text_compared_with_a_number_is_one_clear_error() -> None:
 def test_only_the_first_attempts_and_the_kept_one_fill_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep: str) -> None:
     # A filter that rarely passes, with a large `attempts`, once filled the disk with Levels
     # before the build's end could trim the cache.
-    from pipeline import worker
-    from pipeline.cache import LevelCache
-    from pipeline.plan import KeyMaker
+    from pipeline.building import worker
+    from pipeline.building.cache import LevelCache
+    from pipeline.building.plan import KeyMaker
 
     monkeypatch.setattr(worker, "CACHED_ATTEMPTS", 3)
     path = tmp_path / write_recipe(tmp_path, "boards", RECIPE.format(keep="where = \"colors > 0\""))

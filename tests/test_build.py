@@ -111,7 +111,7 @@ def test_explain_check_fails_a_stale_pack_and_json_says_why(project: Path) -> No
 
 
 def test_explain_cuts_a_long_changed_param_where_it_changed() -> None:
-    from pipeline.plan import _difference
+    from pipeline.building.plan import _difference
 
     layers = '[{"autotile":true,"name":"floor","tile":"floor"},{"autotile":%s,"name":"walls"}]'
     old, new = _difference(layers % "true", layers % "false")
@@ -257,7 +257,7 @@ def test_every_failing_exporter_of_a_map_is_told_in_one_build(project: Path) -> 
 
 
 def test_emptied_folders_go_but_never_outside_the_pack(tmp_path: Path) -> None:
-    from pipeline.builder import _unlink
+    from pipeline.building.builder import _unlink
 
     pack, outside = tmp_path / "exports" / "p", tmp_path / "assets"
     (pack / "previews").mkdir(parents=True)
@@ -420,7 +420,7 @@ def test_another_recipe_cannot_silently_take_over_a_pack(project: Path) -> None:
 
 
 def test_maps_remember_the_environment_that_built_them(project: Path) -> None:
-    from pipeline.manifest import ENV_KEYS, environment_id
+    from pipeline.building.manifest import ENV_KEYS, environment_id
 
     built(project)
     path = project / PACK / "manifest.json"

@@ -91,8 +91,8 @@ def test_watch_keeps_refusing_a_duplicate_pack_when_it_is_saved_again(tmp_path: 
 
 
 def test_pack_names_that_differ_only_in_case_are_one_folder_on_windows_and_macos(tmp_path: Path) -> None:
-    from pipeline.recipe import load_recipe
-    from pipeline.workspace import claim_packs
+    from pipeline.recipe.load import load_recipe
+    from pipeline.building.workspace import claim_packs
 
     write_recipe(tmp_path, "a", recipe_text(name="Caves", seed=1))
     write_recipe(tmp_path, "b", recipe_text(name="caves", seed=2))

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import pipeline.cache as cache_module
-from pipeline.cache import DEFAULT_MAX_BYTES, LevelCache, environment_tag, format_size, parse_size
+import pipeline.building.cache as cache_module
+from pipeline.building.cache import DEFAULT_MAX_BYTES, LevelCache, environment_tag, format_size, parse_size
 from pipeline.level import Level
 from pipeline.stages.maze.block import MAZE_ALPHABET
 

@@ -123,7 +123,7 @@ def test_watch_says_what_a_rebuild_removed(tmp_path: Path) -> None:
 
 
 def test_which_packs_a_recipe_reads_comes_from_its_stages_strings(tmp_path: Path) -> None:
-    from pipeline.recipe_order import packs_read
+    from pipeline.recipe.order import packs_read
 
     recipe = tmp_path / "recipes" / "r.toml"
     recipe.parent.mkdir()

@@ -33,7 +33,7 @@ from conftest import ROOT, TILESETS
 from pipeline import pack_progress, registry
 from pipeline.cli import app
 from pipeline.errors import RecipeError
-from pipeline.recipe import load_recipe
+from pipeline.recipe.load import load_recipe
 from pipeline.summary import MAX_SUMMARY, family, summary
 
 # Two generators, each exported, under long names: the stats table is far wider than 80 columns.

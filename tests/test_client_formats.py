@@ -19,8 +19,8 @@ import pytest
 from pydantic import ValidationError
 
 from conftest import needs_tiled, pcg, tiled_env, write_recipe
-from pipeline.contact_sheet import caption_lines, sheet_entry
-from pipeline.recipe import load_recipe
+from pipeline.building.contact_sheet import caption_lines, sheet_entry
+from pipeline.recipe.load import load_recipe
 from pipeline.seeds import rng_for, stage_seed
 from pipeline.stages.export.tiled_map import TiledMapExporter
 from pipeline.stages.export.tmj import ExportTmj

@@ -14,10 +14,10 @@ from typing import Iterator
 import pytest
 
 from conftest import recipe_text, tree_digests, write_recipe
-from pipeline import workspace as workspace_module
-from pipeline.executor import Executor, Outcome, SerialExecutor
-from pipeline.worker import Batch
-from pipeline.workspace import Workspace
+from pipeline.building import workspace as workspace_module
+from pipeline.building.executor import Executor, Outcome, SerialExecutor
+from pipeline.building.worker import Batch
+from pipeline.building.workspace import Workspace
 
 
 class TwoWorkers(SerialExecutor):

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from scipy import ndimage
 
 from conftest import RECIPES, TILESETS, pcg
-from pipeline.cache import LevelCache
+from pipeline.building.cache import LevelCache
 from pipeline.errors import PipelineError
 from pipeline.level import Level, MapObject, Symbol
 from pipeline.registry import get

@@ -35,7 +35,7 @@ from conftest import ROOT, pcg, recipe_text, tree_digests
 
 distributed = pytest.importorskip("distributed")
 
-from pipeline.dask_executor import CHECK_EVERY  # noqa: E402
+from pipeline.building.dask_executor import CHECK_EVERY  # noqa: E402
 from pipeline.jit import kernels_cached  # noqa: E402
 from pipeline.output import spans  # noqa: E402
 

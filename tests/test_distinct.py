@@ -23,9 +23,9 @@ import pytmx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.distinct import Chooser
+from pipeline.building.distinct import Chooser
 from pipeline.diversity import Kept, Print, tile_distances
-from pipeline.recipe import Distinct
+from pipeline.recipe.model import Distinct
 from tests.conftest import pcg, recipe_text, tree_digests, write_recipe
 from tests.test_faults import GATE_PLUGIN, start_build
 

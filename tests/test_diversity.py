@@ -90,8 +90,8 @@ def test_the_build_records_the_measures_in_the_manifest_and_the_contact_sheet(tm
     so the measures outlive the build cache; the contact sheet's second line shows them."""
     from PIL import Image
 
-    from pipeline.contact_sheet import measures_line
-    from pipeline.recipe import load_recipe
+    from pipeline.building.contact_sheet import measures_line
+    from pipeline.recipe.load import load_recipe
 
     text = """
 [pack]
@@ -134,7 +134,7 @@ input = "placed"
 def test_a_measure_that_breaks_is_a_warning_and_the_pack_is_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
 
-    import pipeline.pack_measures
+    import pipeline.building.measures
     from pipeline.cli import app
 
     write_recipe(tmp_path, "small", recipe_text(maps=3))
@@ -143,7 +143,7 @@ def test_a_measure_that_breaks_is_a_warning_and_the_pack_is_built(tmp_path: Path
     def broken(*args: object, **kwargs: object) -> None:
         raise ValueError("a stage's odd Level")
 
-    monkeypatch.setattr(pipeline.pack_measures, "measure_pack", broken)
+    monkeypatch.setattr(pipeline.building.measures, "measure_pack", broken)
     result = CliRunner().invoke(app, ["build", "recipes", "-j", "1"])
     assert result.exit_code == 0, result.output
     assert "the pack's diversity and playability were not measured (ValueError: a stage's odd Level)" in result.output

@@ -157,7 +157,7 @@ def test_recipe_block_builds(block: Block, built: dict[str, Any]) -> None:
 @pytest.mark.parametrize("block", FRAGMENTS, ids=lambda b: b.where)
 def test_fragment_parses_and_its_stages_validate(block: Block, project: Path) -> None:
     from pipeline import registry
-    from pipeline.recipe import _load_pack, _load_stages, _plugin_kinds
+    from pipeline.recipe.load import _load_pack, _load_stages, _plugin_kinds
 
     data = tomllib.loads(block.text)
     problems: list[str] = []

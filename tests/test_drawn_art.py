@@ -18,7 +18,7 @@ from PIL import Image
 import pipeline
 from pipeline.drawn_art import FLIP_D, FLIP_H, FLIP_V, Art, art_tileset, carry_art, flipped_tiles, paste_art, settle_art, turned_art
 from pipeline.level import Level, Symbol
-from pipeline.recipe import load_recipe
+from pipeline.recipe.load import load_recipe
 
 import drawn_maps as dm
 from conftest import pcg, tiled_env

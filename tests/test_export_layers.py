@@ -16,7 +16,7 @@ import pytest
 from conftest import RECIPES, TILESETS, needs_tiled, pcg, tiled_env
 from pipeline.errors import PipelineError
 from pipeline.level import Level
-from pipeline.recipe import load_recipe
+from pipeline.recipe.load import load_recipe
 from pipeline.registry import ExportContext
 from pipeline.seeds import rng_for, stage_seed
 from pipeline.stages.export.tmj import ExportTmj

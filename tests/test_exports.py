@@ -23,7 +23,7 @@ import pipeline
 from conftest import TMXRASTERIZER, needs_tiled, pcg, tiled_env, tree_digests, write_recipe
 from pipeline.errors import PipelineError, RecipeError
 from pipeline.level import Color, Level, MapObject
-from pipeline.recipe import load_recipe
+from pipeline.recipe.load import load_recipe
 from pipeline.registry import ExportContext
 from pipeline.stages.export.tmx import ExportTmx
 from pipeline.stages.maze.block import MAZE_ALPHABET

@@ -322,7 +322,7 @@ def _echo(batch: str) -> str:
 def test_a_worker_killed_between_builds_does_not_stop_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
     """`pcg watch` and `pcg serve` keep one pool between builds: a worker killed while idle
     breaks it, and the next build must start a fresh one, not fail on submitting."""
-    from pipeline import executor as executor_module
+    from pipeline.building import executor as executor_module
 
     monkeypatch.setattr(executor_module, "run_batch", _echo)  # the batches here are plain strings
     executor = executor_module.ProcessExecutor(1)
@@ -359,7 +359,7 @@ def test_ctrl_c_stops_the_workers_mid_batch_and_the_next_build_gets_fresh_ones(m
     with it, rather than when their batches end; a next build (the Python API's) still runs."""
     import threading
 
-    from pipeline import executor as executor_module
+    from pipeline.building import executor as executor_module
 
     monkeypatch.setattr(executor_module, "run_batch", _sleep)
     monkeypatch.setenv("PCG_TEST_MARKS", str(tmp_path))
@@ -388,7 +388,7 @@ def test_ctrl_c_stops_the_workers_mid_batch_and_the_next_build_gets_fresh_ones(m
 def test_a_build_stopped_while_it_stores_a_result_stops_the_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     """The build may stop between two results (Ctrl+C while it writes a map's files, a full
     disk): the workers stop then too, not when their batches end."""
-    from pipeline import executor as executor_module
+    from pipeline.building import executor as executor_module
 
     monkeypatch.setattr(executor_module, "run_batch", _sleep_unless_first)
     executor = executor_module.ProcessExecutor(2)
@@ -421,7 +421,7 @@ def test_an_abort_from_another_thread_ends_the_build_and_every_later_one(monkeyp
     once, and a build after that runs nothing."""
     import threading
 
-    from pipeline import executor as executor_module
+    from pipeline.building import executor as executor_module
 
     monkeypatch.setattr(executor_module, "run_batch", _sleep)
     monkeypatch.setenv("PCG_TEST_MARKS", str(tmp_path))

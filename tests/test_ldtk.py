@@ -16,7 +16,7 @@ import jsonschema
 import numpy as np
 import pytest
 
-from pipeline.cache import LevelCache
+from pipeline.building.cache import LevelCache
 from pipeline.level import Color, Level
 from conftest import TILESETS, pcg, tree_digests
 

@@ -18,7 +18,8 @@ import pytest
 from conftest import TILESETS, recipe_text
 from pipeline.errors import RecipeError
 from pipeline.fsio import NotRegularFile, read_regular
-from pipeline.recipe import MAX_MAPS, load_recipe
+from pipeline.recipe.load import load_recipe
+from pipeline.recipe.model import MAX_MAPS
 
 # Short: a hang must fail its test in a minute, not stall the suite (conftest's pcg waits 10).
 TIMEOUT = 60

@@ -326,8 +326,8 @@ def test_a_map_we_exported_loads_back_as_the_map_it_was(tmp_path: Path, profile:
 
 def test_provenance_is_what_the_exporters_write() -> None:
     from pipeline.level import PROVENANCE
-    from pipeline.plan import export_provenance
-    from pipeline.recipe import load_recipe
+    from pipeline.building.plan import export_provenance
+    from pipeline.recipe.load import load_recipe
 
     recipe = load_recipe(RECIPES / "dfs_maze.toml")
     assert set(export_provenance(recipe, 0, recipe.exporters[0].name, attempt=1)) == set(PROVENANCE)
@@ -393,7 +393,7 @@ def test_a_hand_made_maps_own_properties_outlive_stages_that_start_their_stats_a
     props = {p.get("name"): p.get("value") for p in root.find("properties").iter("property")}  # type: ignore[union-attr]
     assert props["author"] == "hand-made" and props["difficulty"] == "2" and "rewrite_steps" in props, props
     # A recipe without a hand-made map keeps the keys it had: nothing of it is built again.
-    from pipeline.recipe import load_recipe
+    from pipeline.recipe.load import load_recipe
 
     plain = load_recipe(RECIPES / "dfs_maze.toml")
     assert plain.handed_on == {}
@@ -402,7 +402,7 @@ def test_a_hand_made_maps_own_properties_outlive_stages_that_start_their_stats_a
 def test_a_filter_on_an_object_reference_is_refused_as_the_recipe_loads(tmp_path: Path) -> None:
     # `goal` names the exit: no stat to compare, and every map would fail "goal not measured".
     from pipeline.errors import RecipeError
-    from pipeline.recipe import load_recipe
+    from pipeline.recipe.load import load_recipe
 
     shutil.copytree(MAPS, tmp_path / "recipes" / "maps")
     text = HAND_RECIPE.replace('[stage.tmx]\nuse = "export.tmx"\ninput = "start"\n', '[stage.f]\nuse = "filter"\ninput = "start"\nwhere = "goal > 0"\n\n[stage.tmx]\nuse = "export.tmx"\ninput = "f"\n')
@@ -414,7 +414,7 @@ def test_a_filter_on_an_object_reference_is_refused_as_the_recipe_loads(tmp_path
 
 def test_a_stat_named_like_a_hand_made_property_is_a_warning(tmp_path: Path) -> None:
     # The designer's `regions` (a note) was replaced by regions.label's count without a word.
-    from pipeline.recipe import load_recipe
+    from pipeline.recipe.load import load_recipe
 
     shutil.copytree(MAPS, tmp_path / "recipes" / "maps")
     start = tmp_path / "recipes" / "maps" / "start.tmx"

@@ -21,7 +21,7 @@ import pytest
 
 from conftest import TILED, TILESETS, needs_tiled, pcg, tiled_env, write_recipe
 from pipeline.errors import RecipeError
-from pipeline.recipe import load_recipe
+from pipeline.recipe.load import load_recipe
 from pipeline.tiled import TILED_VERSION
 from pipeline.tiled.lua import quote
 

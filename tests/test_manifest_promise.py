@@ -228,16 +228,16 @@ class Stop(BaseException):
 
 
 def stop_after_first(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    """The build stops right after its first call of `pipeline.builder.<name>` returns."""
-    import pipeline.builder
+    """The build stops right after its first call of `pipeline.building.builder.<name>` returns."""
+    import pipeline.building.builder
 
-    real = getattr(pipeline.builder, name)
+    real = getattr(pipeline.building.builder, name)
 
     def once(*args, **kwargs):  # type: ignore[no-untyped-def]
         real(*args, **kwargs)
         raise Stop
 
-    monkeypatch.setattr(pipeline.builder, name, once)
+    monkeypatch.setattr(pipeline.building.builder, name, once)
 
 
 @pytest.mark.parametrize("change", ["shrink", "shrink and reseed"])

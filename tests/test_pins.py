@@ -15,9 +15,9 @@ import tomli
 from conftest import pcg, recipe_text, tree_digests
 from pipeline import api
 from pipeline.errors import PipelineError
-from pipeline.pins import pin, reroll, reroll_seed, unpin
-from pipeline.recipe import load_recipe
-from pipeline.toml_edit import EditError, check_edit, remove_key, set_key
+from pipeline.recipe.pins import pin, reroll, reroll_seed, unpin
+from pipeline.recipe.load import load_recipe
+from pipeline.recipe.toml_edit import EditError, check_edit, remove_key, set_key
 
 MAPS = 4
 TEXT = "# Tiny pack for pins.\n" + recipe_text("tiny", seed=7, maps=MAPS, cells=(4, 3), scale=1).replace(
@@ -219,7 +219,7 @@ def test_edits_from_two_processes_at_once_are_all_kept(tiny: Path) -> None:
     recipe = tiny / "recipes" / "tiny.toml"
     rounds = 15
     script = (
-        "import sys\nfrom pipeline.pins import reroll\n"
+        "import sys\nfrom pipeline.recipe.pins import reroll\n"
         f"for _ in range({rounds}):\n    reroll(sys.argv[1], 1)\n    reroll(sys.argv[1], int(sys.argv[2]))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}

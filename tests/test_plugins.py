@@ -18,7 +18,7 @@ import pytest
 from conftest import RECIPES, SMALL_RECIPE, pcg, tree_digests, write_recipe
 from pipeline.level import Level, Symbol
 from pipeline.errors import RecipeError
-from pipeline.recipe import load_recipe
+from pipeline.recipe.load import load_recipe
 
 TORCHES = RECIPES / "stages" / "torches.py"
 

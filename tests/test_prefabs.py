@@ -17,7 +17,7 @@ from conftest import RECIPES, TILED, TILESETS, TMXRASTERIZER, needs_tiled, pcg, 
 from pipeline import registry
 from pipeline.errors import PipelineError, RecipeError, Rejected
 from pipeline.level import Level, MapObject
-from pipeline.recipe import load_recipe
+from pipeline.recipe.load import load_recipe
 from pipeline.stages.load.tmx import read_map_file
 from pipeline.stages.place.prefabs import Prefabs, _stays_connected
 

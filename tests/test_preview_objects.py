@@ -12,7 +12,7 @@ import numpy as np
 from PIL import Image
 
 from conftest import RECIPES, TILESETS, pcg, write_recipe
-from pipeline.contact_sheet import CONTACT_SHEET, LINE, PAD
+from pipeline.building.contact_sheet import CONTACT_SHEET, LINE, PAD
 from pipeline.level import Level, MapObject
 from pipeline.registry import ExportContext
 from pipeline.stages.export.png import ExportPng

@@ -12,7 +12,7 @@ import pipeline
 from conftest import pcg, tree_digests, write_recipe
 from pipeline.errors import RecipeError
 from pipeline.ranges import draw, draw_size
-from pipeline.recipe import load_recipe
+from pipeline.recipe.load import load_recipe
 from pipeline.seeds import rng_for
 
 RECIPE = """\

@@ -16,7 +16,7 @@ from scipy import ndimage, stats
 
 from conftest import RECIPES, dead_ends, pcg, write_recipe
 import pipeline
-from pipeline.recipe import load_recipe
+from pipeline.recipe.load import load_recipe
 from pipeline.rewrite.program import Program, run
 from pipeline.rewrite.rule import Alphabet, parse_rule
 from pipeline.rewrite.toml_form import ProgramError, parse_node
@@ -441,7 +441,7 @@ def test_an_export_gif_of_ones_own_takes_the_place_of_the_added_one(tmp_path: Pa
     from PIL import Image
 
     from pipeline.errors import RecipeError
-    from pipeline.recipe import load_recipe
+    from pipeline.recipe.load import load_recipe
 
     path = write_recipe(
         tmp_path,

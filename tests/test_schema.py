@@ -13,8 +13,8 @@ import pytest
 import tomli
 
 from conftest import RECIPES, ROOT
-from pipeline.recipe import plugin_kinds_of
-from pipeline.schema import recipe_schema
+from pipeline.recipe.load import plugin_kinds_of
+from pipeline.recipe.schema import recipe_schema
 
 SCHEMA = ROOT / "recipe.schema.json"
 # The taplo wheel puts its binary beside the interpreter, which need not be on PATH under `make test`.

@@ -17,7 +17,7 @@ pytest.importorskip("httpx2", reason="Starlette's TestClient needs httpx2 (pip i
 from starlette.testclient import TestClient  # noqa: E402
 
 from pipeline import api  # noqa: E402
-from pipeline.pins import reroll_seed  # noqa: E402
+from pipeline.recipe.pins import reroll_seed  # noqa: E402
 from pipeline.serve.app import Site, _listed, _preview_path, allowed_hosts, create_app  # noqa: E402
 from pipeline.serve.hub import Hub  # noqa: E402
 
@@ -244,7 +244,7 @@ def test_a_port_in_use_is_one_clear_line(tmp_path: Path) -> None:
 
     from pipeline.errors import PipelineError
     from pipeline.serve.server import serve
-    from pipeline.workspace import Workspace
+    from pipeline.building.workspace import Workspace
 
     with socket.create_server(("127.0.0.1", 0)) as busy:
         port = busy.getsockname()[1]
@@ -320,7 +320,7 @@ def test_workers_keep_the_default_sigterm_whatever_the_server_installed() -> Non
     Ctrl+C handler would not exit, and the pool's recovery would wait for it forever."""
     import signal
 
-    from pipeline.executor import ProcessExecutor
+    from pipeline.building.executor import ProcessExecutor
 
     before = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:

@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from pipeline.pins import reroll_seed
+from pipeline.recipe.pins import reroll_seed
 
 from conftest import GALLERY_RECIPE
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from conftest import pcg, write_recipe
-from pipeline.builder import Builder
-from pipeline.cache import LevelCache
+from pipeline.building.builder import Builder
+from pipeline.building.cache import LevelCache
 from pipeline.errors import RecipeError
-from pipeline.executor import SerialExecutor
-from pipeline.recipe import load_recipe
+from pipeline.building.executor import SerialExecutor
+from pipeline.recipe.load import load_recipe
 from pipeline.registry import embedded_versions, get
 
 ROOMS = """\

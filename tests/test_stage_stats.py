@@ -11,10 +11,10 @@ import pytest
 
 from conftest import pcg, write_recipe
 from golden import stage_kinds, stage_runs
-from pipeline.contact_sheet import _entries, _stats_shown, caption_lines
+from pipeline.building.contact_sheet import _entries, _stats_shown, caption_lines
 from pipeline.errors import RecipeError
 from pipeline.level import ObjectRef
-from pipeline.recipe import load_recipe
+from pipeline.recipe.load import load_recipe
 
 
 @pytest.mark.parametrize("kind", sorted(stage_kinds()))
@@ -216,7 +216,7 @@ def test_a_pack_sorts_and_captions_by_the_stage_it_names(tmp_path: Path) -> None
 
 
 def test_play_order_reads_a_stage_stat_only_where_the_prefix_is_a_stage() -> None:
-    from pipeline.levels_index import play_order, stat_value
+    from pipeline.building.levels_index import play_order, stat_value
 
     maps = [
         {"index": i, "stats": {"items_gem.red": 3 - i, "regions": i}, "stages": {"caves": {"stats": {"regions": 10 - i}}, "gems": {}}}
@@ -249,7 +249,7 @@ def test_an_order_by_stat_that_is_text_in_every_map_is_a_warning(tmp_path: Path)
 def test_a_long_caption_stat_name_is_cut_from_its_start_and_keeps_its_value() -> None:
     from PIL import ImageFont
 
-    from pipeline.contact_sheet import _fit
+    from pipeline.building.contact_sheet import _fit
     from pipeline.thumbnail import THUMB
 
     font = ImageFont.load_default_imagefont()  # the sheet's own

@@ -17,19 +17,19 @@ from PIL import Image
 
 import pipeline
 from conftest import RECIPES, TILESETS, pcg, recipe_text
-from pipeline.cache import LevelCache
-from pipeline.contact_sheet import CONTACT_SHEET
+from pipeline.building.cache import LevelCache
+from pipeline.building.contact_sheet import CONTACT_SHEET
 from pipeline.errors import PipelineError
 from pipeline.level import Level, MapObject
-from pipeline.plan import KeyMaker
-from pipeline.recipe import load_recipe
+from pipeline.building.plan import KeyMaker
+from pipeline.recipe.load import load_recipe
 from pipeline.registry import ExportContext
 from pipeline.stages.export.png import MAX_PIXELS, ExportPng
 from pipeline.stages.maze.block import MAZE_ALPHABET
 from pipeline.thumbnail import DETAIL_KEY, THUMB, drawn_small, fit, from_preview
 from pipeline.tiled.render import preview_png
 from pipeline.tiled.tilesheet import Atlas
-from pipeline.worker import MapTask, run_map
+from pipeline.building.worker import MapTask, run_map
 
 
 def pixels(image: Image.Image) -> np.ndarray:

@@ -14,7 +14,7 @@ from PIL import Image
 
 from conftest import TILED, needs_tiled, pcg, tiled_env, write_recipe
 from pipeline.errors import RecipeError
-from pipeline.recipe import load_recipe
+from pipeline.recipe.load import load_recipe
 
 SHEET = 'image = "sheet.png"\ntile_size = 8\n[tiles]\nwall = 0\nfloor = 1\nwater = 4\n'
 # A solid wall with a variant too: Tiled's own Lua puts a tile's probability before its collision.

@@ -4,7 +4,7 @@ the live event stream, and the pin/re-roll actions.
 Safety, since a browser on the same machine can reach it:
 - files: only those a pack's manifest lists (its maps' and pack files, its contact sheet, index
   and manifest), and only when the real path stays inside the pack folder (no `../`, no link out);
-- writes: the pin, re-roll and unpin actions alone, through `pipeline.pins`, to the recipe that
+- writes: the pin, re-roll and unpin actions alone, through `pipeline.recipe.pins`, to the recipe that
   builds the pack (never a path from the request); they take JSON only, so another site's page
   cannot send them (a cross-origin JSON POST needs a CORS permission this server never gives);
 - hosts: only requests addressed to the bound host or localhost (no DNS rebinding).
@@ -32,10 +32,10 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from pipeline.builder import PACK_FILES
-from pipeline.contact_sheet import CONTACT_SHEET
+from pipeline.building.builder import PACK_FILES
+from pipeline.building.contact_sheet import CONTACT_SHEET
 from pipeline.errors import PipelineError
-from pipeline.manifest import MANIFEST, read_manifest
+from pipeline.building.manifest import MANIFEST, read_manifest
 from pipeline.seeds import map_seed
 from pipeline.serve.hub import Hub
 from pipeline.serve.mapfile import MapFileError, inside, picture, read_map
@@ -61,10 +61,10 @@ class Site:
     _measured: dict[str, tuple[str, Any]] = field(default_factory=dict)  # pack -> (its maps' keys, measures)
 
     def measures(self, pack: str, m: dict[str, Any]) -> Any:
-        """The pack's diversity and playability (pipeline.pack_measures) for the maps the
+        """The pack's diversity and playability (pipeline.building.measures) for the maps the
         manifest lists: as the manifest records them, else measured once per build of them."""
-        from pipeline.cache import LevelCache
-        from pipeline.pack_measures import from_record, made_of, pack_measures, recorded_at, threshold_of
+        from pipeline.building.cache import LevelCache
+        from pipeline.building.measures import from_record, made_of, pack_measures, recorded_at, threshold_of
 
         if self.cache is None:
             return from_record(recorded_at(m, threshold_of(m)) or {})

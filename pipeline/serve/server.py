@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Callable
 
 from pipeline.errors import PipelineError
-from pipeline.executor import Executor
-from pipeline.plan import PackPlan
+from pipeline.building.executor import Executor
+from pipeline.building.plan import PackPlan
 from pipeline.serve.app import Site, allowed_hosts, create_app
 from pipeline.serve.hub import Hub
 from pipeline.watch import Watcher, run
-from pipeline.workspace import Workspace
+from pipeline.building.workspace import Workspace
 
 
 class ServeWatcher(Watcher):
@@ -114,7 +114,7 @@ def serve(
 def _pack_name(path: Path) -> str | None:
     """The pack a recipe names, before it has been built (a broken recipe: None)."""
     from pipeline.errors import PipelineError
-    from pipeline.recipe import load_recipe
+    from pipeline.recipe.load import load_recipe
 
     try:
         return load_recipe(path).pack.name

@@ -13,7 +13,7 @@ from pydantic import Field, PositiveInt, PrivateAttr, ValidationInfo, field_vali
 from pipeline.drawn_art import ArtTileset, valid_art
 from pipeline.errors import KeyedError, PipelineError
 from pipeline.level import Level
-from pipeline.object_tiles import tileset_problem
+from pipeline.recipe.object_tiles import tileset_problem
 from pipeline.paths import check_plain_name, check_relative_dir, join
 from pipeline.registry import ExportContext, Exporter
 from pipeline.tiled.art import Style
@@ -135,7 +135,7 @@ class DrawnMapExporter(Exporter):
         return own + list(self._art_warnings)
 
     def object_tile_problem(self, tile: str) -> str | None:
-        from pipeline.object_tiles import tileset_problem
+        from pipeline.recipe.object_tiles import tileset_problem
 
         return tileset_problem(self._loaded.spec if self._loaded else None, self.tileset, tile)
 

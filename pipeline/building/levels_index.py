@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.fsio import write_if_changed
-from pipeline.stat_checks import split_stat
+from pipeline.recipe.stat_checks import split_stat
 
 LEVELS = "levels.json"
 
 
 def stat_value(m: dict[str, Any], name: str) -> Any:
     """A manifest map entry's value of the stat `name`, or of `stage.stat` for that stage's
-    Level (pipeline.stat_checks: a stage name has no dots); None when the map has no such stat."""
+    Level (pipeline.recipe.stat_checks: a stage name has no dots); None when the map has no such stat."""
     stage, stat = split_stat(name, m["stages"])
     if stage is not None:
         return m["stages"][stage].get("stats", {}).get(stat)

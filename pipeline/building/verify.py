@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from pipeline.builder import PACK_FILES, Builder
-from pipeline.cache import LevelCache
-from pipeline.contact_sheet import CONTACT_SHEET
+from pipeline.building.builder import PACK_FILES, Builder
+from pipeline.building.cache import LevelCache
+from pipeline.building.contact_sheet import CONTACT_SHEET
 from pipeline.errors import PipelineError
-from pipeline.executor import make_executor
+from pipeline.building.executor import make_executor
 from pipeline.fsio import is_temp_name, sha256_file
-from pipeline.manifest import environment, environment_of, load_manifest, recipe_config
-from pipeline.recipe import load_recipe
+from pipeline.building.manifest import environment, environment_of, load_manifest, recipe_config
+from pipeline.recipe.load import load_recipe
 
 
 @dataclass

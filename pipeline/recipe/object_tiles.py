@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
-    from pipeline.recipe import StageSpec
+    from pipeline.recipe.model import StageSpec
     from pipeline.tiled.spec import TilesetSpec
 
 

@@ -21,17 +21,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, cast
 
 from pipeline.best import Tried
-from pipeline.cache import LevelCache
+from pipeline.building.cache import LevelCache
 from pipeline.diversity import Print, fingerprint
 from pipeline.drawn_art import carry_art
 from pipeline.errors import PipelineError, Rejected
 from pipeline.fsio import sha256_bytes, sha256_file, stage
 from pipeline.level import Level, ObjectRef, PropertyValue
-from pipeline.memory import reuse_freed_memory
-from pipeline.pack_measures import MeasureJob
-from pipeline.plan import KeyMaker, export_provenance
+from pipeline.building.memory import reuse_freed_memory
+from pipeline.building.measures import MeasureJob
+from pipeline.building.plan import KeyMaker, export_provenance
 from pipeline.plugins import is_plugin_file, raised_where
-from pipeline.recipe import Recipe
+from pipeline.recipe.model import Recipe
 from pipeline.registry import ExportContext, Exporter
 from pipeline.seeds import rng_for
 from pipeline.time_limit import MapTimeout, time_limit
@@ -452,7 +452,7 @@ def _thumbnail(recipe: Recipe, task: MapTask, level_of: Callable[[str], Level]) 
     """The contact-sheet thumbnail of the preview the sheet shows for this map (that of the
     first exporter that draws one, as `sheet_entry` picks), drawn small while the map's Levels
     are at hand; None when the sheet cannot show this map or the exporter cannot draw it so."""
-    from pipeline.contact_sheet import MAX_MAPS, previews
+    from pipeline.building.contact_sheet import MAX_MAPS, previews
 
     if not recipe.pack.contact_sheet:
         return None

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from pipeline.fsio import sha256_bytes, sha256_file, write_if_changed
-from pipeline.recipe import Recipe
+from pipeline.recipe.model import Recipe
 from pipeline.registry import Exporter, PackContext
 
 

@@ -11,24 +11,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, cast
 
-from pipeline.cache import LevelCache
-from pipeline.executor import Executor, Outcome, Stopped, worker_lost
-from pipeline.contact_sheet import CONTACT_SHEET, apply_contact_sheet, plan_contact_sheet
+from pipeline.building.cache import LevelCache
+from pipeline.building.executor import Executor, Outcome, Stopped, worker_lost
+from pipeline.building.contact_sheet import CONTACT_SHEET, apply_contact_sheet, plan_contact_sheet
 from pipeline.errors import PipelineError, os_error_line
 from pipeline.fsio import atomic_write, land, naming, remove_stale_temps, same_file_system, sha256_bytes, sha256_file
-from pipeline.journal import Journal, Record, cache_deleted
-from pipeline.levels_index import LEVELS, unordered, update_levels_index
-from pipeline.manifest import MANIFEST, assemble, config_id, environment, environment_id, read_manifest, recipe_record, write_manifest
+from pipeline.building.journal import Journal, Record, cache_deleted
+from pipeline.building.levels_index import LEVELS, unordered, update_levels_index
+from pipeline.building.manifest import MANIFEST, assemble, config_id, environment, environment_id, read_manifest, recipe_record, write_manifest
 from pipeline.output import counted, spans
-from pipeline.pack_measures import MeasureJob, blocking, recorded_at, same_maps, threshold_of, worth_measuring
-from pipeline.pack_files import update_pack_files
-from pipeline.distinct import Chooser
-from pipeline.distinct import rule as distinct_rule
-from pipeline.plan import KeyMaker, MapPlan, PackPlan, plan_pack
-from pipeline.recipe import Recipe, distinct_stage
+from pipeline.building.measures import MeasureJob, blocking, recorded_at, same_maps, threshold_of, worth_measuring
+from pipeline.building.pack_files import update_pack_files
+from pipeline.building.distinct import Chooser
+from pipeline.building.distinct import rule as distinct_rule
+from pipeline.building.plan import KeyMaker, MapPlan, PackPlan, plan_pack
+from pipeline.recipe.model import distinct_stage, Recipe
 from pipeline.registry import Exporter
-from pipeline.stamps import Stamps
-from pipeline.worker import Batch, MapResult, MapTask, Probe, clash, discard_staged, run_batch
+from pipeline.building.stamps import Stamps
+from pipeline.building.worker import Batch, MapResult, MapTask, Probe, clash, discard_staged, run_batch
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -91,7 +91,7 @@ class Builder:
         return {batch.recipe.pack.name: (batch, outcome) for batch, outcome in executor.results(batches) if not isinstance(outcome, BaseException)}
 
     def choose(self, plan: PackPlan, executor: Executor, progress: Callable[[], Progress | None] = lambda: None) -> PackPlan:
-        """The plan again, with the attempt of each map `pack.distinct` keeps (`pipeline.distinct`:
+        """The plan again, with the attempt of each map `pack.distinct` keeps (`pipeline.building.distinct`:
         the executor makes the attempts, in rounds); the plan itself when the recipe has none, or
         the build rebuilds given attempts. Writes nothing under exports/: the attempts' Levels go
         to the cache, for `build` to export the kept ones. `progress()`: a callback told of each
@@ -320,7 +320,7 @@ class Builder:
         return report
 
     def _measure(self, plan: PackPlan, manifest: dict[str, Any], executor: Executor, report: PackReport) -> None:
-        """Record the pack's measures (pipeline.pack_measures) in its manifest: as the last build
+        """Record the pack's measures (pipeline.building.measures) in its manifest: as the last build
         recorded them if its maps and the threshold are the same, else measured anew, in a worker
         (here, if that worker was lost). Measures that cannot be taken are left out, with a warning."""
         threshold = threshold_of(manifest)

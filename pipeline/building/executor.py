@@ -1,5 +1,5 @@
 """Where batches of maps run: in this process, on a local process pool, or on a Dask cluster
-(`pipeline.dask_executor`). The build loop only calls `results()`."""
+(`pipeline.building.dask_executor`). The build loop only calls `results()`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Iterator, Protocol
 
-from pipeline.worker import Batch, MapResult, run_batch
+from pipeline.building.worker import Batch, MapResult, run_batch
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor

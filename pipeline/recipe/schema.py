@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline import registry
-from pipeline.recipe import PackConfig
+from pipeline.recipe.model import PackConfig
 from pipeline.summary import summary
 
 DRAFT = "http://json-schema.org/draft-07/schema#"

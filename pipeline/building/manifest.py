@@ -26,7 +26,7 @@ import numpy as np
 from pipeline import __version__
 from pipeline.errors import PipelineError
 from pipeline.fsio import read_regular, write_if_changed
-from pipeline.recipe import Recipe
+from pipeline.recipe.model import Recipe
 from pipeline.registry import StageParams, stage_config
 from pipeline.seeds import BIT_GENERATOR
 

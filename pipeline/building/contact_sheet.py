@@ -13,12 +13,12 @@ from typing import Any, Iterator, cast
 from PIL import Image, PngImagePlugin
 
 from pipeline.fsio import atomic_write, sha256_bytes, sha256_file
-from pipeline.levels_index import play_order, stat_value
+from pipeline.building.levels_index import play_order, stat_value
 from pipeline.output import counted
-from pipeline.recipe import Recipe, StageSpec
+from pipeline.recipe.model import Recipe, StageSpec
 from pipeline.registry import Exporter
-from pipeline.stamps import Stamps
-from pipeline.stat_checks import split_stat
+from pipeline.building.stamps import Stamps
+from pipeline.recipe.stat_checks import split_stat
 from pipeline.thumbnail import BACKGROUND, DETAIL_KEY, THUMB, from_preview
 
 CONTACT_SHEET = "contact_sheet.png"

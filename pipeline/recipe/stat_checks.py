@@ -18,9 +18,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Collection, Sequence
 
 from pipeline.errors import did_you_mean
+from pipeline.recipe.model import authored_reaching
 
 if TYPE_CHECKING:
-    from pipeline.recipe import PackConfig, StageSpec
+    from pipeline.recipe.model import PackConfig, StageSpec
 
 
 def split_stat(name: str, stages: Collection[str]) -> tuple[str | None, str]:
@@ -28,41 +29,6 @@ def split_stat(name: str, stages: Collection[str]) -> tuple[str | None, str]:
     dots, stat names may: `items_gem.red`); (None, name) of a plain name."""
     stage, dot, stat = name.partition(".")
     return (stage, stat) if dot and stage in stages else (None, name)
-
-
-def authored_reaching(specs: Sequence[StageSpec], name: str, stats_only: bool = False) -> tuple[str, ...]:
-    """The authored map properties (`authored_stats`) of every stage before stage `name`, in
-    recipe order: what a stage that starts its stats afresh still hands on (`stats_only`: those
-    that are also stats, `added_stats`, which leaves out object references)."""
-    before = _before(specs, name)
-    found = [
-        stat
-        for spec in specs
-        if spec.name in before
-        for stat in spec.params.authored_stats()
-        if not stats_only or stat in (spec.params.added_stats() or ())
-    ]
-    return tuple(dict.fromkeys(found))
-
-
-def authored_replaced(specs: Sequence[StageSpec], name: str) -> list[tuple[str, str]]:
-    """(stat, stage that authored it) for each stat stage `name` adds under the name of a map
-    property a person wrote (`authored_stats`) that reaches it: the stage's value replaces it."""
-    adds = set(next(s for s in specs if s.name == name).params.added_stats() or ())
-    before = _before(specs, name)
-    out = []
-    for stat in authored_reaching(specs, name):
-        if stat in adds:
-            source = next(s.name for s in specs if s.name in before and stat in s.params.authored_stats())
-            out.append((stat, source))
-    return out
-
-
-def _before(specs: Sequence[StageSpec], name: str) -> set[str]:
-    """The stages stage `name` reads, directly or through others (`specs` in recipe order)."""
-    from pipeline.recipe import upstream  # the recipe module imports this one
-
-    return {spec.name for spec in upstream(specs, name)} - {name}
 
 
 def stats_reaching(specs: Sequence[StageSpec], names: Sequence[str]) -> set[str] | None:

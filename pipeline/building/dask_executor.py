@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Literal
 
 from pipeline.errors import PipelineError
-from pipeline.executor import Outcome, WorkersLost
-from pipeline.worker import Batch, MapResult, run_batch
+from pipeline.building.executor import Outcome, WorkersLost
+from pipeline.building.worker import Batch, MapResult, run_batch
 
 Results = Literal["files", "bytes"]
 RETRIES = 2

@@ -30,8 +30,9 @@ from pipeline.errors import PipelineError, RecipeError
 from pipeline.fsio import atomic_write, read_regular
 from pipeline.jit import cache_home
 from pipeline.lock import exclusive
-from pipeline.recipe import SEED_LIMIT, Recipe, Reroll, load_recipe
-from pipeline.toml_edit import EditError, check_edit, remove_key, set_key
+from pipeline.recipe.load import load_recipe
+from pipeline.recipe.model import Recipe, Reroll, SEED_LIMIT
+from pipeline.recipe.toml_edit import EditError, check_edit, remove_key, set_key
 
 TABLE = ("pack", "seeds")
 
@@ -151,8 +152,8 @@ def _unpin(recipe_path: Path | str, map_index: int) -> SeedChange:
 def recipe_of(pack: Path, out: Path, cache: Path) -> Path:
     """The recipe file of a pack named the ways every pack command takes one (a recipe, or a
     built pack's name, folder or manifest: then the recipe its manifest records)."""
-    from pipeline.manifest import MANIFEST, load_manifest
-    from pipeline.workspace import Workspace
+    from pipeline.building.manifest import MANIFEST, load_manifest
+    from pipeline.building.workspace import Workspace
 
     if pack.suffix == ".toml":
         return pack

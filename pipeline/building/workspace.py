@@ -20,18 +20,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterable, TypeVar
 
-from pipeline.builder import Builder, PackReport, PackWriteError, Progress
-from pipeline.cache import DEFAULT_MAX_BYTES, LevelCache, Trimmed
+from pipeline.building.builder import Builder, PackReport, PackWriteError, Progress
+from pipeline.building.cache import DEFAULT_MAX_BYTES, LevelCache, Trimmed
 from pipeline.errors import PipelineError, RecipeError, os_error_line
-from pipeline.executor import Executor
+from pipeline.building.executor import Executor
 from pipeline.fsio import atomic_write, naming, read_regular
 from pipeline.jit import kernels_cached, notice_compiles, remove_unused_kernels
-from pipeline.journal import JOURNALS, Journal
+from pipeline.building.journal import JOURNALS, Journal
 from pipeline.lock import LOCKS, cache_lock, pack_locks
-from pipeline.manifest import MANIFEST
-from pipeline.plan import PackPlan
-from pipeline.recipe import Recipe, find_recipes, load_recipe
-from pipeline.recipe_order import Deferred, ordered, pack_name, raw_pack_name, upstream
+from pipeline.building.manifest import MANIFEST
+from pipeline.building.plan import PackPlan
+from pipeline.recipe.load import find_recipes, load_recipe
+from pipeline.recipe.model import Recipe
+from pipeline.recipe.order import Deferred, ordered, pack_name, raw_pack_name, upstream
 
 R = TypeVar("R", bound="Recipe | Deferred")
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from pipeline.cache import LevelCache
+from pipeline.building.cache import LevelCache
 from pipeline.diversity import THRESHOLD, Spread, diversity
 from pipeline.level import Level
 from pipeline.playability import solvable
-from pipeline.recipe import Recipe
+from pipeline.recipe.model import Recipe
 
 # A Level the cache does not have, made again from a manifest entry and the stage's name (None:
 # it cannot be, as a map kept from an earlier recipe whose stages are gone).

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.diversity import Kept, Print
-from pipeline.recipe import Distinct, Recipe, distinct_stage
+from pipeline.recipe.model import Distinct, distinct_stage, Recipe
 
 # A map still too close asks for 1, 2, 4... attempts in the rounds it waits, at most this many
 # at once: a map that needs many attempts takes few rounds (each walks the rule again), while

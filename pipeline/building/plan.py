@@ -11,15 +11,15 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator, cast
 
-from pipeline.cache import LevelCache
-from pipeline.distinct import rule as distinct_rule
-from pipeline.journal import Journal
+from pipeline.building.cache import LevelCache
+from pipeline.building.distinct import rule as distinct_rule
+from pipeline.building.journal import Journal
 from pipeline.level import PropertyValue
-from pipeline.manifest import MANIFEST, config_id, project_path, recipe_config, recipe_record
-from pipeline.recipe import Recipe, recorded_seed
+from pipeline.building.manifest import MANIFEST, config_id, project_path, recipe_config, recipe_record
+from pipeline.recipe.model import Recipe, recorded_seed
 from pipeline.registry import Exporter, embedded_versions, stage_config
 from pipeline.seeds import stage_seed
-from pipeline.stamps import Stamps
+from pipeline.building.stamps import Stamps
 
 
 def canonical_json(value: Any) -> str:
