@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline.jit import cache_home
-from pipeline.rewrite.kinds import NODE_KINDS
+from pipeline.rewrite.kind_table import NODE_KINDS
 
 BASELINE = "72d276c"
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from pipeline.rewrite.program import run
+from pipeline.rewrite.program_error import ProgramError
 from pipeline.rewrite.resources import ResourceFolder
-from pipeline.rewrite.toml_form import ProgramError
 from pipeline.rewrite.xml_form import load_model
 
 SEED = 1

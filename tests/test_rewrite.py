@@ -18,8 +18,9 @@ from conftest import RECIPES, dead_ends, pcg, write_recipe
 import pipeline
 from pipeline.recipe.load import load_recipe
 from pipeline.rewrite.program import Program, run
+from pipeline.rewrite.program_error import ProgramError
 from pipeline.rewrite.rule import Alphabet, parse_rule
-from pipeline.rewrite.toml_form import ProgramError, parse_node
+from pipeline.rewrite.toml_form import parse_node
 from pipeline.rewrite.xml_form import load_model
 
 

@@ -13,12 +13,15 @@ import pytest
 from PIL import Image
 from pydantic import ValidationError
 
-from pipeline.rewrite.convchain import make_convchain
+from pipeline.rewrite.kinds.branches import BranchNode
+from pipeline.rewrite.kinds.convchain import make_convchain
+from pipeline.rewrite.kinds.convchain import ConvChainNode
+from pipeline.rewrite.kinds.rules import RuleNode
 from pipeline.rewrite.nodes.convchain_node import pattern_weights, read_sample
-from pipeline.rewrite.program import BranchNode, ConvChainNode, Program, RuleNode, run
+from pipeline.rewrite.program import Program, run
+from pipeline.rewrite.program_error import ProgramError
 from pipeline.rewrite.resources import ResourceError, ResourceFolder, ResourceReader
 from pipeline.rewrite.rule import Alphabet, parse_rule
-from pipeline.rewrite.toml_form import ProgramError
 from pipeline.rewrite.xml_form import load_model
 from pipeline.stages.rewrite import Rewrite
 

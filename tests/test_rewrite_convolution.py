@@ -11,11 +11,13 @@ from typing import Any
 import numpy as np
 import pytest
 
+from pipeline.rewrite.kinds.convolution import ConvolutionNode
 from pipeline.rewrite.nodes.convolution_node import parse_sums
-from pipeline.rewrite.program import ConvolutionNode, Program, run
+from pipeline.rewrite.program import Program, run
+from pipeline.rewrite.program_error import ProgramError
 from pipeline.rewrite.resources import ResourceFolder
 from pipeline.rewrite.rule import Alphabet
-from pipeline.rewrite.toml_form import ProgramError, parse_node
+from pipeline.rewrite.toml_form import parse_node
 from pipeline.rewrite.xml_form import load_model
 from test_rewrite_fields import SUITE, grid
 

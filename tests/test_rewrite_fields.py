@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 
 from pipeline.rewrite.nodes.fields import compute_potential
 from pipeline.rewrite.program import Program, run
+from pipeline.rewrite.program_error import ProgramError
 from pipeline.rewrite.resources import ResourceFolder
 from pipeline.rewrite.rule import Alphabet
-from pipeline.rewrite.toml_form import ProgramError, parse_node
+from pipeline.rewrite.toml_form import parse_node
 from pipeline.rewrite.xml_form import load_model
 
 import os

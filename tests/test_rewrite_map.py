@@ -14,10 +14,12 @@ import pytest
 from PIL import Image
 
 from conftest import docs_toml, pcg, write_recipe
-from pipeline.rewrite.program import MapNode, Program, draw_map, every_value, run
+from pipeline.rewrite.kinds.map import MapNode
+from pipeline.rewrite.program import Program, draw_map, every_value, run
+from pipeline.rewrite.program_error import ProgramError
 from pipeline.rewrite.resources import ResourceError, ResourceFolder
 from pipeline.rewrite.rule import Alphabet
-from pipeline.rewrite.toml_form import ProgramError, parse_node
+from pipeline.rewrite.toml_form import parse_node
 from pipeline.rewrite.xml_form import load_model
 from pipeline.stages.export.gif import FRAME_COLORS, FRAMES, render_gif
 from pipeline.stages.rewrite import Rewrite

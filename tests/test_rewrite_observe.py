@@ -14,12 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipeline.rewrite.kinds.branches import BranchNode
+from pipeline.rewrite.kinds.rules import RuleNode
 from pipeline.rewrite.nodes.observation import backward_potentials
 from pipeline.rewrite.nodes.search import all_children, state_hash
-from pipeline.rewrite.program import BranchNode, Program, RuleNode, flatten, run
+from pipeline.rewrite.program import Program, flatten, run
+from pipeline.rewrite.program_error import ProgramError
 from pipeline.rewrite.resources import ResourceFolder
 from pipeline.rewrite.rule import KEEP, Alphabet, parse_rule
-from pipeline.rewrite.toml_form import ProgramError, parse_node
+from pipeline.rewrite.toml_form import parse_node
 from pipeline.rewrite.xml_form import load_model
 from tests.test_rewrite_fields import SUITE
 

@@ -58,7 +58,7 @@ def test_a_recording_shows_the_run_and_ends_on_the_map(params: dict[str, Any]) -
 
 
 def test_every_node_kind_has_a_recording_case() -> None:
-    from pipeline.rewrite.kinds import NODE_KINDS
+    from pipeline.rewrite.kind_table import NODE_KINDS
 
     named = {c[0].split()[0] for c in CASES}
     # Branches are in every case; search replays its plan as `one` steps.

@@ -20,11 +20,14 @@ from PIL import Image
 from pydantic import ValidationError
 
 from conftest import pcg, write_recipe
-from pipeline.rewrite.program import BranchNode, ConvolutionNode, Program, RuleNode, flatten, run
+from pipeline.rewrite.kinds.branches import BranchNode
+from pipeline.rewrite.kinds.convolution import ConvolutionNode
+from pipeline.rewrite.kinds.rules import RuleNode
+from pipeline.rewrite.program import Program, flatten, run
+from pipeline.rewrite.program_error import ProgramError
 from pipeline.rewrite.resources import ResourceError, ResourceFolder
 from pipeline.rewrite.rule import KEEP, Alphabet
 from pipeline.rewrite.rule_image import ImageError, input_waves, output_values, read_image
-from pipeline.rewrite.toml_form import ProgramError
 from pipeline.rewrite.xml_form import load_model
 from pipeline.stages.rewrite import Rewrite
 

@@ -14,9 +14,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from pipeline.rewrite.program import BranchNode, Node, Program, RuleNode, WfcNode
+from pipeline.rewrite.kinds.branches import BranchNode
+from pipeline.rewrite.kinds.rules import RuleNode
+from pipeline.rewrite.kinds.wfc import WfcNode
+from pipeline.rewrite.node import Node
+from pipeline.rewrite.program import Program
+from pipeline.rewrite.program_error import ProgramError
 from pipeline.rewrite.resources import ResourceFolder
-from pipeline.rewrite.toml_form import ProgramError
 from pipeline.rewrite.wfc.go import go_wfc, new_size
 from pipeline.rewrite.wfc.overlap import OverlapModel
 from pipeline.rewrite.wfc.tiles import Tileset

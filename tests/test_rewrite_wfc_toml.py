@@ -16,7 +16,9 @@ import pytest
 from pydantic import ValidationError
 
 from conftest import docs_toml, pcg, write_recipe
-from pipeline.rewrite.program import Program, RuleNode, WfcNode, run
+from pipeline.rewrite.kinds.rules import RuleNode
+from pipeline.rewrite.kinds.wfc import WfcNode
+from pipeline.rewrite.program import Program, run
 from pipeline.rewrite.resources import ResourceFolder
 from pipeline.rewrite.rule import Alphabet
 from pipeline.rewrite.toml_form import parse_node

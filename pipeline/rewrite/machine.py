@@ -27,7 +27,7 @@ import numpy as np
 
 from pipeline.grid.graph import below
 from pipeline.jit import compiled
-from pipeline.rewrite.kinds import ALL, CONVCHAIN, CONVOLUTION, MAP, MARKOV, ONE, PATH, PRL, SEQUENCE, WFC
+from pipeline.rewrite.codes import ALL, CONVCHAIN, CONVOLUTION, MAP, MARKOV, ONE, PATH, PRL, SEQUENCE, WFC
 from pipeline.rewrite.nodes.all_node import fit_in_order
 from pipeline.rewrite.nodes.convchain_node import SLOT, go_convchain, substrate_store
 from pipeline.rewrite.nodes.convolution_node import go_convolution

@@ -11,16 +11,17 @@ import numpy as np
 from pydantic import Field, PositiveInt, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from pipeline.errors import KeyedError, PipelineError
+from pipeline.fsio import read_regular
 from pipeline.level import Level, PropertyValue, Symbol, check_colors
 from pipeline.paths import check_relative_dir
-from pipeline.fsio import read_regular
 from pipeline.ranges import SizeRange, draw_size, most, size_record, size_stats, size_type
 from pipeline.registry import StageParams, stage
 from pipeline.rewrite import palette, symmetry
 from pipeline.rewrite.program import MAX_CELLS, Program, RunResult, every_value, program_warnings, run
+from pipeline.rewrite.program_error import ProgramError
 from pipeline.rewrite.resources import ResourceFolder
 from pipeline.rewrite.rule import Alphabet, UnionError
-from pipeline.rewrite.toml_form import ProgramError, parse_node
+from pipeline.rewrite.toml_form import parse_node
 from pipeline.rewrite.xml_form import load_model
 from pipeline.stages.export.gif import FRAME_COLORS, FRAMES
 

@@ -10,11 +10,13 @@ from typing import Sequence
 import numpy as np
 
 from pipeline.rewrite.pixels import ImageError
+from pipeline.rewrite.program_error import ProgramError
 from pipeline.rewrite.resources import ResourceError, ResourceReader
 from pipeline.rewrite.rule import Alphabet
 from pipeline.rewrite.wfc.overlap import OverlapModel, read_sample
 from pipeline.rewrite.wfc.tiles import Tileset, TilesetError, XmlElement, load_tileset
 from pipeline.rewrite.wfc.vox import VoxError, read_vox
+from pipeline.rewrite.xml_element import parse_xml
 
 
 class WfcError(ValueError):
@@ -64,10 +66,6 @@ def overlap_model(
 def tiled_model(read: ResourceReader | None, tileset: str, tiles: str | None, values: str, no_reader: str) -> Tileset:
     """The tiled model of `tilesets/<tileset>.xml`, its tiles read from `tilesets/<tiles>/`
     (`tiles` defaults to the tileset's name)."""
-    # Imported here: xml_form imports this module.
-    from pipeline.rewrite.toml_form import ProgramError
-    from pipeline.rewrite.xml_form import parse_xml
-
     _name("tileset", tileset)
     folder = tileset if tiles is None else tiles
     _name("tiles", folder)

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pipeline.rewrite.program import WfcNode
+from pipeline.rewrite.kinds.wfc import WfcNode
 from pipeline.rewrite.wfc import solver
 from pipeline.rewrite.wfc.overlap import OverlapModel
 
