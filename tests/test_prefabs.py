@@ -18,7 +18,7 @@ from pipeline import registry
 from pipeline.errors import PipelineError, RecipeError, Rejected
 from pipeline.level import Level, MapObject
 from pipeline.recipe.load import load_recipe
-from pipeline.stages.load.tmx import read_map_file
+from pipeline.tiled.as_level.file import read_map_file
 from pipeline.stages.place.prefabs import Prefabs, _stays_connected
 
 PREFABS = RECIPES / "prefabs"

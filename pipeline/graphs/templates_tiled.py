@@ -12,10 +12,24 @@ flips).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from pipeline.graphs.templates import DIRECTION_NAMES, DX, DY, FLOOR, OUTSIDE, WALL, DoorSpot, RoomTemplate, TemplateError
 from pipeline.level import Level
+from pipeline.tiled.as_level.file import MapFile, read_map_file
+from pipeline.tiled.read.error import MapFileError
+
+
+def read_template(recipe_dir: Path, relative: str, name: str, weight: float = 1.0, corridor: bool = False) -> tuple[RoomTemplate, MapFile]:
+    """The template drawn in the Tiled map `relative` (to `recipe_dir`), and the map as read (the
+    files it took, the tilesets its art uses)."""
+    try:
+        loaded = read_map_file(recipe_dir, relative)
+    except MapFileError as exc:
+        raise TemplateError(f"{recipe_dir / relative}: {exc}") from None
+    return from_level(name, loaded.level, loaded.filled, weight, corridor), loaded
 
 
 def from_level(name: str, level: Level, filled: np.ndarray, weight: float = 1.0, corridor: bool = False) -> RoomTemplate:

@@ -38,8 +38,9 @@ from pipeline.errors import PipelineError
 from pipeline.building.manifest import MANIFEST, read_manifest
 from pipeline.seeds import map_seed
 from pipeline.serve.hub import Hub
-from pipeline.serve.mapfile import MapFileError, inside, picture, read_map
+from pipeline.serve.mapfile import data_layers, inside, picture, read_map
 from pipeline.tiled.markers import PreviewInfo, colour
+from pipeline.tiled.read.error import MapFileError
 
 STATIC = Path(__file__).parent / "static"
 # Seconds between keep-alive comments on the event stream: a closed page is noticed by then.
@@ -144,7 +145,7 @@ def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
             try:
                 parsed = await asyncio.to_thread(read_map, folder, main)
                 heat = {h for s in m["stages"].values() for h in s["params"].get("heat_layers", []) if isinstance(h, str)}
-                for key, values in parsed.data_layers.items():
+                for key, values in data_layers(parsed).items():
                     layers[key] = {"heat": key in heat, "max": int(values.max(initial=0)), "values": values.ravel().tolist()}
             except MapFileError:
                 main = None

@@ -19,7 +19,8 @@ import numpy as np
 from PIL import Image
 
 from pipeline.errors import PipelineError
-from pipeline.tiled.layer_data import MapFileError, base64_data
+from pipeline.tiled.read.error import MapFileError
+from pipeline.tiled.read.layer_data import base64_data
 from pipeline.tiled.render import png_bytes
 from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import Compression, TileLayer, base64_bytes

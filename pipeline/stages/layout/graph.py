@@ -20,14 +20,12 @@ from pipeline.graphs.layout import LayoutFailed, Placement, Problem, Unjoinable,
 from pipeline.graphs.locks import Solution, UnsolvableLevel, solve, start_and_goal
 from pipeline.graphs.model import Edge, LevelGraph, Node
 from pipeline.graphs.templates import DIRECTION_NAMES, FLOOR, RoomTemplate, TemplateError, from_polygon, turned_variants
-from pipeline.graphs.templates_tiled import from_level
+from pipeline.graphs.templates_tiled import read_template
 from pipeline.level import SPARE_CHARS, Level, MapObject, ObjectRef, PropertyValue, Symbol, typed_property
 from pipeline.ranges import draw, int_range, least, most
 from pipeline.registry import StageParams, stage
 from pipeline.stages.dungeon.tiles import DOOR, DUNGEON_ALPHABET, WALL
 from pipeline.stages.dungeon.tiles import FLOOR as FLOOR_TILE
-from pipeline.stages.load.tmx import read_map_file
-from pipeline.tiled.layer_data import MapFileError
 
 Scalar = Union[bool, int, float, str]
 
@@ -321,14 +319,11 @@ def _toml_graph(recipe_dir: Path, relative: str, files: dict[str, str]) -> Level
 
 def _template(recipe_dir: Path, name: str, spec: TemplateSpec, files: dict[str, str], art: dict[str, ArtTileset]) -> list[RoomTemplate]:
     if spec.file is not None:
-        try:
-            loaded = read_map_file(recipe_dir, spec.file)
-        except MapFileError as exc:
-            raise TemplateError(f"{recipe_dir / spec.file}: {exc}") from None
+        template, loaded = read_template(recipe_dir, spec.file, name, spec.weight, spec.corridor)
         files.update(loaded.files)
         for ts in loaded.art_tilesets:
             art.setdefault(ts.key, ts)
-        return [from_level(name, loaded.level, loaded.filled, spec.weight, spec.corridor)]
+        return [template]
     lines = [[list(a), list(b)] for a, b in spec.doors] if spec.doors is not None else None
     return turned_variants(
         lambda t: from_polygon(

@@ -18,8 +18,9 @@ from pipeline.output import counted
 from pipeline.registry import StageParams, stage
 from pipeline.stages.place.count import count_type, draw_count, most_of
 from pipeline.stages.compose.overlay import merge_alphabets
-from pipeline.stages.load.tmx import LoadTmx, MapFileError, read_map_file
 from pipeline.stages.place.endpoints import BandStage, in_band, walking_fraction
+from pipeline.tiled.as_level.file import read_map_file
+from pipeline.tiled.read.error import MapFileError
 
 PrefabCount = count_type(10_000)
 # 4-connectivity, as regions.label by default. scipy is imported where used: it costs every
@@ -233,7 +234,7 @@ class Prefabs(BandStage):
 
     def warnings_after(self, upstream: list[tuple[str, StageParams]]) -> list[str]:
         # Stamped over anything, a prefab can erase what a person drew: said before a map is lost.
-        drawn = [(name, params.file) for name, params in upstream if isinstance(params, LoadTmx)]
+        drawn = [(name, str(getattr(params, "file", ""))) for name, params in upstream if params.kind == "load.tmx"]
         if self.over or not drawn:
             return []
         name, file = drawn[0]
