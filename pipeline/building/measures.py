@@ -148,9 +148,10 @@ def made_of(manifest: dict[str, Any]) -> list[tuple[int, list[tuple[str, str]]]]
 
 
 def worth_measuring(manifest: dict[str, Any]) -> bool:
-    """Whether a build measures the pack: some maps, not too many, and a stage to measure (the
-    job itself gives up on maps of more than MOST_TILES tiles)."""
-    return 0 < len(manifest["maps"]) <= MOST_MAPS and bool(measured_stages(manifest))
+    """Whether a build measures the pack: two maps or more (one map has no diversity, and whether
+    it can be finished is `pcg stats`'s to say, on request), not too many, and a stage to measure
+    (the job itself gives up on maps of more than MOST_TILES tiles)."""
+    return 2 <= len(manifest["maps"]) <= MOST_MAPS and bool(measured_stages(manifest))
 
 
 @dataclass(frozen=True)
