@@ -490,7 +490,7 @@ def explain(
     from pipeline.errors import PipelineError
     from pipeline.explanation import explain as explain_pack
     from pipeline.explanation import explanations_json
-    from pipeline.recipe.pins import recipe_of
+    from pipeline.building.workspace import recipe_of
 
     if format_ not in ("table", "json"):
         raise PipelineError([f"--format: table or json (got {format_!r})"])
@@ -600,7 +600,7 @@ PACK_OR_RECIPE = typer.Argument(..., help=PACK_HELP + " A pack leads to the reci
 
 def _maps_of(pack: Path, map_indices: list[int], out: Path, cache: Path) -> tuple[Path, list[int]]:
     """The recipe of `pack` and the maps named, each once, all checked before any is edited."""
-    from pipeline.recipe.pins import recipe_of
+    from pipeline.building.workspace import recipe_of
     from pipeline.recipe.load import load_recipe
 
     path = recipe_of(pack, out, cache)

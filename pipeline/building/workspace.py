@@ -14,6 +14,7 @@ disagree about:
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import sys
 from dataclasses import dataclass
@@ -22,14 +23,14 @@ from typing import Any, Callable, ContextManager, Iterable, TypeVar
 
 from pipeline.building.builder import Builder, PackReport, PackWriteError, Progress
 from pipeline.building.cache import DEFAULT_MAX_BYTES, LevelCache, Trimmed
-from pipeline.errors import PipelineError, RecipeError, os_error_line
 from pipeline.building.executor import Executor
+from pipeline.building.journal import JOURNALS, Journal
+from pipeline.building.manifest import MANIFEST, load_manifest
+from pipeline.building.plan import PackPlan
+from pipeline.errors import PipelineError, RecipeError, os_error_line
 from pipeline.fsio import atomic_write, naming, read_regular
 from pipeline.jit import kernels_cached, notice_compiles, remove_unused_kernels
-from pipeline.building.journal import JOURNALS, Journal
 from pipeline.lock import LOCKS, cache_lock, pack_locks
-from pipeline.building.manifest import MANIFEST
-from pipeline.building.plan import PackPlan
 from pipeline.recipe.load import find_recipes, load_recipe
 from pipeline.recipe.model import Recipe
 from pipeline.recipe.order import Deferred, ordered, pack_name, raw_pack_name, upstream
@@ -354,3 +355,17 @@ def claim_packs(recipes: list[R]) -> tuple[list[R], list[str]]:
 def borrowed(executor: Executor) -> Iterable[Executor]:
     """An executor that outlives the build (the watcher's), for `Workspace.build`."""
     yield executor
+
+
+def recipe_of(pack: Path, out: Path, cache: Path) -> Path:
+    """The recipe file of a pack named the ways every pack command takes one (a recipe, or a
+    built pack's name, folder or manifest: then the recipe its manifest records)."""
+    if pack.suffix == ".toml":
+        return pack
+    folder = Workspace(out, cache).pack_folder(pack)
+    recorded = load_manifest(folder / MANIFEST)["recipe"]["path"]
+    # The manifest records the recipe relative to the folder that holds the exports folder.
+    path = Path(os.path.relpath(out.absolute().parent / recorded))
+    if not path.is_file():
+        raise PipelineError([f"{pack}: the pack was built from {recorded}, which is not there now (name the recipe itself)"])
+    return path

@@ -7,8 +7,10 @@ Loading validates everything at once and raises a RecipeError listing every prob
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -16,7 +18,7 @@ import tomli
 from pydantic import BaseModel, ValidationError
 
 from pipeline import registry
-from pipeline.errors import KeyedError, RecipeError, did_you_mean, toml_text, unknown_kind, validation_problems
+from pipeline.errors import RecipeError, did_you_mean, toml_text, unknown_kind, validation_problems
 from pipeline.fsio import read_regular
 from pipeline.recipe.model import Distinct, PackConfig, Recipe, StageSpec, upstream
 from pipeline.recipe.object_tiles import check_object_tiles

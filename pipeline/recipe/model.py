@@ -5,27 +5,22 @@ properties it hands on). Loading and checking a recipe file is `pipeline.recipe.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar, Union, cast
+from typing import Annotated, Any, Literal, Union
 
-import tomli
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from pipeline import registry
-from pipeline.errors import KeyedError
+from pipeline.errors import KeyedError, toml_text
 from pipeline.paths import check_plain_name
 from pipeline.registry import Floor, StageParams
 
 
-M = TypeVar("M", bound=BaseModel)
-_STAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _MAP_SPEC = re.compile(r"^(0[1-9][0-9]?)?d?$")
 
 # Every build plans each map (its keys, why it is stale) and keeps its manifest entry in memory.

@@ -149,23 +149,6 @@ def _unpin(recipe_path: Path | str, map_index: int) -> SeedChange:
     return _write(recipe, map_index, current, None, None)
 
 
-def recipe_of(pack: Path, out: Path, cache: Path) -> Path:
-    """The recipe file of a pack named the ways every pack command takes one (a recipe, or a
-    built pack's name, folder or manifest: then the recipe its manifest records)."""
-    from pipeline.building.manifest import MANIFEST, load_manifest
-    from pipeline.building.workspace import Workspace
-
-    if pack.suffix == ".toml":
-        return pack
-    folder = Workspace(out, cache).pack_folder(pack)
-    recorded = load_manifest(folder / MANIFEST)["recipe"]["path"]
-    # The manifest records the recipe relative to the folder that holds the exports folder.
-    path = Path(os.path.relpath(out.absolute().parent / recorded))
-    if not path.is_file():
-        raise PipelineError([f"{pack}: the pack was built from {recorded}, which is not there now (name the recipe itself)"])
-    return path
-
-
 def _load(recipe_path: Path | str, map_index: int) -> Recipe:
     recipe = load_recipe(recipe_path)
     if not 0 <= map_index < recipe.pack.maps:

@@ -193,7 +193,7 @@ def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
         return FileResponse(path, headers={"Cache-Control": "no-cache"})
 
     async def seed_action(request: Request) -> Response:
-        from pipeline import pins
+        from pipeline.recipe import pins
 
         name = request.path_params["pack"]
         action = request.path_params["action"]

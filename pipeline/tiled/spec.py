@@ -385,3 +385,20 @@ def load_tileset(recipe_dir: Path, relative: str) -> LoadedTileset:
         digests[image_rel] = hashlib.sha256(image_data).hexdigest()
         warnings += [w for w in (leftover(spec, width, height, str(image_path)), shared_tiles(spec)) if w]
     return LoadedTileset(spec=spec, path=relative, digests=digests, image=image_data, warnings=tuple(f"{path}: {w}" for w in warnings))
+
+
+def tileset_problem(spec: TilesetSpec | None, path: str | None, tile: str) -> str | None:
+    """Why a Tiled exporter drawing with `spec` (read from the file `path`; None: the tileset it
+    generates from the map's symbols) has no tile `tile`, if that is certain before any map is
+    made. A generated-art file draws the map's symbols besides its `colors`, so a name it lacks
+    may still be a symbol: that is left to the export."""
+    if spec is None:
+        return (
+            "it has no `tileset` file, and its generated tileset has only the map's symbols; set its `tileset`"
+            f" to a file whose `colors` (or `tiles`) name {tile!r}, such as tilesets/dungeon.toml, or leave"
+            " the object tile unset for point objects"
+        )
+    if spec.image is not None and tile not in spec.tiles and tile not in spec.autotile:
+        known = ", ".join(spec.tiles) or "none"
+        return f"its tileset file {path} has no {tile!r} in `tiles`{did_you_mean(tile, spec.tiles)} (it has: {known})"
+    return None

@@ -13,14 +13,13 @@ from pydantic import Field, PositiveInt, PrivateAttr, ValidationInfo, field_vali
 from pipeline.drawn_art import ArtTileset, valid_art
 from pipeline.errors import KeyedError, PipelineError
 from pipeline.level import Level
-from pipeline.recipe.object_tiles import tileset_problem
 from pipeline.paths import check_plain_name, check_relative_dir, join
 from pipeline.registry import ExportContext, Exporter
 from pipeline.tiled.art import Style
 from pipeline.tiled.drawing import LayerSpec, draw_layers, object_gid, undrawn_symbols
 from pipeline.tiled.drawn import FOLDER, MapArt, map_art, stems, with_art_atlas
 from pipeline.tiled.render import preview_png
-from pipeline.tiled.spec import LoadedTileset, TilesetSpec, load_tileset
+from pipeline.tiled.spec import LoadedTileset, TilesetSpec, load_tileset, tileset_problem
 from pipeline.tiled.tilesheet import BuiltTileset, build_tileset
 
 if TYPE_CHECKING:
@@ -135,8 +134,7 @@ class DrawnMapExporter(Exporter):
         return own + list(self._art_warnings)
 
     def object_tile_problem(self, tile: str) -> str | None:
-        from pipeline.recipe.object_tiles import tileset_problem
-
+        
         return tileset_problem(self._loaded.spec if self._loaded else None, self.tileset, tile)
 
     def _data_layer_names(self, level: Level) -> list[str]:
