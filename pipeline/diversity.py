@@ -50,13 +50,13 @@ class Spread:
         return {"min": float(near.min()), "median": float(np.median(near)), "max": float(near.max()), "distinct": self.distinct}
 
 
-def diversity(levels: list[Level], threshold: float = THRESHOLD, walls: tuple[str, ...] = ("wall",)) -> list[Spread]:
+def diversity(levels: list[Level], threshold: float = THRESHOLD, walls: tuple[str, ...] = ("wall",), small: bool = False) -> list[Spread]:
     """The spreads of a pack's maps (two or more): tiles always, path where every map has one
-    (`walls`: the symbols the way cannot cross)."""
+    (`walls`: the symbols the way cannot cross; `small`: ways searched with numpy)."""
     if len(levels) < 2:
         return []
     out = [Spread("tiles", tuple(nearest(tile_distances(levels)).tolist()), threshold)]
-    path = path_distances(levels, walls)
+    path = path_distances(levels, walls, small)
     if path is not None:
         out.append(Spread("path", tuple(nearest(path).tolist()), threshold))
     return out
@@ -183,14 +183,14 @@ def _apart(a: np.ndarray, b: np.ndarray) -> float:
     return float((pa != pb).sum() / (h * w))
 
 
-def path_distances(levels: list[Level], walls: tuple[str, ...] = ("wall",)) -> np.ndarray | None:
+def path_distances(levels: list[Level], walls: tuple[str, ...] = ("wall",), small: bool = False) -> np.ndarray | None:
     """The Jaccard distance between every two maps' shortest ways from spawn to exit; None when
     a map has no spawn, no exit, or no way between them."""
     h = max(lv.height for lv in levels)
     w = max(lv.width for lv in levels)
     ways = np.zeros((len(levels), h * w), dtype=np.float64)  # as Kept measures them: a map kept at `min` reads `min` here
     for k, lv in enumerate(levels):
-        way = _way(lv, walls)
+        way = _way(lv, walls, small)
         if way is None:
             return None
         ys, xs = way // lv.width, way % lv.width
@@ -201,11 +201,11 @@ def path_distances(levels: list[Level], walls: tuple[str, ...] = ("wall",)) -> n
     return 1.0 - shared / np.maximum(either, 1.0)
 
 
-def _way(level: Level, walls: tuple[str, ...]) -> np.ndarray | None:
+def _way(level: Level, walls: tuple[str, ...], small: bool = False) -> np.ndarray | None:
     """Flat tiles of the map's shortest way from its first spawn to its first exit (a maze's
     recorded entrance and exit stand in for them), None without one."""
     try:
         spawn, goal = endpoint_tile(level, "spawn", "spawn"), endpoint_tile(level, "exit", "exit")
     except PipelineError:
         return None
-    return shortest_way(~np.array([s.name in walls for s in level.alphabet])[level.tiles], spawn, goal)
+    return shortest_way(~np.array([s.name in walls for s in level.alphabet])[level.tiles], spawn, goal, small)

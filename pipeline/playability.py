@@ -19,9 +19,10 @@ from pipeline.level import Level
 from pipeline.stages.place.endpoints import endpoint_tile
 
 
-def solvable(level: Level, walls: tuple[str, ...] = ("wall",)) -> bool | None:
+def solvable(level: Level, walls: tuple[str, ...] = ("wall",), small: bool = False) -> bool | None:
     """Whether the map's exit can be reached from its spawn, keys and locks respected; None for
-    a map without a spawn or an exit (a maze's recorded entrance and exit stand in)."""
+    a map without a spawn or an exit (a maze's recorded entrance and exit stand in). `small`:
+    a map without locks is searched with numpy (`grid.bfs.shortest_way`)."""
     try:
         spawn, goal = endpoint_tile(level, "spawn", "spawn"), endpoint_tile(level, "exit", "exit")
     except PipelineError:
@@ -44,7 +45,7 @@ def solvable(level: Level, walls: tuple[str, ...] = ("wall",)) -> bool | None:
         if key.type == "key" and isinstance(lock, str) and 0 <= key.x < w and 0 <= key.y < h:
             keys.setdefault(lock, int(key.y) * w + int(key.x))
     if not doors:  # no lock: the exit is reached or not (and labelling areas would cost a module a build does not load)
-        return shortest_way(walk, spawn, goal) is not None
+        return shortest_way(walk, spawn, goal, small) is not None
     graph, areas = lock_graph(walk, doors, keys)
     if not areas[spawn] or not areas[goal]:
         return False  # on a locked door: the map's own mistake

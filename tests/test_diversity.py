@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipeline.diversity import diversity, nearest, path_distances, tile_distances
 from pipeline.level import Level, MapObject, Symbol
@@ -168,3 +170,19 @@ def test_a_level_the_cache_lost_is_made_again_for_the_measures_only_from_its_own
     pcg("build", "recipes", "-q", cwd=tmp_path)  # every map exported again, from the Levels in the cache
     tmx = (tmp_path / "exports" / "small" / "map_001.tmx").read_text()
     assert 'width="17" height="17"' in tmx
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 14), st.integers(1, 14), st.integers(0, 2**32 - 1), st.floats(0.3, 0.9))
+def test_the_numpy_search_finds_the_compiled_searchs_way(h: int, w: int, seed: int, open_share: float) -> None:
+    """A small pack's measures search with numpy: the same distances, and the same way traced."""
+    from pipeline.grid.bfs import distances, numpy_distances, shortest_way
+
+    rng = np.random.default_rng(seed)
+    walk = rng.random((h, w)) < open_share
+    start, goal = (int(x) for x in rng.integers(0, h * w, 2))
+    assert (numpy_distances(walk, [start]) == distances(walk, [start])).all()
+    compiled, small = shortest_way(walk, start, goal), shortest_way(walk, start, goal, small=True)
+    assert (compiled is None) == (small is None)
+    if compiled is not None:
+        assert compiled.tolist() == small.tolist()
