@@ -14,9 +14,13 @@ from typing import Any
 import numpy as np
 
 from pipeline.rewrite.program import run
-from pipeline.rewrite.program_error import ProgramError
 from pipeline.rewrite.resources import ResourceFolder
 from pipeline.rewrite.xml_form import load_model
+
+try:
+    from pipeline.rewrite.program_error import ProgramError
+except ModuleNotFoundError:  # the baseline engine, before ProgramError had a module of its own
+    from pipeline.rewrite.toml_form import ProgramError  # type: ignore[no-redef]
 
 SEED = 1
 
