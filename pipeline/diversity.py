@@ -52,7 +52,7 @@ class Spread:
 
 def diversity(levels: list[Level], threshold: float = THRESHOLD, walls: tuple[str, ...] = ("wall",), small: bool = False) -> list[Spread]:
     """The spreads of a pack's maps (two or more): tiles always, path where every map has one
-    (`walls`: the symbols the way cannot cross; `small`: ways searched with numpy)."""
+    (`walls`: the symbols the way cannot cross; `small`: ways searched without numba)."""
     if len(levels) < 2:
         return []
     out = [Spread("tiles", tuple(nearest(tile_distances(levels)).tolist()), threshold)]

@@ -241,6 +241,13 @@ def numba_function(module: str, name: str) -> Any:
     return _Deferred(module, name)
 
 
+def uncompiled(kernel: Callable[..., Any]) -> Callable[..., Any]:
+    """A `compiled` function's own Python code, to run without numba: the same results, at
+    Python's speed (it must call no other compiled function). The module's name may hold the
+    lazy wrapper, or numba's dispatcher once a compiled caller swapped it in (`_Lazy.materialize`)."""
+    return kernel.fn if isinstance(kernel, _Lazy) else kernel.py_func  # type: ignore[attr-defined, no-any-return]
+
+
 def compiled(fn: F) -> F:
     """`numba.njit(cache=True, nogil=True)`, applied on the first call.
 

@@ -22,7 +22,7 @@ from pipeline.stages.place.endpoints import endpoint_tile
 def solvable(level: Level, walls: tuple[str, ...] = ("wall",), small: bool = False) -> bool | None:
     """Whether the map's exit can be reached from its spawn, keys and locks respected; None for
     a map without a spawn or an exit (a maze's recorded entrance and exit stand in). `small`:
-    a map without locks is searched with numpy (`grid.bfs.shortest_way`)."""
+    a map without locks is searched without numba (`grid.bfs.distances`)."""
     try:
         spawn, goal = endpoint_tile(level, "spawn", "spawn"), endpoint_tile(level, "exit", "exit")
     except PipelineError:

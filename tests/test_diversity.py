@@ -174,15 +174,25 @@ def test_a_level_the_cache_lost_is_made_again_for_the_measures_only_from_its_own
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 14), st.integers(1, 14), st.integers(0, 2**32 - 1), st.floats(0.3, 0.9))
-def test_the_numpy_search_finds_the_compiled_searchs_way(h: int, w: int, seed: int, open_share: float) -> None:
-    """A small pack's measures search with numpy: the same distances, and the same way traced."""
-    from pipeline.grid.bfs import distances, numpy_distances, shortest_way
+def test_the_uncompiled_search_finds_the_compiled_searchs_way(h: int, w: int, seed: int, open_share: float) -> None:
+    """A small pack's measures search without numba: the same distances, and the same way traced."""
+    from pipeline.grid.bfs import distances, shortest_way
 
     rng = np.random.default_rng(seed)
     walk = rng.random((h, w)) < open_share
     start, goal = (int(x) for x in rng.integers(0, h * w, 2))
-    assert (numpy_distances(walk, [start]) == distances(walk, [start])).all()
+    assert (distances(walk, [start], small=True) == distances(walk, [start])).all()
     compiled, small = shortest_way(walk, start, goal), shortest_way(walk, start, goal, small=True)
     assert (compiled is None) == (small is None)
     if compiled is not None:
         assert compiled.tolist() == small.tolist()
+
+
+def test_the_uncompiled_search_runs_after_a_compiled_caller_swapped_the_kernel_in() -> None:
+    """A compiled caller of `bfs` (the diameter search) puts numba's dispatcher in its module's
+    place: the search without numba still finds its Python code there."""
+    from pipeline.grid.bfs import diameter_ends, distances
+
+    walk = np.ones((4, 6), dtype=bool)
+    diameter_ends(walk, 0, 10)
+    assert (distances(walk, [0], small=True) == distances(walk, [0])).all()

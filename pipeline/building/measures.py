@@ -28,7 +28,7 @@ Remake = Callable[[dict[str, Any], str], "Level | None"]
 MOST_MAPS = 500
 MOST_TILES = 1 << 20  # of one map
 MOST_TILES_IN_ALL = 1 << 26
-# Up to this many tiles in all, the ways are searched with numpy: a worker that made none of the
+# Up to this many tiles in all, the ways are searched without numba: a worker that made none of the
 # maps (a small pack's maps often all go to one worker) would take 0.3 s to load the compiled search.
 SMALL = 1 << 15
 
@@ -73,7 +73,7 @@ def measure_pack(
             levels.append(level)
         else:
             walls = blocking(manifest["stages"].get(name, {}).get("params", {}))
-            small = tiles <= SMALL  # searched with numpy: see grid.bfs.numpy_distances
+            small = tiles <= SMALL  # searched without numba: see grid.bfs.distances
             verdicts = [v for v in (solvable(lv, walls, small) for lv in levels) if v is not None]
             out[name] = Measured(diversity(levels, threshold, walls, small), sum(verdicts), len(verdicts))
     return out, missing

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pipeline.jit import compiled
+from pipeline.jit import compiled, uncompiled
 from pipeline.grid.graph import DX, DY
 
 
@@ -139,65 +139,24 @@ def trace_back(dist: np.ndarray, goal: int, h: int, w: int) -> np.ndarray:
     return steps
 
 
-def distances(walk: np.ndarray, sources: Sequence[int] | np.ndarray) -> np.ndarray:
+def distances(walk: np.ndarray, sources: Sequence[int] | np.ndarray, small: bool = False) -> np.ndarray:
     """Flat distances from the `sources` (flat indices) over the True tiles of `walk`, -1 where
-    unreached: `bfs` with its buffers made here."""
+    unreached: `bfs` with its buffers made here. `small`: `bfs`'s own Python code, run without
+    numba (`jit.uncompiled`): for a few small maps in a process that has not loaded numba, which
+    takes longer to load than they take to search."""
+    search = uncompiled(bfs) if small else bfs
     dist = np.full(walk.size, -1, dtype=np.int64)
-    bfs(walk, np.asarray(sources, dtype=np.int64), dist, np.empty(walk.size, dtype=np.int64))
+    search(walk, np.asarray(sources, dtype=np.int64), dist, np.empty(walk.size, dtype=np.int64))
     return dist
 
 
 def shortest_way(walk: np.ndarray, start: int, goal: int, small: bool = False) -> np.ndarray | None:
     """Flat tiles of a shortest way from `start` to `goal` over the True tiles of `walk`, start
     first (`trace_back`'s); the two ends count as walkable where they stand (an object stands
-    where it is). None when no way joins them. `small`: searched with numpy, not the compiled
-    kernels, for the same way (see `numpy_distances`)."""
+    where it is). None when no way joins them. `small`: as `distances`'."""
     walk = walk.copy()
     walk.ravel()[[start, goal]] = True
-    dist = numpy_distances(walk, [start]) if small else distances(walk, [start])
+    dist = distances(walk, [start], small)
     if dist[goal] < 0:
         return None
-    if small:
-        return _trace_back_numpy(dist, goal, *walk.shape)
-    return trace_back(dist, goal, *walk.shape)
-
-
-def numpy_distances(walk: np.ndarray, sources: Sequence[int] | np.ndarray) -> np.ndarray:
-    """`distances` by whole-array steps, one per distance: slower per tile than the compiled
-    search, but it needs no compiler. A process that measures a few small maps (a pack's measures,
-    in a worker that made none of its maps) would spend longer loading the compiled kernels than
-    searching. The same distances (a tile's distance is unique)."""
-    h, w = walk.shape
-    dist = np.full(h * w, -1, dtype=np.int64)
-    frontier = np.zeros((h, w), dtype=bool)
-    frontier.ravel()[np.asarray(sources, dtype=np.int64)] = True  # a source counts, walkable or not
-    seen = frontier.copy()
-    step = 0
-    while frontier.any():
-        dist[frontier.ravel()] = step
-        grown = np.zeros_like(frontier)
-        grown[1:, :] |= frontier[:-1, :]
-        grown[:-1, :] |= frontier[1:, :]
-        grown[:, 1:] |= frontier[:, :-1]
-        grown[:, :-1] |= frontier[:, 1:]
-        frontier = grown & walk & ~seen
-        seen |= frontier
-        step += 1
-    return dist
-
-
-def _trace_back_numpy(dist: np.ndarray, goal: int, h: int, w: int) -> np.ndarray:
-    """`trace_back` in Python: the same neighbour order, so the same way."""
-    steps = np.empty(dist[goal] + 1, dtype=np.int64)
-    cur = int(goal)
-    for k in range(int(dist[goal]), -1, -1):
-        steps[k] = cur
-        if k == 0:
-            break
-        y, x = divmod(cur, w)
-        for dy, dx in zip(DY, DX):
-            ny, nx = y + int(dy), x + int(dx)
-            if 0 <= ny < h and 0 <= nx < w and dist[ny * w + nx] == k - 1:
-                cur = ny * w + nx
-                break
-    return steps
+    return (uncompiled(trace_back) if small else trace_back)(dist, goal, *walk.shape)
