@@ -92,7 +92,7 @@ def build(target: str) -> tuple[_Compiles, float, float]:
     from numba.core import event
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from pipeline.commands.app import app
 
     compiles = _listener()
     event.register("numba:compile", compiles)

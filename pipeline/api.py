@@ -28,9 +28,6 @@ PathLike = Union[str, "os.PathLike[str]"]
 # `progress(pack, done, total)`: maps of `pack` built so far, out of the `total` stale ones.
 Progress = Callable[[str, int, int], None]
 
-# Where `pcg build` looks when no target is given, relative to the current folder.
-_DEFAULT_RECIPES = Path("recipes")
-
 
 @dataclass(frozen=True)
 class MapFailure:
@@ -138,30 +135,12 @@ def build(
     PipelineError for arguments no build can use (no recipe found, a map index outside a pack,
     a bad `jobs` or `cache_max`), and OSError when the cache itself cannot be written.
     """
-    from pipeline.errors import PipelineError
-    from pipeline.recipe.order import Deferred
-    from pipeline.time_limit import is_limit
+    from pipeline.building.request import PYTHON, BuildRequest
     from pipeline.building.workspace import Workspace
 
-    paths = [Path(targets)] if isinstance(targets, (str, os.PathLike)) else [Path(t) for t in targets]
-    paths = paths or [_DEFAULT_RECIPES]
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
-        raise PipelineError([f"jobs: must be a whole number >= 1, or None for every core (got {jobs!r})"])
-    limit = _cache_bound(cache_max)
-    if timeout is not None and not is_limit(timeout):
-        raise PipelineError([f"timeout: seconds, more than 0, or None for no limit (got {timeout!r})"])
-    if isinstance(maps, int) and not isinstance(maps, bool):
-        maps = [maps]  # one map: `maps=3`, as `pcg build --map 3`
-    only = sorted(set(_map_indices(maps))) if maps else None
-    if paths == [_DEFAULT_RECIPES] and not _DEFAULT_RECIPES.is_dir():
-        raise PipelineError([f"no recipes/ folder in {Path.cwd()}: name recipe files or folders, or change to your project folder"])
+    request = BuildRequest.checked(targets, jobs=jobs, force=force, maps=maps, cache_max=cache_max, timeout=timeout, spelling=PYTHON)
     workspace = Workspace(Path(out), Path(cache))
-    recipes, problems = workspace.load(paths)
-    if only:
-        loaded = [r for r in recipes if not isinstance(r, Deferred)]  # the others are checked as they load
-        bad = [f"{r.path}: maps: {i} is not a map of the pack (it has 0..{r.pack.maps - 1})" for r in loaded for i in only if i >= r.pack.maps]
-        if bad:
-            raise PipelineError(bad)
+    recipes, problems = workspace.requested(request)
 
     def started(plan: PackPlan) -> Callable[[int], None] | None:
         total = len(plan.stale_maps)
@@ -177,40 +156,11 @@ def build(
 
         return advance
 
-    outcome = workspace.build(
-        recipes, lambda todo: open_executor(jobs, todo), force=force, only=only, cache_max=limit, started=started, timeout=timeout
-    )
+    outcome = workspace.build(recipes, lambda todo: open_executor(request.jobs, todo), request, started=started)
     return BuildResult(
         packs=tuple(_pack_result(report, plan.recipe.warnings()) for plan, report in outcome.reports),
         problems=tuple(problems + outcome.problems),
     )
-
-
-def _cache_bound(cache_max: int | str | None) -> int | None:
-    from pipeline.errors import PipelineError
-
-    if cache_max is None:
-        return None
-    if isinstance(cache_max, str):
-        from pipeline.building.cache import parse_size
-
-        try:
-            return parse_size(cache_max)
-        except ValueError as exc:
-            raise PipelineError([f"cache_max: {exc}"]) from None
-    if isinstance(cache_max, bool) or not isinstance(cache_max, int) or cache_max < 0:
-        raise PipelineError([f"cache_max: bytes (>= 0) or a size such as '500M' or '2G' (got {cache_max!r})"])
-    return cache_max
-
-
-def _map_indices(maps: Iterable[int]) -> list[int]:
-    from pipeline.errors import PipelineError
-
-    indices = list(maps)
-    bad = [i for i in indices if isinstance(i, bool) or not isinstance(i, int) or i < 0]
-    if bad:
-        raise PipelineError([f"maps: map indices are whole numbers >= 0 (got {i!r})" for i in bad])
-    return indices
 
 
 def _pack_result(report: PackReport, recipe_warnings: list[str]) -> PackResult:

@@ -80,7 +80,7 @@ def test_build_takes_paths_out_cache_and_maps(project: Path, tmp_path: Path) -> 
     result = pipeline.build(project / "recipes" / "small.toml", out=out, cache=cache, jobs=1, maps=[4])
     assert result.ok and result["small"].built == 1
     assert (out / "small" / "map_004.tmx").is_file() and not (out / "small" / "map_003.tmx").exists()
-    with pytest.raises(PipelineError, match=r"maps: 6 is not a map of the pack \(it has 0..5\)"):
+    with pytest.raises(PipelineError, match=r"small.toml: maps 6: the pack has maps 0..5"):
         pipeline.build([project / "recipes"], out=out, cache=cache, maps=[6])
     # One index alone, as `pcg build --map 0` takes it; 0 is a map, not "no maps: all of them".
     result = pipeline.build(project / "recipes" / "small.toml", out=out, cache=cache, jobs=1, maps=0)

@@ -43,7 +43,7 @@ def test_map_index_out_of_range_is_an_error(project: Path) -> None:
     proc = pcg("build", "recipes", "--map", "6", cwd=project, check=False)
     assert proc.returncode == 1
     assert "--map 6: the pack has maps 0..5" in proc.stderr
-    assert "error: --map: nothing was built, as a pack lacks that map (name the recipes whose packs have it)" in proc.stderr
+    assert "error: --map: nothing was done, as a pack lacks that map (name the recipes whose packs have it)" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 

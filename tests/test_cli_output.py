@@ -30,11 +30,12 @@ from typer.testing import CliRunner, Result
 
 from conftest import ROOT, TILESETS
 
-from pipeline import pack_progress, registry
-from pipeline.cli import app
+from pipeline import registry
+from pipeline.commands import pack_progress
+from pipeline.commands.app import app
 from pipeline.errors import RecipeError
 from pipeline.recipe.load import load_recipe
-from pipeline.summary import MAX_SUMMARY, family, summary
+from pipeline.stage_summary import MAX_SUMMARY, family, summary
 
 # Two generators, each exported, under long names: the stats table is far wider than 80 columns.
 STATS_RECIPE = """\
@@ -158,7 +159,7 @@ def test_stats_off_a_terminal_is_plain_and_full_width(wide: Path) -> None:
 
 
 def test_stats_numbers_keep_their_digits_without_exponents() -> None:
-    from pipeline.cli import _plain
+    from pipeline.commands.stats import plain as _plain
 
     assert [_plain(x, 2) for x in (160.2, 1173.4, 0.12345, 5.0, -3.25, 0.0)] == ["160", "1173", "0.12", "5", "-3.2", "0"]
     assert [_plain(x, 4) for x in (12345.6, 99.96, 0.0012)] == ["12346", "99.96", "0.0012"]

@@ -137,7 +137,7 @@ def test_a_measure_that_breaks_is_a_warning_and_the_pack_is_built(tmp_path: Path
     from typer.testing import CliRunner
 
     import pipeline.building.measures
-    from pipeline.cli import app
+    from pipeline.commands.app import app
 
     write_recipe(tmp_path, "small", recipe_text(maps=3))
     monkeypatch.chdir(tmp_path)

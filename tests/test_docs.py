@@ -243,7 +243,7 @@ def _check_pcg(args: list[str]) -> None:
     """Parse a `pcg` command line as the CLI would, without running it (click raises UsageError)."""
     import typer
 
-    from pipeline.cli import app
+    from pipeline.commands.app import app
 
     group = typer.main.get_command(app)
     ctx = group.context_class(group, info_name="pcg")

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from conftest import SMALL_RECIPE, tree_digests
 from pipeline import registry
-from pipeline.cli import app
+from pipeline.commands.app import app
 from pipeline.level import Level
 from pipeline.output import spans
 from pipeline.registry import StageParams, stage

@@ -27,6 +27,7 @@ from pipeline.building.executor import Executor
 from pipeline.building.journal import JOURNALS, Journal
 from pipeline.building.manifest import MANIFEST, load_manifest
 from pipeline.building.plan import PackPlan
+from pipeline.building.request import BuildRequest
 from pipeline.errors import PipelineError, RecipeError, os_error_line
 from pipeline.fsio import atomic_write, naming, read_regular
 from pipeline.jit import kernels_cached, notice_compiles, remove_unused_kernels
@@ -91,6 +92,14 @@ class Workspace:
         problems = [line for path in map(str, paths) for line in failed.get(path, [])]
         return kept, problems + list(cycles.values()) + refused
 
+    def requested(self, request: BuildRequest) -> tuple[list[Recipe | Deferred], list[str]]:
+        """The recipes `request` names, as `load` gives them, with the maps it asks for checked
+        against their packs before anything is built."""
+        request.check_targets()
+        recipes, problems = self.load(list(request.targets))
+        request.check_maps(recipes)
+        return recipes, problems
+
     # -- building -------------------------------------------------------------------------
 
     def builder(self, force: bool = False, only: list[int] | None = None, timeout: float | None = None) -> Builder:
@@ -100,27 +109,25 @@ class Workspace:
         self,
         recipes: list[Recipe | Deferred],
         executor_for: ExecutorFor,
+        request: BuildRequest = BuildRequest(),
         *,
-        force: bool = False,
-        only: list[int] | None = None,
-        cache_max: int | None = None,
         waiting: Callable[[str], None] = lambda what: None,
         started: Callable[[PackPlan], Progress | None] = lambda plan: None,
         choosing: Callable[[PackPlan], Progress | None] = lambda plan: None,
         finished: Callable[[PackPlan, PackReport], None] = lambda plan, report: None,
         compiling: Callable[[bool], None] = lambda first_run: None,
-        timeout: float | None = None,
     ) -> BuildOutcome:
         """Build `recipes` (pack names already claimed, in the order `load` gives) under their
-        locks, then bound the cache to `cache_max` bytes (default DEFAULT_MAX_BYTES). A recipe
+        locks, as `request` asks, then bound the cache to its `cache_max` bytes (default
+        DEFAULT_MAX_BYTES). A recipe
         that reads the pack of another here is loaded again (Deferred: loaded) once that pack is
         built, since its stages read their files as it loads. `compiling(first_run)` is told
         once, as a worker starts compiling a kernel this checkout has not compiled: `first_run`
         on a first build, else a stage kind or rule node not run before; `started(plan)` may
         return a progress callback for the pack, and `choosing(plan)` one told of each attempt
-        made while pack.distinct chooses; `finished` sees each pack's report; a map that
-        takes longer than `timeout` seconds fails."""
-        builder = self.builder(force, only, timeout)
+        made while pack.distinct chooses; `finished` sees each pack's report."""
+        only = list(request.maps) if request.maps else None
+        builder = self.builder(request.force, only, request.timeout)
         outcome = BuildOutcome([], [])
         after = upstream(recipes, self.out)
         with pack_locks(self.lock_dir, [pack_name(r) for r in recipes], waiting):
@@ -134,7 +141,7 @@ class Workspace:
                 loaded: list[Recipe] = []
                 late: dict[str, list[str]] = {}  # the warnings of a recipe that did not load before the build
                 for item in turn:
-                    recipe = self._reloaded(item, only, outcome.problems) if after[item.path] else item
+                    recipe = self._reloaded(item, request, outcome.problems) if after[item.path] else item
                     if isinstance(recipe, Recipe):
                         loaded.append(recipe)
                         if isinstance(item, Deferred):
@@ -144,14 +151,14 @@ class Workspace:
             # Listing the cache costs about 0.1 s per 100,000 entries: only after a build that
             # stored Levels, or when a bound was asked for.
             stored = any(r.stage_runs[s.name] for p, r in outcome.reports for s in p.recipe.stages if not s.is_exporter)
-            if stored or cache_max is not None:
-                outcome.trimmed = builder.cache.trim(self.cache_bound(cache_max))
+            if stored or request.cache_max is not None:
+                outcome.trimmed = builder.cache.trim(self.cache_bound(request.cache_max))
         return outcome
 
     @staticmethod
-    def _reloaded(item: Recipe | Deferred, only: list[int] | None, problems: list[str]) -> Recipe | None:
+    def _reloaded(item: Recipe | Deferred, request: BuildRequest, problems: list[str]) -> Recipe | None:
         """The recipe loaded anew, now that the packs it reads are built; None, with its problems
-        told, if it does not load (or lacks a map `--map` asks for)."""
+        told, if it does not load (or lacks a map the request asks for)."""
         try:
             recipe = load_recipe(item.path)
         except RecipeError as exc:
@@ -160,9 +167,9 @@ class Workspace:
         if recipe.pack.name != pack_name(item):  # renamed meanwhile: its lock is another's
             problems.append(f"{item.path}: pack.name: changed while the build ran ({pack_name(item)!r} -> {recipe.pack.name!r}); build again")
             return None
-        bad = [i for i in only or [] if i >= recipe.pack.maps]
+        bad = request.lacking(recipe)
         if bad:
-            problems.append(f"{item.path}: --map {bad[0]}: the pack has maps 0..{recipe.pack.maps - 1}")
+            problems.extend(bad)
             return None
         return recipe
 

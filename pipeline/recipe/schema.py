@@ -6,7 +6,7 @@ from typing import Any
 
 from pipeline import registry
 from pipeline.recipe.model import PackConfig
-from pipeline.summary import summary
+from pipeline.stage_summary import summary
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
 

@@ -19,7 +19,7 @@ from pipeline.building.executor import Executor
 from pipeline.building.plan import PackPlan
 from pipeline.serve.app import Site, allowed_hosts, create_app
 from pipeline.serve.hub import Hub
-from pipeline.watch import Watcher, run
+from pipeline.building.watcher import Watcher, run
 from pipeline.building.workspace import Workspace
 
 

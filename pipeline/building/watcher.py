@@ -22,6 +22,7 @@ from pipeline.building.executor import Executor
 from pipeline.jit import compile_notice
 from pipeline.output import counted
 from pipeline.building.plan import PackPlan
+from pipeline.building.request import BuildRequest
 from pipeline.recipe.load import find_recipes, load_recipe
 from pipeline.recipe.model import Recipe
 from pipeline.recipe.order import RecipeFile, dependents, ordered
@@ -187,10 +188,10 @@ class Watcher:
         outcome = self.workspace.build(
             [recipe],
             lambda todo: borrowed(self.executor),
+            BuildRequest(timeout=self.timeout),
             waiting=lambda what: self.echo(f"waiting for {what} ..."),
             started=self.started,
             compiling=lambda first_run: self.echo(compile_notice(first_run)),
-            timeout=self.timeout,
         )
         self.builds += 1
         took = time.perf_counter() - start

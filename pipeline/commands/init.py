@@ -11,10 +11,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.errors import PipelineError
-from pipeline.fsio import atomic_write
+import typer
 
-EXAMPLES = Path(__file__).resolve().parent / "examples"
+from pipeline.commands.messages import console, user_errors
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 MAKEFILE = """\
 # Level packs for this game: `make maps` builds every recipe in recipes/ into exports/.
@@ -79,6 +80,8 @@ def scaffold(examples: bool) -> Scaffold:
 
 
 def _tree(root: Path, prefix: str) -> dict[str, bytes]:
+    from pipeline.errors import PipelineError
+
     if not root.is_dir():
         raise PipelineError([f"{root}: missing from the installed package (reinstall pcg-pipeline)"])
     return {
@@ -91,6 +94,9 @@ def _tree(root: Path, prefix: str) -> dict[str, bytes]:
 def init_project(folder: Path, examples: bool = False) -> list[str]:
     """Write a new project into `folder` (made if missing); returns the files written. Refuses,
     writing nothing, when any of them exists already: init never overwrites a file."""
+    from pipeline.errors import PipelineError
+    from pipeline.fsio import atomic_write
+
     plan = scaffold(examples)
     if folder.exists() and not folder.is_dir():
         raise PipelineError([f"{folder}: not a folder"])
@@ -101,3 +107,17 @@ def init_project(folder: Path, examples: bool = False) -> list[str]:
     for name, data in plan.files.items():
         atomic_write(folder / name, data)
     return list(plan.files)
+
+
+@user_errors
+def init(
+    folder: Path = typer.Argument(Path("."), help="Where the project goes (made if missing); by default here."),
+    examples: bool = typer.Option(False, "--examples", help="Also every example recipe (and the maps, prefabs, rules and plugins they read)."),
+) -> None:
+    """Start a project: a starter recipe, tilesets, the recipe schema and a Makefile; overwrites nothing."""
+    written = init_project(folder, examples)
+    shown = console()
+    recipes = sum(1 for name in written if name.startswith("recipes/") and name.endswith(".toml"))
+    shown.print(f"Made a project in {folder}/ ({len(written)} files, {recipes} recipe{'s' if recipes != 1 else ''}).", soft_wrap=True)
+    where = "" if folder == Path(".") else f"cd {folder} && "
+    shown.print(f"Next: {where}make maps    (or: pcg build recipes/), then open exports/starter/map_000.tmx in Tiled.", soft_wrap=True)
