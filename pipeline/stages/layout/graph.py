@@ -11,7 +11,8 @@ import numpy as np
 import tomli
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError, ValidationInfo, model_validator
 
-from pipeline.drawn_art import ArtTileset, paste_art
+from pipeline.drawn_art import paste_art
+from pipeline.drawn_art_model import ArtTileset
 from pipeline.errors import KeyedError, Rejected
 from pipeline.fsio import read_regular
 from pipeline.graphs.edgar import EdgarError, read_map, read_room_set

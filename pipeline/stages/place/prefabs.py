@@ -11,7 +11,8 @@ from typing import Annotated, Callable, ClassVar, Union
 import numpy as np
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
-from pipeline.drawn_art import Art, ArtTileset, mirrored_tile, paste_art, turned_art
+from pipeline.drawn_art import mirrored_tile, paste_art, turned_art
+from pipeline.drawn_art_model import Art, ArtTileset
 from pipeline.errors import KeyedError, PipelineError, Rejected, did_you_mean
 from pipeline.level import Level, MapObject, PropertyValue, Symbol, own_refs
 from pipeline.output import counted
