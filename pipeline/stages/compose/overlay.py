@@ -12,7 +12,7 @@ from pipeline.drawn_art import paste_art
 from pipeline.errors import PipelineError
 from pipeline.level import Level, own_refs
 from pipeline.registry import StageParams, stage
-from pipeline.stages.regions.walkable import WalkableStage
+from pipeline.walkable import WalkableStage
 
 @stage("compose.overlay", version=4)
 class Overlay(StageParams):
