@@ -18,6 +18,7 @@ from rich.table import Table
 
 from bench.timing import best_of, min_median, ratio
 
+from pipeline.dungeon_tiles import DUNGEON_ALPHABET
 from pipeline.level import Level
 from pipeline.seeds import rng_for
 from pipeline.stages.dungeon.blob_map import BlobMap
@@ -25,7 +26,6 @@ from pipeline.stages.dungeon.bsp import Bsp
 from pipeline.stages.dungeon.cellular_caves import CellularCaves
 from pipeline.stages.dungeon.drunkard_walk import DrunkardWalk
 from pipeline.stages.dungeon.rooms_and_mazes import RoomsAndMazes
-from pipeline.stages.dungeon.tiles import DUNGEON_ALPHABET
 from pipeline.stages.place.spawn_exit import SpawnExit
 from pipeline.stages.regions.connect import Connect
 from pipeline.stages.regions.distance import Distance

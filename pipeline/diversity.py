@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pipeline.endpoints import endpoint_tile
 from pipeline.errors import PipelineError
 from pipeline.grid.bfs import shortest_way
 from pipeline.level import Level
-from pipeline.stages.place.endpoints import endpoint_tile
 
 # A map is "distinct" when at least this far (tile distance) from every other map of its pack.
 THRESHOLD = 0.1

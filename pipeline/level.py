@@ -5,15 +5,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any, Union
 
 import numpy as np
 
+from pipeline.drawn_art_model import Art, ArtTile
 from pipeline.errors import KeyedError, did_you_mean
-
-if TYPE_CHECKING:
-    from pipeline.drawn_art import Art, ArtTile
-
 
 # Characters for symbols that need one (a char clash when alphabets merge, a name read from a
 # file): a fixed order, so the same inputs always get the same chars.

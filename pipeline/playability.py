@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from pipeline.endpoints import endpoint_tile
 from pipeline.errors import PipelineError
 from pipeline.graphs.locks import reaches
 from pipeline.grid.bfs import shortest_way
 from pipeline.graphs.model import Edge, LevelGraph, Node
 from pipeline.level import Level
-from pipeline.stages.place.endpoints import endpoint_tile
 
 
 def solvable(level: Level, walls: tuple[str, ...] = ("wall",), small: bool = False) -> bool | None:

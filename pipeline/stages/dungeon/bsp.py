@@ -8,10 +8,10 @@ from typing import ClassVar, Literal, cast
 import numpy as np
 from pydantic import Field, model_validator
 
+from pipeline.dungeon_tiles import DUNGEON_ALPHABET, FLOOR, Side
 from pipeline.level import Level, MapObject
 from pipeline.ranges import draw_size, least, size_record, size_stats, size_type
 from pipeline.registry import StageParams, stage
-from pipeline.stages.dungeon.tiles import DUNGEON_ALPHABET, FLOOR, Side
 
 Room = tuple[int, int, int, int]  # x, y, w, h
 

@@ -7,10 +7,10 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
+from pipeline.dungeon_tiles import DUNGEON_ALPHABET, FLOOR, WALL, Side
 from pipeline.level import Level
 from pipeline.ranges import draw_size, size_record, size_stats, size_type
 from pipeline.registry import StageParams, stage
-from pipeline.stages.dungeon.tiles import DUNGEON_ALPHABET, FLOOR, WALL, Side
 from pipeline.stages.regions.connect import join_regions
 from pipeline.stages.regions.label import label_regions
 

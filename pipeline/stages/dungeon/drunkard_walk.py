@@ -7,11 +7,11 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field
 
+from pipeline.dungeon_tiles import DUNGEON_ALPHABET, FLOOR, Side
 from pipeline.jit import compiled
 from pipeline.level import Level
 from pipeline.ranges import draw_size, size_record, size_stats, size_type
 from pipeline.registry import StageParams, stage
-from pipeline.stages.dungeon.tiles import DUNGEON_ALPHABET, FLOOR, Side
 from pipeline.grid.graph import DX, DY, RANGE_62_BITS, below
 
 

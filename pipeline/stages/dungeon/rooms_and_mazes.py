@@ -8,12 +8,12 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from pipeline import registry
+from pipeline.dungeon_tiles import DOOR, DUNGEON_ALPHABET, FLOOR, WALL, Side
 from pipeline.errors import KeyedError
 from pipeline.jit import compiled
 from pipeline.level import Level, MapObject
 from pipeline.ranges import SizeRange, as_written, draw_size, least, size_record, size_stats, size_type
 from pipeline.registry import StageParams, stage
-from pipeline.stages.dungeon.tiles import DOOR, DUNGEON_ALPHABET, FLOOR, WALL, Side
 from pipeline.stages.maze.generator import MazeGenerator, restrict
 from pipeline.grid.graph import DX, DY, random_order, union
 from pipeline.stages.regions.label import label_regions

@@ -11,7 +11,10 @@ import numpy as np
 import tomli
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError, ValidationInfo, model_validator
 
-from pipeline.drawn_art import ArtTileset, paste_art
+from pipeline.drawn_art import paste_art
+from pipeline.drawn_art_model import ArtTileset
+from pipeline.dungeon_tiles import DOOR, DUNGEON_ALPHABET, WALL
+from pipeline.dungeon_tiles import FLOOR as FLOOR_TILE
 from pipeline.errors import KeyedError, Rejected
 from pipeline.fsio import read_regular
 from pipeline.graphs.edgar import EdgarError, read_map, read_room_set
@@ -24,8 +27,6 @@ from pipeline.graphs.templates_tiled import read_template
 from pipeline.level import SPARE_CHARS, Level, MapObject, ObjectRef, PropertyValue, Symbol, typed_property
 from pipeline.ranges import draw, int_range, least, most
 from pipeline.registry import StageParams, stage
-from pipeline.stages.dungeon.tiles import DOOR, DUNGEON_ALPHABET, WALL
-from pipeline.stages.dungeon.tiles import FLOOR as FLOOR_TILE
 
 Scalar = Union[bool, int, float, str]
 

@@ -16,13 +16,13 @@
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 import numpy as np
 
 from pipeline.level import PropertyValue
 from pipeline.jit import compiled
+from pipeline.tile_record import tile_record
 
 Solution = Literal["corners", "farthest"]
 
@@ -48,20 +48,6 @@ def maze_stats(tiles: np.ndarray, solution: Solution = "corners") -> dict[str, P
         "entrance": tile_record(2 * (entrance % w) + 1, 2 * (entrance // w) + 1) if cells else "",
         "exit": tile_record(2 * (exit_ % w) + 1, 2 * (exit_ // w) + 1) if cells else "",
     }
-
-
-def tile_record(x: int, y: int) -> str:
-    """A tile as `entrance` and `exit` record it: "x,y"."""
-    return f"{x},{y}"
-
-
-def read_tile_record(value: object) -> tuple[int, int] | None:
-    """The tile an `entrance` or `exit` property records; None for any other value (a hand-made
-    map's own `exit`, which is no such record)."""
-    if isinstance(value, str) and re.fullmatch(r"\d+,\d+", value):
-        x, y = value.split(",")
-        return int(x), int(y)
-    return None
 
 
 # Bits of a cell's byte in `_measure`'s `ways`: the passages to open neighbouring cells (north,

@@ -7,13 +7,13 @@ from typing import ClassVar, Union
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
+from pipeline.count import count_type, draw_count
+from pipeline.endpoints import BandStage, endpoint_tile, in_band, walking_fraction
 from pipeline.errors import KeyedError, PipelineError, Rejected
 from pipeline.jit import compiled
 from pipeline.level import Level, MapObject, check_properties, near_colors, typed_property
 from pipeline.grid.bfs import distances, shortest_way
 from pipeline.registry import stage
-from pipeline.stages.place.count import count_type, draw_count
-from pipeline.stages.place.endpoints import BandStage, endpoint_tile, in_band, walking_fraction
 
 
 ItemCount = count_type(1_000_000)

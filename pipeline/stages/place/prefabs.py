@@ -11,14 +11,15 @@ from typing import Annotated, Callable, ClassVar, Union
 import numpy as np
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
-from pipeline.drawn_art import Art, ArtTileset, mirrored_tile, paste_art, turned_art
+from pipeline.alphabets import merge_alphabets
+from pipeline.count import count_type, draw_count, most_of
+from pipeline.drawn_art import mirrored_tile, paste_art, turned_art
+from pipeline.drawn_art_model import Art, ArtTileset
+from pipeline.endpoints import BandStage, in_band, walking_fraction
 from pipeline.errors import KeyedError, PipelineError, Rejected, did_you_mean
 from pipeline.level import Level, MapObject, PropertyValue, Symbol, own_refs
 from pipeline.output import counted
 from pipeline.registry import StageParams, stage
-from pipeline.stages.place.count import count_type, draw_count, most_of
-from pipeline.stages.compose.overlay import merge_alphabets
-from pipeline.stages.place.endpoints import BandStage, in_band, walking_fraction
 from pipeline.tiled.as_level.file import read_map_file
 from pipeline.tiled.read.error import MapFileError
 

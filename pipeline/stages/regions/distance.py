@@ -11,7 +11,7 @@ from pipeline.errors import PipelineError
 from pipeline.level import Level
 from pipeline.registry import stage
 from pipeline.grid.bfs import bfs
-from pipeline.stages.regions.walkable import WalkableStage
+from pipeline.walkable import WalkableStage
 
 
 @stage("regions.distance", version=1)

@@ -11,8 +11,8 @@ from pydantic import Field
 from pipeline.jit import compiled
 from pipeline.level import Level
 from pipeline.registry import stage
-from pipeline.stages.regions.walkable import WalkableStage
 from pipeline.threads import in_parallel, spare_cores
+from pipeline.walkable import WalkableStage
 
 
 @stage("regions.label", version=1)

@@ -9,8 +9,8 @@ from pydantic import Field, model_validator
 from pipeline.errors import KeyedError, PipelineError
 from pipeline.grid.bfs import distances
 from pipeline.level import Level
-from pipeline.stages.regions.walkable import WalkableStage
-from pipeline.stages.maze.stats import read_tile_record
+from pipeline.tile_record import read_tile_record
+from pipeline.walkable import WalkableStage
 
 # What stands in for an endpoint type the map has no object of: the tiles a maze's statistics
 # record as its entrance and exit (mazes carry no objects).

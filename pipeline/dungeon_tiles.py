@@ -1,4 +1,5 @@
-"""The symbols dungeon generators write, and the size parameter they share."""
+"""The symbols dungeon generators write, and the size parameter they share. layout.graph
+draws its levels with the same symbols."""
 
 from __future__ import annotations
 
