@@ -18,7 +18,7 @@ from rich.table import Table
 
 from bench.timing import best_of, min_median, ratio
 
-from pipeline.dungeon_tiles import DUNGEON_ALPHABET
+from pipeline.level.dungeon_tiles import DUNGEON_ALPHABET
 from pipeline.level import Level
 from pipeline.seeds import rng_for
 from pipeline.stages.dungeon.blob_map import BlobMap

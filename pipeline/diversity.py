@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.endpoints import endpoint_tile
+from pipeline.level.endpoints import endpoint_tile
 from pipeline.errors import PipelineError
 from pipeline.grid.bfs import shortest_way
 from pipeline.level import Level

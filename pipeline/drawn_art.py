@@ -28,7 +28,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from pipeline.drawn_art_model import FLIP_D, FLIP_H, FLIP_V, FLIPS, GID_MASK, Art, ArtTile, ArtTileset, read_tileset
+from pipeline.level.art import FLIP_D, FLIP_H, FLIP_V, FLIPS, GID_MASK, Art, ArtTile, ArtTileset, read_tileset
 from pipeline.level import Level
 
 

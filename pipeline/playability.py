@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.endpoints import endpoint_tile
+from pipeline.level.endpoints import endpoint_tile
 from pipeline.errors import PipelineError
 from pipeline.graphs.locks import reaches
 from pipeline.grid.bfs import shortest_way

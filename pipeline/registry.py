@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from PIL import Image
 
     from pipeline.best import BestOf, Tried
-    from pipeline.drawn_art_model import ArtTileset
+    from pipeline.level.art import ArtTileset
 
 # Installed packages declare their stage modules under this entry-point group.
 ENTRY_POINT_GROUP = "pcg_pipeline.stages"

@@ -17,7 +17,7 @@ from PIL import Image
 
 import pipeline
 from pipeline.drawn_art import carry_art, flipped_tiles, paste_art, settle_art, turned_art
-from pipeline.drawn_art_model import FLIP_D, FLIP_H, FLIP_V, Art, art_tileset
+from pipeline.level.art import FLIP_D, FLIP_H, FLIP_V, Art, art_tileset
 from pipeline.level import Level, Symbol
 from pipeline.recipe.load import load_recipe
 

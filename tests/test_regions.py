@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from conftest import dead_ends
-from pipeline.dungeon_tiles import DUNGEON_ALPHABET, FLOOR, WALL
+from pipeline.level.dungeon_tiles import DUNGEON_ALPHABET, FLOOR, WALL
 from pipeline.errors import PipelineError
 from pipeline.level import Level, Symbol
 from pipeline.seeds import rng_for
@@ -362,7 +362,7 @@ def test_bsp_rooms_never_overlap_and_all_connect(w: int, h: int, seed: int, corr
     st.floats(0, 0.3),
 )
 def test_rooms_and_mazes_is_connected_without_dead_ends(w: int, h: int, seed: int, maze: str, extra: float) -> None:
-    from pipeline.dungeon_tiles import DOOR
+    from pipeline.level.dungeon_tiles import DOOR
     from pipeline.stages.dungeon.rooms_and_mazes import RoomsAndMazes
 
     out = RoomsAndMazes(size=(w, h), maze=maze, extra_connector_chance=extra, room_size=(3, 7)).run([], rng_for((seed,)))
@@ -464,7 +464,7 @@ def test_place_items_draws_its_count_per_map_from_a_range() -> None:
 @given(st.integers(0, 2**32 - 1))
 def test_items_stay_out_of_doorways_unless_symbols_say_so(seed: int) -> None:
     # A chest in a door's tile blocks the only way into its room.
-    from pipeline.dungeon_tiles import DOOR
+    from pipeline.level.dungeon_tiles import DOOR
     from pipeline.stages.dungeon.rooms_and_mazes import RoomsAndMazes
     from pipeline.stages.place.items import Items
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from pipeline.drawn_art import clear_art, export_gids, flipped_tiles, object_art_gid
-from pipeline.drawn_art_model import FLIPS, GID_MASK, Art, ArtTileset
+from pipeline.level.art import FLIPS, GID_MASK, Art, ArtTileset
 from pipeline.errors import PipelineError
 from pipeline.level import Level, Symbol
 from pipeline.tiled.tileset import Tileset, sheet_grid

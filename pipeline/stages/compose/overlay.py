@@ -7,12 +7,12 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field
 
-from pipeline.alphabets import merge_alphabets
+from pipeline.level.alphabets import merge_alphabets
 from pipeline.drawn_art import paste_art
 from pipeline.errors import PipelineError
 from pipeline.level import Level, own_refs
 from pipeline.registry import StageParams, stage
-from pipeline.walkable import WalkableStage
+from pipeline.stages.common.walkable import WalkableStage
 
 @stage("compose.overlay", version=4)
 class Overlay(StageParams):

@@ -8,7 +8,7 @@ from typing import ClassVar, Literal, cast
 import numpy as np
 from pydantic import Field, model_validator
 
-from pipeline.dungeon_tiles import DUNGEON_ALPHABET, FLOOR, Side
+from pipeline.level.dungeon_tiles import DUNGEON_ALPHABET, FLOOR, Side
 from pipeline.level import Level, MapObject
 from pipeline.ranges import draw_size, least, size_record, size_stats, size_type
 from pipeline.registry import StageParams, stage

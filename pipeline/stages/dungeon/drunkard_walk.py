@@ -7,7 +7,7 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field
 
-from pipeline.dungeon_tiles import DUNGEON_ALPHABET, FLOOR, Side
+from pipeline.level.dungeon_tiles import DUNGEON_ALPHABET, FLOOR, Side
 from pipeline.jit import compiled
 from pipeline.level import Level
 from pipeline.ranges import draw_size, size_record, size_stats, size_type

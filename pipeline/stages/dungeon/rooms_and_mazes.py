@@ -8,7 +8,7 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from pipeline import registry
-from pipeline.dungeon_tiles import DOOR, DUNGEON_ALPHABET, FLOOR, WALL, Side
+from pipeline.level.dungeon_tiles import DOOR, DUNGEON_ALPHABET, FLOOR, WALL, Side
 from pipeline.errors import KeyedError
 from pipeline.jit import compiled
 from pipeline.level import Level, MapObject

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 from pydantic import Field, PositiveInt, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from pipeline.drawn_art import valid_art
-from pipeline.drawn_art_model import ArtTileset
+from pipeline.level.art import ArtTileset
 from pipeline.errors import KeyedError, PipelineError
 from pipeline.level import Level
 from pipeline.paths import check_plain_name, check_relative_dir, join

@@ -12,7 +12,7 @@ from pydantic import Field, field_validator, model_validator
 
 from pipeline.errors import KeyedError, PipelineError
 from pipeline.ldtk import ids
-from pipeline.drawn_art_model import FLIP_D, FLIP_H, FLIP_V, GID_MASK, ArtTileset
+from pipeline.level.art import FLIP_D, FLIP_H, FLIP_V, GID_MASK, ArtTileset
 from pipeline.ldtk.level import ArtLayer, check_layer_names, definitions, level_file, tile_rect
 from pipeline.ldtk.project import is_current, project_json, sources_key
 from pipeline.level import Level, PropertyValue, dangling_references

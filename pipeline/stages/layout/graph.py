@@ -12,9 +12,9 @@ import tomli
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError, ValidationInfo, model_validator
 
 from pipeline.drawn_art import paste_art
-from pipeline.drawn_art_model import ArtTileset
-from pipeline.dungeon_tiles import DOOR, DUNGEON_ALPHABET, WALL
-from pipeline.dungeon_tiles import FLOOR as FLOOR_TILE
+from pipeline.level.art import ArtTileset
+from pipeline.level.dungeon_tiles import DOOR, DUNGEON_ALPHABET, WALL
+from pipeline.level.dungeon_tiles import FLOOR as FLOOR_TILE
 from pipeline.errors import KeyedError, Rejected
 from pipeline.fsio import read_regular
 from pipeline.graphs.edgar import EdgarError, read_map, read_room_set

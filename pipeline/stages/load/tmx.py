@@ -17,7 +17,7 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 
-from pipeline.drawn_art_model import ArtTileset
+from pipeline.level.art import ArtTileset
 from pipeline.errors import KeyedError, PipelineError
 from pipeline.level import PROVENANCE, Level, ObjectRef
 from pipeline.output import counted

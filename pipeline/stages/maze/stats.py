@@ -22,7 +22,7 @@ import numpy as np
 
 from pipeline.level import PropertyValue
 from pipeline.jit import compiled
-from pipeline.tile_record import tile_record
+from pipeline.level.tile_record import tile_record
 
 Solution = Literal["corners", "farthest"]
 

@@ -7,8 +7,9 @@ from typing import ClassVar, Union
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from pipeline.count import count_type, draw_count
-from pipeline.endpoints import BandStage, endpoint_tile, in_band, walking_fraction
+from pipeline.stages.common.count import count_type, draw_count
+from pipeline.level.endpoints import endpoint_tile
+from pipeline.stages.common.bands import BandStage, in_band, walking_fraction
 from pipeline.errors import KeyedError, PipelineError, Rejected
 from pipeline.jit import compiled
 from pipeline.level import Level, MapObject, check_properties, near_colors, typed_property

@@ -7,8 +7,8 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field, model_validator
 
-from pipeline.count import count_type, draw_count
-from pipeline.endpoints import endpoint_tile
+from pipeline.stages.common.count import count_type, draw_count
+from pipeline.level.endpoints import endpoint_tile
 from pipeline.errors import KeyedError, PipelineError, Rejected
 from pipeline.graphs.locks import UnsolvableLevel, solve
 from pipeline.grid.bfs import distances, shortest_way, trace_back
@@ -17,7 +17,7 @@ from pipeline.level import Level, MapObject, ObjectRef
 from pipeline.playability import lock_graph
 from pipeline.ranges import most
 from pipeline.registry import stage
-from pipeline.walkable import WalkableStage
+from pipeline.stages.common.walkable import WalkableStage
 
 LockCount = count_type(26)
 # Keys go in the part of their area farthest from the way to the exit: this share of it.

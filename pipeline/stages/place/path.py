@@ -7,12 +7,12 @@ from typing import ClassVar
 import numpy as np
 from pydantic import ConfigDict, Field
 
-from pipeline.endpoints import endpoint_tile
+from pipeline.level.endpoints import endpoint_tile
 from pipeline.errors import PipelineError
 from pipeline.grid.bfs import shortest_way
 from pipeline.level import Level, MapObject
 from pipeline.registry import stage
-from pipeline.walkable import WalkableStage
+from pipeline.stages.common.walkable import WalkableStage
 
 
 @stage("place.path", version=1)

@@ -11,11 +11,11 @@ from typing import Annotated, Callable, ClassVar, Union
 import numpy as np
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
-from pipeline.alphabets import merge_alphabets
-from pipeline.count import count_type, draw_count, most_of
+from pipeline.level.alphabets import merge_alphabets
+from pipeline.stages.common.count import count_type, draw_count, most_of
 from pipeline.drawn_art import mirrored_tile, paste_art, turned_art
-from pipeline.drawn_art_model import Art, ArtTileset
-from pipeline.endpoints import BandStage, in_band, walking_fraction
+from pipeline.level.art import Art, ArtTileset
+from pipeline.stages.common.bands import BandStage, in_band, walking_fraction
 from pipeline.errors import KeyedError, PipelineError, Rejected, did_you_mean
 from pipeline.level import Level, MapObject, PropertyValue, Symbol, own_refs
 from pipeline.output import counted

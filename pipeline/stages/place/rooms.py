@@ -10,7 +10,7 @@ from pydantic import Field
 from pipeline.level import Level, MapObject
 from pipeline.registry import stage
 from pipeline.stages.regions.label import label_regions
-from pipeline.walkable import WalkableStage
+from pipeline.stages.common.walkable import WalkableStage
 
 
 @stage("place.rooms", version=1)

@@ -12,8 +12,8 @@ from pipeline.level import Level, MapObject
 from pipeline.registry import stage
 from pipeline.grid.bfs import bfs, diameter_ends
 from pipeline.stages.regions.label import label_regions
-from pipeline.tile_record import read_tile_record, tile_record
-from pipeline.walkable import WalkableStage
+from pipeline.level.tile_record import read_tile_record, tile_record
+from pipeline.stages.common.walkable import WalkableStage
 
 Corner = Literal["top_left", "top_right", "bottom_left", "bottom_right"]
 

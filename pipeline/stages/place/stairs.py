@@ -12,7 +12,7 @@ from pipeline.grid.bfs import distances, trace_back
 from pipeline.level import Level, MapObject
 from pipeline.registry import Floor, stage
 from pipeline.stages.regions.label import label_regions
-from pipeline.walkable import WalkableStage
+from pipeline.stages.common.walkable import WalkableStage
 
 # Mixed into the seed of the stairs between two floors: their tile is the pack's, not a map's.
 _STAIRS_STREAM = 0x57A125

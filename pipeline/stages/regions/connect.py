@@ -12,7 +12,7 @@ from pipeline.level import Level
 from pipeline.registry import stage
 from pipeline.grid.graph import DX, DY, union
 from pipeline.stages.regions.label import label_regions
-from pipeline.walkable import WalkableStage
+from pipeline.stages.common.walkable import WalkableStage
 
 
 @stage("regions.connect", version=1)

@@ -11,7 +11,7 @@ from pipeline.errors import PipelineError
 from pipeline.level import Level
 from pipeline.registry import stage
 from pipeline.grid.bfs import bfs
-from pipeline.walkable import WalkableStage
+from pipeline.stages.common.walkable import WalkableStage
 
 
 @stage("regions.distance", version=1)

@@ -12,7 +12,7 @@ from pipeline.jit import compiled
 from pipeline.level import Level
 from pipeline.registry import stage
 from pipeline.threads import in_parallel, spare_cores
-from pipeline.walkable import WalkableStage
+from pipeline.stages.common.walkable import WalkableStage
 
 
 @stage("regions.label", version=1)

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from pipeline.drawn_art_model import FLIP_D, FLIPS, Art, ArtTile, ArtTileset, art_tileset
+from pipeline.level.art import FLIP_D, FLIPS, Art, ArtTile, ArtTileset, art_tileset
 from pipeline.level import Level
 from pipeline.tiled.as_level.symbols import exported_prefix
 from pipeline.tiled.read.error import MapFileError

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.drawn_art_model import ArtTileset
+from pipeline.level.art import ArtTileset
 from pipeline.fsio import read_regular
 from pipeline.level import Level
 from pipeline.tiled.as_level.art import keep_art

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.drawn_art_model import ArtTile
+from pipeline.level.art import ArtTile
 from pipeline.level import MapObject
 from pipeline.tiled.read.model import TiledObject
 

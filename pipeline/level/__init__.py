@@ -9,7 +9,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from pipeline.drawn_art_model import Art, ArtTile
+from pipeline.level.art import Art, ArtTile
 from pipeline.errors import KeyedError, did_you_mean
 
 # Characters for symbols that need one (a char clash when alphabets merge, a name read from a
