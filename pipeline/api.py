@@ -329,7 +329,7 @@ def _kind(kind: str, plugins: Sequence[str | os.PathLike[str]]) -> "type[Any]":
     """The stage class of `kind`, among the built-in kinds and those of `plugins`."""
     from pipeline import registry
     from pipeline.errors import PipelineError, unknown_kind
-    from pipeline.plugins import PluginError, load_file
+    from pipeline.recipe.plugins import PluginError, load_file
 
     extra: dict[str, type[registry.StageParams]] = {}
     for name in [plugins] if isinstance(plugins, (str, os.PathLike)) else plugins:

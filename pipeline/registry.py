@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 # Installed packages declare their stage modules under this entry-point group.
 ENTRY_POINT_GROUP = "pcg_pipeline.stages"
 
-# How a worker rebuilds a plugin file's stage params: set by pipeline.plugins, the only module
+# How a worker rebuilds a plugin file's stage params: set by pipeline.recipe.plugins, the only module
 # that makes such stages (the registry knows nothing else of plugin files).
 remake_plugin_params: Callable[[str, str, bytes, str], "StageParams"] | None = None
 
@@ -333,7 +333,7 @@ _broken: Exception | None = None  # an installed plugin package that failed to l
 _KIND_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
 
 # Set while a plugin file runs: its kinds go here, not in the global table, since a plugin file
-# belongs to the recipes that name it (see pipeline.plugins).
+# belongs to the recipes that name it (see pipeline.recipe.plugins).
 _collecting: tuple[dict[str, type[StageParams]], Origin] | None = None
 
 
@@ -412,7 +412,7 @@ def stage(kind: str, version: int) -> Callable[[S], S]:
 def _module_origin(cls: type[StageParams]) -> Origin | None:
     """Built-in kinds have none; a kind defined elsewhere (a build script, a module imported
     before the stages are used) is keyed by its module's source, so editing it makes its output
-    stale. Installed packages add their name and version (pipeline.plugins)."""
+    stale. Installed packages add their name and version (pipeline.recipe.plugins)."""
     module = sys.modules.get(cls.__module__)
     if cls.__module__.split(".")[0] == "pipeline" or module is None:
         return None

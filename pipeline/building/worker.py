@@ -30,7 +30,7 @@ from pipeline.level import Level, ObjectRef, PropertyValue
 from pipeline.building.memory import reuse_freed_memory
 from pipeline.building.measures import MeasureJob
 from pipeline.building.plan import KeyMaker, export_provenance
-from pipeline.plugins import is_plugin_file, raised_where
+from pipeline.recipe.plugins import is_plugin_file, raised_where
 from pipeline.recipe.model import Recipe
 from pipeline.registry import ExportContext, Exporter
 from pipeline.seeds import rng_for

@@ -93,7 +93,7 @@ def _unexpected(exc: Exception, what: str) -> str:
     """One line for an exception that checking `what` did not expect (a bug in a stage, or in
     what a stage made of a file): what broke and where, for the recipe's problems, so that the
     other recipes still load."""
-    from pipeline.plugins import raised_where
+    from pipeline.recipe.plugins import raised_where
 
     text = " ".join(str(exc).split())
     return f"unexpected error while checking {what}: {type(exc).__name__}{': ' + text if text else ''}{raised_where(exc)}"
@@ -211,7 +211,7 @@ def _plugin_names(data: dict[str, Any], pack: PackConfig | None) -> tuple[str, .
 
 def _plugin_kinds(names: tuple[str, ...], recipe_dir: Path, problems: list[str]) -> dict[str, type[StageParams]]:
     """The stage kinds of the recipe's plugin files; two files defining one kind is an error."""
-    from pipeline.plugins import PluginError, load_file
+    from pipeline.recipe.plugins import PluginError, load_file
 
     found: dict[str, type[StageParams]] = {}
     owner: dict[str, str] = {}
