@@ -193,7 +193,7 @@ def breakdown(project: Path, scratch: Path) -> tuple[dict[str, list[float]], lis
     for _ in range(REPEATS):
         (built / CONTACT_SHEET).unlink()
         start = clock()
-        update = plan_contact_sheet(built, recipe, manifest, manifest.get("contact_sheet"), thumbnails)
+        update = plan_contact_sheet(built, recipe, manifest, manifest.contact_sheet, thumbnails)
         apply_contact_sheet(built, update, LevelCache(project / ".pcg-cache").temp_dir)
         sheet.append(clock() - start)
     return phases, sheet

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from conftest import needs_tiled, pcg, tiled_env, write_recipe
 from pipeline.building.contact_sheet import caption_lines, sheet_entry
+from pipeline.building.manifest import MapEntry
 from pipeline.recipe.load import load_recipe
 from pipeline.seeds import rng_for, stage_seed
 from pipeline.stages.export.tiled_map import TiledMapExporter
@@ -261,7 +262,7 @@ def shown(project: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(manifest map, what the contact sheet shows of it) for every map of the pack."""
     recipe = load_recipe(project / "recipes" / "two.toml")
     manifest = json.loads((project / "exports" / "two" / "manifest.json").read_text())
-    return [(m, sheet_entry(recipe, m)) for m in manifest["maps"]]
+    return [(m, sheet_entry(recipe, MapEntry.from_json(m))) for m in manifest["maps"]]  # type: ignore[arg-type]
 
 
 def test_each_thumbnail_is_captioned_with_the_stats_of_the_map_it_shows(project: Path) -> None:

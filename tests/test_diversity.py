@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.diversity import diversity, nearest, path_distances, tile_distances
-from pipeline.level import Level, MapObject, Symbol
+from pipeline.level import Level, MapObject
 from pipeline.stages.maze.block import MAZE_ALPHABET
 from tests.conftest import pcg, recipe_text, write_recipe
 
@@ -93,6 +93,7 @@ def test_the_build_records_the_measures_in_the_manifest_and_the_contact_sheet(tm
     from PIL import Image
 
     from pipeline.building.contact_sheet import measures_line
+    from pipeline.building.manifest import Manifest
     from pipeline.recipe.load import load_recipe
 
     text = """
@@ -126,7 +127,7 @@ input = "placed"
     # Another threshold than the one recorded: measured from the cache, which is gone.
     out = pcg("stats", "measured", "--threshold", "0.5", cwd=tmp_path).stdout
     assert "is no longer in the build cache" in out
-    line = measures_line(load_recipe(tmp_path / "recipes" / "measured.toml"), manifest)
+    line = measures_line(load_recipe(tmp_path / "recipes" / "measured.toml"), Manifest.from_json(manifest))  # type: ignore[arg-type]
     tiles = manifest["measures"]["placed"]["diversity"]["tiles"]
     assert line is not None and line.startswith(f"tiles: nearest map {tiles['min']:.3f}-{tiles['max']:.3f}") and line.endswith("5 of 5 can be finished")
     with Image.open(pack / "contact_sheet.png") as sheet:

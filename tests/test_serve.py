@@ -17,6 +17,7 @@ pytest.importorskip("httpx2", reason="Starlette's TestClient needs httpx2 (pip i
 from starlette.testclient import TestClient  # noqa: E402
 
 from pipeline import api  # noqa: E402
+from pipeline.building.manifest import Manifest, MapEntry, RecipeRecord  # noqa: E402
 from pipeline.recipe.pins import reroll_seed  # noqa: E402
 from pipeline.serve.app import Site, _listed, _preview_path, allowed_hosts, create_app  # noqa: E402
 from pipeline.serve.hub import Hub  # noqa: E402
@@ -253,8 +254,14 @@ def test_a_port_in_use_is_one_clear_line(tmp_path: Path) -> None:
     assert err.value.problems == [f"--port {port}: cannot listen on 127.0.0.1:{port} (Address already in use); is another server using it? Pick another with --port"]
 
 
+def a_map(stem: str, files: dict[str, str]) -> MapEntry:
+    """A manifest entry with these files, and nothing else of note."""
+    return MapEntry(index=0, stem=stem, recipe="", environment="", stages={}, stats={}, files=files)
+
+
 def test_the_files_served_are_the_maps_and_the_pack_files_the_manifest_lists() -> None:
-    manifest = {"maps": [{"files": {"map_000.tmx": "a", "ldtk/world/map_000.ldtkl": "b"}}], "pack_files": {"ldtk/world.ldtk": "c"}}
+    maps = (a_map("map_000", {"map_000.tmx": "a", "ldtk/world/map_000.ldtkl": "b"}),)
+    manifest = Manifest(RecipeRecord("recipes/tiny.toml", "", "", {}, {}), maps, {}, pack_files={"ldtk/world.ldtk": "c"})
     assert _listed(manifest) == {"map_000.tmx", "ldtk/world/map_000.ldtkl", "ldtk/world.ldtk", "contact_sheet.png", "manifest.json", "levels.json"}
 
 
@@ -269,7 +276,7 @@ def test_the_files_served_are_the_maps_and_the_pack_files_the_manifest_lists() -
     ],
 )
 def test_a_maps_preview_is_found_wherever_its_exporter_put_it(files: list[str], preview: str | None) -> None:
-    assert _preview_path({"stem": "map_000", "files": dict.fromkeys(files, "0" * 64)}) == preview
+    assert _preview_path(a_map("map_000", dict.fromkeys(files, "0" * 64))) == preview
 
 
 def test_sigterm_stops_the_server_and_its_worker_processes(tmp_path: Path) -> None:

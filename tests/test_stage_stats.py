@@ -12,6 +12,7 @@ import pytest
 from conftest import pcg, write_recipe
 from golden import stage_kinds, stage_runs
 from pipeline.building.contact_sheet import _entries, _stats_shown, caption_lines
+from pipeline.building.manifest import Manifest, MapEntry, StageRecord
 from pipeline.errors import RecipeError
 from pipeline.level import ObjectRef
 from pipeline.recipe.load import load_recipe
@@ -205,7 +206,7 @@ def test_a_pack_sorts_and_captions_by_the_stage_it_names(tmp_path: Path) -> None
     assert [lv["cave_regions.region_largest"] for lv in levels] == [caves[lv["map"]]["region_largest"] for lv in levels]
     # Captions under the maze pictures: the maze's own diameter, and the caves' numbers named.
     recipe = load_recipe(tmp_path / "recipes" / "two.toml")
-    for entry in _entries(recipe, manifest):
+    for entry in _entries(recipe, Manifest.from_json(manifest)):  # type: ignore[arg-type]
         lines = caption_lines(entry, _stats_shown(recipe, [entry]))
         index = entry["index"]
         assert lines[1:] == [
@@ -219,14 +220,17 @@ def test_play_order_reads_a_stage_stat_only_where_the_prefix_is_a_stage() -> Non
     from pipeline.building.levels_index import play_order, stat_value
 
     maps = [
-        {"index": i, "stats": {"items_gem.red": 3 - i, "regions": i}, "stages": {"caves": {"stats": {"regions": 10 - i}}, "gems": {}}}
+        MapEntry(
+            index=i, stem=f"map_{i}", recipe="", environment="", files={}, stats={"items_gem.red": 3 - i, "regions": i},
+            stages={"caves": StageRecord("", [i], stats={"regions": 10 - i}), "gems": StageRecord("", [i])},
+        )
         for i in range(3)
     ]
     assert stat_value(maps[0], "items_gem.red") == 3 and stat_value(maps[0], "caves.regions") == 10
     assert stat_value(maps[0], "gems.regions") is None  # that stage feeds no exporter: nothing recorded
-    assert [m["index"] for m in play_order(maps, "items_gem.red")] == [2, 1, 0]
-    assert [m["index"] for m in play_order(maps, "-caves.regions")] == [0, 1, 2]
-    assert [m["index"] for m in play_order(maps, "caves.regions")] == [2, 1, 0]
+    assert [m.index for m in play_order(maps, "items_gem.red")] == [2, 1, 0]
+    assert [m.index for m in play_order(maps, "-caves.regions")] == [0, 1, 2]
+    assert [m.index for m in play_order(maps, "caves.regions")] == [2, 1, 0]
 
 
 def test_an_order_by_stat_that_is_text_in_every_map_is_a_warning(tmp_path: Path) -> None:

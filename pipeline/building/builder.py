@@ -7,7 +7,7 @@ import itertools
 import math
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, cast
 
@@ -18,7 +18,9 @@ from pipeline.errors import PipelineError, os_error_line
 from pipeline.fsio import atomic_write, land, naming, remove_stale_temps, same_file_system, sha256_bytes, sha256_file
 from pipeline.building.journal import Journal, Record, cache_deleted
 from pipeline.building.levels_index import LEVELS, unordered, update_levels_index
-from pipeline.building.manifest import MANIFEST, assemble, config_id, environment, environment_id, read_manifest, recipe_record, write_manifest
+from pipeline.building.manifest import (
+    MANIFEST, DistinctRecord, Manifest, MapEntry, StageRecord, assemble, environment, environment_id, read_manifest, recipe_record, write_manifest,
+)
 from pipeline.output import counted, spans
 from pipeline.building.measures import MeasureJob, blocking, recorded_at, same_maps, threshold_of, worth_measuring
 from pipeline.building.pack_files import update_pack_files
@@ -147,14 +149,14 @@ class Builder:
         recipe makes it now (a map of an earlier recipe is made again by the next whole build,
         and every map after it chosen again)."""
         recipe = plan.recipe
-        recorded = {m["index"]: m for m in (plan.previous or {}).get("maps", [])}
+        recorded = plan.recorded
         if self.only is not None:
             order = [i for i in range(max(self.only) + 1) if i in self.only or i in recorded]
-            return order, {i: int(recorded[i].get("attempt", 0)) for i in order if i not in self.only}
+            return order, {i: recorded[i].attempt for i in order if i not in self.only}
         remade = _remade(plan)
         first = next((i for i in range(recipe.pack.maps) if i >= plan.chosen or i not in recorded or i in remade), recipe.pack.maps)
         order = list(range(recipe.pack.maps))
-        return order, {i: int(recorded[i].get("attempt", 0)) for i in order[:first]}
+        return order, {i: recorded[i].attempt for i in order[:first]}
 
     def _chosen_through(self, plan: PackPlan, picks: dict[int, int]) -> int:
         """How many leading maps are chosen together once the walk's picks are built (before the
@@ -162,9 +164,9 @@ class Builder:
         leaves the maps after one it changed not compared with it."""
         if self.only is None:
             return plan.recipe.pack.maps
-        recorded = {m["index"]: int(m.get("attempt", 0)) for m in (plan.previous or {}).get("maps", [])}
+        recorded = plan.recorded
         remade = _remade(plan)
-        changed = [i for i in self.only if i in remade or picks.get(i) != recorded.get(i)]
+        changed = [i for i in self.only if i in remade or picks.get(i) != (recorded[i].attempt if i in recorded else None)]
         return min([plan.chosen, *changed])
 
     def _task(self, maker: KeyMaker, index: int, attempt: int) -> MapTask:
@@ -197,7 +199,7 @@ class Builder:
         record = journal.leftover()  # what an unfinished earlier build planned and wrote
         # What it may write, and what it may remove (the maps the pack no longer has): a build
         # stopped after the manifest stopped naming them leaves them for the next to remove.
-        planned = _planned_paths(plan, stale) | {f for m in (plan.previous or {}).get("maps", []) if m["index"] >= recipe.pack.maps for f in m["files"]}
+        planned = _planned_paths(plan, stale) | {f for m in _maps(plan.previous) if m.index >= recipe.pack.maps for f in m.files}
         if planned:
             journal.begin(Record(record.planned | planned, _merged(record.wrote, _claimed(plan.previous, planned))), self.cache.temp_dir)
             self.cache.temp_dir.mkdir(exist_ok=True)
@@ -212,7 +214,7 @@ class Builder:
         thumbnails: dict[str, Image.Image] = {}  # preview sha256 -> the contact sheet's thumbnail of it
         # path -> sha256 of what this build wrote there, or of what a map it keeps has there: a
         # map that would write other bytes over either fails instead.
-        written: dict[str, str] = {path: digest for m in (on_disk or {}).get("maps", []) for path, digest in m["files"].items()}
+        written: dict[str, str] = {path: digest for m in _maps(on_disk) for path, digest in m.files.items()}
         error: OSError | None = None
         lost = False  # a batch came back as an exception: its worker may still be at work
         pack_dir = str(plan.pack_dir.resolve()) if executor.writes_files else None
@@ -257,39 +259,39 @@ class Builder:
             report.warnings.append(f"{recipe.path}: {plan.pack_dir / MANIFEST}: damaged, unreadable or of another format, so the maps were built anew")
         manifest = self._manifest(plan, results)
         if error is None:
-            self._measure(plan, manifest, executor, report)
+            manifest = self._measure(plan, manifest, executor, report)
         try:
             # Pack files (an LDtk project) come before the manifest, which records their digests.
-            recorded = (plan.previous or {}).get("pack_files", {})
+            recorded = plan.previous.pack_files if plan.previous is not None else {}
             pack_files, restored = update_pack_files(plan.pack_dir, recipe, manifest, recorded, self.force, temp) if error is None else (recorded, [])
             report.warnings += [f"{recipe.path}: {plan.pack_dir / rel}: edited since the last build; made again (a build owns its files)" for rel in restored]
             report.files_written += len(restored)
-            if pack_files:
-                manifest["pack_files"] = pack_files
+            manifest = replace(manifest, pack_files=pack_files)
             if error is None:
                 report.files_removed = self._remove_obsolete(plan, manifest)
             stamps = plan.stamps
-            if manifest["maps"] or plan.previous is not None:  # no manifest for a pack that has no map yet
-                recorded_sheet = (plan.previous or {}).get("contact_sheet")
+            if manifest.maps or plan.previous is not None:  # no manifest for a pack that has no map yet
+                recorded_sheet = plan.previous.contact_sheet if plan.previous is not None else None
                 # Drawn and put in place before the manifest that records its digest.
                 sheet = plan_contact_sheet(plan.pack_dir, recipe, manifest, recorded_sheet, thumbnails, stamps) if error is None else None
-                digest = sheet.sha256 if sheet is not None else (on_disk or {}).get("contact_sheet")  # a failed build leaves the sheet as it was
+                kept = on_disk.contact_sheet if on_disk is not None else None
+                digest = sheet.sha256 if sheet is not None else kept  # a failed build leaves the sheet as it was
                 if digest is not None:
-                    manifest["contact_sheet"] = digest
+                    manifest = replace(manifest, contact_sheet=digest)
                 if sheet is not None:
                     # In place before the manifest that names it; one that names another must
                     # stop naming it first.
-                    if on_disk is not None and on_disk.get("contact_sheet") not in (None, sheet.sha256):
-                        on_disk = {k: v for k, v in on_disk.items() if k != "contact_sheet"}
+                    if on_disk is not None and on_disk.contact_sheet not in (None, sheet.sha256):
+                        on_disk = replace(on_disk, contact_sheet=None)
                         write_manifest(plan.pack_dir / MANIFEST, on_disk, temp)
                     apply_contact_sheet(plan.pack_dir, sheet, temp)
                     if stamps is not None and sheet.data is not None and sheet.sha256 is not None:
                         stamps.record(plan.pack_dir / CONTACT_SHEET, CONTACT_SHEET, sheet.sha256)
-                if manifest != on_disk:  # comparing dicts is far cheaper than encoding 1,000 maps
+                if manifest != on_disk:  # comparing is far cheaper than encoding 1,000 maps
                     write_manifest(plan.pack_dir / MANIFEST, manifest, temp)
                 if sheet is not None:
                     update_levels_index(plan.pack_dir, recipe.pack.name, recipe.pack.order_by, manifest, temp)
-                    why = unordered(manifest["maps"], recipe.pack.order_by)
+                    why = unordered(manifest.maps, recipe.pack.order_by)
                     if why is not None:
                         report.warnings.append(f"{recipe.path}: {why}")
                     if sheet.change == "edited":
@@ -319,19 +321,18 @@ class Builder:
         report.seconds = time.perf_counter() - start + plan.seconds
         return report
 
-    def _measure(self, plan: PackPlan, manifest: dict[str, Any], executor: Executor, report: PackReport) -> None:
-        """Record the pack's measures (pipeline.building.measures) in its manifest: as the last build
+    def _measure(self, plan: PackPlan, manifest: Manifest, executor: Executor, report: PackReport) -> Manifest:
+        """The manifest with the pack's measures (pipeline.building.measures): as the last build
         recorded them if its maps and the threshold are the same, else measured anew, in a worker
         (here, if that worker was lost). Measures that cannot be taken are left out, with a warning."""
         threshold = threshold_of(manifest)
-        previous = plan.previous or {}
-        recorded = recorded_at(previous, threshold)
-        if recorded is not None and same_maps(previous, manifest):
-            manifest["measures"] = recorded
-            return
+        previous = plan.previous
+        recorded = recorded_at(previous, threshold) if previous is not None else None
+        if previous is not None and recorded is not None and same_maps(previous, manifest):
+            return replace(manifest, measures=recorded)
         if not worth_measuring(manifest):
-            return
-        config = config_id(recipe_record(plan.recipe, self.exports_root.parent))
+            return manifest
+        config = recipe_record(plan.recipe, self.exports_root.parent).config_id
         job = MeasureJob(str(self.cache.root.resolve()), manifest, threshold, plan.recipe, config)
         outcome: Any = None
         try:
@@ -343,11 +344,12 @@ class Builder:
         except Exception as exc:  # a measure that broke (a stage's odd Level): the pack is built all the same
             outcome = exc
         if isinstance(outcome, Stopped):
-            return
+            return manifest
         if isinstance(outcome, BaseException):
             report.warnings.append(f"{plan.recipe.path}: the pack's diversity and playability were not measured ({type(outcome).__name__}: {outcome})")
         elif outcome:
-            manifest["measures"] = outcome
+            return replace(manifest, measures=outcome)
+        return manifest
 
     def _temp_dir(self, plan: PackPlan) -> Path | None:
         """The cache's temporary folder, if a rename from there can reach the pack; else None
@@ -452,17 +454,16 @@ class Builder:
             plan.stamps = Stamps.for_pack(self.cache.root, plan.recipe.pack.name)
         return plan.stamps
 
-    def _manifest(self, plan: PackPlan, results: dict[int, MapResult]) -> dict[str, Any]:
+    def _manifest(self, plan: PackPlan, results: dict[int, MapResult]) -> Manifest:
         recipe = plan.recipe
         record = recipe_record(recipe, self.exports_root.parent)
         env = environment()
         env_id = environment_id(env)
-        previous = {m["index"]: m for m in (plan.previous or {}).get("maps", [])}
         planned = {m.index: m for m in plan.maps}
-        config = config_id(record)
+        config = record.config_id
         entries = []
         for index in range(recipe.pack.maps):
-            prev = previous.get(index)
+            prev = plan.recorded.get(index)
             mp = planned.get(index)
             if mp is None or (mp.stale and index not in results):
                 # Not part of this build, or it failed: its files are still the earlier ones,
@@ -470,73 +471,73 @@ class Builder:
                 if prev is not None and (mp is None or self._intact(plan, prev)):
                     entries.append(prev)
                 continue
-            entries.append(self._entry(recipe, mp, results.get(index), prev, (record["sha256"], config), env_id))
+            entries.append(self._entry(recipe, mp, results.get(index), prev, (record.sha256, config), env_id))
         manifest = assemble(record, entries, plan.previous, env)
         if recipe.pack.distinct is not None:
-            manifest["distinct"] = {"rule": distinct_rule(recipe), "through": _through(plan, entries)}
+            manifest = replace(manifest, distinct=DistinctRecord(distinct_rule(recipe), _through(plan, entries)))
         return manifest
 
     @staticmethod
-    def _entry(
-        recipe: Recipe, mp: MapPlan, result: MapResult | None, prev: dict[str, Any] | None, made_from: tuple[str, str], env_id: str
-    ) -> dict[str, Any]:
+    def _entry(recipe: Recipe, mp: MapPlan, result: MapResult | None, prev: MapEntry | None, made_from: tuple[str, str], env_id: str) -> MapEntry:
         """A map's manifest entry: from this build's result, or carried over where the map was fresh."""
-        prev_stages = prev["stages"] if prev else {}
-        files = {**(prev["files"] if prev else {}), **(result.digests if result else {})}
-        stages: dict[str, dict[str, Any]] = {}
+        prev_stages = prev.stages if prev else {}
+        files = {**(prev.files if prev else {}), **(result.digests if result else {})}
+        stages: dict[str, StageRecord] = {}
         # A map a filter made again: the keys and seeds of the attempt that passed.
         attempt = result.attempt if result is not None else mp.attempt
         for spec in recipe.stages:
             sp = mp.stages[spec.name]
             key = result.keys[spec.name] if result is not None and result.keys else sp.key
             seed = result.seeds[spec.name] if result is not None and result.seeds else sp.seed
-            entry: dict[str, Any] = {"key": key, "seed": list(seed)}
-            old = prev_stages.get(spec.name, {}) if prev_stages.get(spec.name, {}).get("key") == key else {}
+            old = prev_stages.get(spec.name)
+            if old is not None and old.key != key:
+                old = None
+            written: list[str] | None = None
+            stats: dict[str, Any] | None = None
             if spec.is_exporter:
-                entry["files"] = result.outputs[spec.name] if result and spec.name in result.outputs else old.get("files", [])
+                written = result.outputs[spec.name] if result and spec.name in result.outputs else (old.files if old else None) or []
             elif any(spec.name in e.inputs for e in recipe.exporters):
                 # Stats of a Level that feeds an exporter: from this run, or unchanged since (same key).
-                stats = result.stats.get(spec.name) if result else None
-                stats = stats if stats is not None else old.get("stats")
-                if stats is not None:
-                    entry["stats"] = dict(sorted(stats.items()))
-            stages[spec.name] = entry
+                found = result.stats.get(spec.name) if result else None
+                found = found if found is not None else old.stats if old else None
+                stats = dict(sorted(found.items())) if found is not None else None
+            stages[spec.name] = StageRecord(key, list(seed), written, stats)
         merged: dict[str, Any] = {}
         for spec in recipe.exporters:
-            merged.update(stages[spec.inputs[0]].get("stats", {}))
-        live = sorted({f for e in stages.values() for f in e.get("files", [])})
-        return {
-            "index": mp.index,
-            "stem": mp.stem,
-            **({"attempt": attempt} if attempt else {}),
+            merged.update(stages[spec.inputs[0]].stats or {})
+        live = sorted({f for e in stages.values() for f in e.files or ()})
+        return MapEntry(
+            index=mp.index,
+            stem=mp.stem,
+            attempt=attempt,
             # A rebuilt map comes from this build; a fresh one has the same keys, so this recipe
             # makes the same files, but those files were made in the environment recorded before.
-            "recipe": made_from[0],
-            "config": made_from[1],  # the recipe's config_id: see plan_pack
-            "environment": env_id if result is not None or prev is None else prev["environment"],
-            "stages": stages,
-            "stats": dict(sorted(merged.items())),
-            "files": {f: files[f] for f in live if f in files},
-        }
+            recipe=made_from[0],
+            config=made_from[1],  # the recipe's config_id: see plan_pack
+            environment=env_id if result is not None or prev is None else prev.environment,
+            stages=stages,
+            stats=dict(sorted(merged.items())),
+            files={f: files[f] for f in live if f in files},
+        )
 
-    def _intact(self, plan: PackPlan, entry: dict[str, Any]) -> bool:
+    def _intact(self, plan: PackPlan, entry: MapEntry) -> bool:
         """Whether every file of a manifest entry is on disk as the entry records it."""
         stamps = self._stamps(plan)
-        return all(stamps.digest(plan.pack_dir / rel, rel) == digest for rel, digest in entry["files"].items())
+        return all(stamps.digest(plan.pack_dir / rel, rel) == digest for rel, digest in entry.files.items())
 
-    def _remove_obsolete(self, plan: PackPlan, manifest: dict[str, Any]) -> int:
+    def _remove_obsolete(self, plan: PackPlan, manifest: Manifest) -> int:
         """Delete files an earlier build wrote that no map of this pack writes any more (if unmodified)."""
-        keep = {f for m in manifest["maps"] for f in m["files"]} | set(manifest.get("pack_files", {}))
-        current = {m["index"] for m in manifest["maps"]}
+        keep = {f for m in manifest.maps for f in m.files} | set(manifest.pack_files)
+        current = {m.index for m in manifest.maps}
         removed = 0
-        for rel, digest in (plan.previous or {}).get("pack_files", {}).items():
+        for rel, digest in (plan.previous.pack_files if plan.previous is not None else {}).items():
             if rel not in keep and self._stamps(plan).digest(plan.pack_dir / rel, rel) == digest:
                 _unlink(plan.pack_dir, rel)
                 removed += 1
-        for entry in (plan.previous or {}).get("maps", []):
-            if entry["index"] not in current and entry["index"] < plan.recipe.pack.maps:
+        for entry in _maps(plan.previous):
+            if entry.index not in current and entry.index < plan.recipe.pack.maps:
                 continue  # a map of the pack whose rebuild failed: its files wait for the next build
-            for rel, digest in entry.get("files", {}).items():
+            for rel, digest in entry.files.items():
                 if rel in keep:
                     continue
                 target = plan.pack_dir / rel
@@ -547,20 +548,25 @@ class Builder:
         return removed
 
 
+def _maps(manifest: Manifest | None) -> tuple[MapEntry, ...]:
+    """A manifest's map entries; none without a manifest."""
+    return manifest.maps if manifest is not None else ()
+
+
 def _remade(plan: PackPlan) -> set[int]:
     """The maps whose Levels change in this build (a stage before their exports is stale)."""
     makers = [s.name for s in plan.recipe.stages if not s.is_exporter]
     return {m.index for m in plan.maps if any(m.stages[name].stale for name in makers)}
 
 
-def _through(plan: PackPlan, entries: list[dict[str, Any]]) -> int:
+def _through(plan: PackPlan, entries: list[MapEntry]) -> int:
     """How many leading maps of the pack pack.distinct chose together, as the manifest now
     records them: the next build keeps their attempts and chooses again from there. A map it
     refused, or one that failed or kept another attempt, ends them: maps after it were chosen
     without it as the manifest has it."""
     if plan.picks is None:  # not chosen in this build (rebuilt at given attempts)
         return plan.chosen
-    attempts = {e["index"]: e.get("attempt", 0) for e in entries}
+    attempts = {e.index: e.attempt for e in entries}
     off = [m.index for m in plan.maps if m.refused is not None]
     off += [i for i, attempt in plan.picks.items() if attempts.get(i) != attempt]
     return min([plan.through, *off])
@@ -652,7 +658,7 @@ def _unjournaled(plan: PackPlan, leftover: Record) -> dict[int, list[str]]:
     edit by hand, which the manifest can no longer show (plan's `edited`)."""
     if not leftover.wrote or plan.stamps is None:
         return {}
-    named = {m["index"] for m in (plan.previous or {}).get("maps", [])}
+    named = plan.recorded
     found: dict[int, list[str]] = {}
     for m in plan.stale_maps:
         if m.index in named:
@@ -664,11 +670,13 @@ def _unjournaled(plan: PackPlan, leftover: Record) -> dict[int, list[str]]:
     return found
 
 
-def _claimed(manifest: dict[str, Any] | None, paths: set[str]) -> dict[str, set[str]]:
+def _claimed(manifest: Manifest | None, paths: set[str]) -> dict[str, set[str]]:
     """The sha256 a manifest gives for each of `paths`: bytes a build wrote there."""
-    named = [(path, digest) for entry in (manifest or {}).get("maps", []) for path, digest in entry["files"].items()]
+    if manifest is None:
+        return {}
+    named = [(path, digest) for entry in manifest.maps for path, digest in entry.files.items()]
     claimed: dict[str, set[str]] = {}
-    for path, digest in [*named, *(manifest or {}).get("pack_files", {}).items()]:
+    for path, digest in [*named, *manifest.pack_files.items()]:
         if path in paths:
             claimed.setdefault(path, set()).add(digest)
     return claimed
@@ -678,7 +686,7 @@ def _merged(a: dict[str, set[str]], b: dict[str, set[str]]) -> dict[str, set[str
     return {path: a.get(path, set()) | b.get(path, set()) for path in a.keys() | b.keys()}
 
 
-def _retracted(plan: PackPlan) -> dict[str, Any] | None:
+def _retracted(plan: PackPlan) -> Manifest | None:
     """The last manifest without what this build may replace or remove: the entries of its stale
     and obsolete maps, and, when any map changes, the pack files, contact sheet and measures (of
     maps it no longer names). The manifest itself (`plan.previous`) when it names none of that."""
@@ -686,10 +694,10 @@ def _retracted(plan: PackPlan) -> dict[str, Any] | None:
     if previous is None:
         return None
     touched = {m.index for m in plan.stale_maps}
-    kept = [m for m in previous["maps"] if m["index"] not in touched and m["index"] < plan.recipe.pack.maps]
-    if not touched and len(kept) == len(previous["maps"]):
+    kept = tuple(m for m in previous.maps if m.index not in touched and m.index < plan.recipe.pack.maps)
+    if not touched and len(kept) == len(previous.maps):
         return previous
-    retracted = {**{k: v for k, v in previous.items() if k not in ("contact_sheet", "pack_files", "measures")}, "maps": kept}
+    retracted = replace(previous, maps=kept, contact_sheet=None, pack_files={}, measures=None)
     return previous if retracted == previous else retracted
 
 
@@ -710,14 +718,14 @@ def _map_paths(plan: PackPlan, m: MapPlan) -> list[str]:
 PACK_FILES = frozenset({MANIFEST, LEVELS, CONTACT_SHEET})
 
 
-def _sweep(plan: PackPlan, manifest: dict[str, Any], record: Record, waiting: set[str]) -> int:
+def _sweep(plan: PackPlan, manifest: Manifest, record: Record, waiting: set[str]) -> int:
     """Delete files at paths the journal lists that the new manifest does not claim (nor
     `waiting`: the files of maps whose rebuild failed), if a build wrote exactly those bytes there
     or no earlier manifest ever claimed the path; a file edited by hand since is kept. Returns
     how many were deleted."""
-    claimed = {f for m in manifest["maps"] for f in m["files"]} | PACK_FILES | set(manifest.get("pack_files", {})) | waiting
+    claimed = {f for m in manifest.maps for f in m.files} | PACK_FILES | set(manifest.pack_files) | waiting
     # Paths whose bytes a manifest or the journal knows: only those bytes are a build's to delete.
-    before = {f for m in (plan.previous or {}).get("maps", []) for f in m["files"]} | record.wrote.keys()
+    before = {f for m in _maps(plan.previous) for f in m.files} | record.wrote.keys()
     removed = 0
     for rel in sorted(record.planned - claimed):
         target = plan.pack_dir / rel

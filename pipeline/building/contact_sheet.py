@@ -14,6 +14,7 @@ from PIL import Image, PngImagePlugin
 
 from pipeline.fsio import atomic_write, sha256_bytes, sha256_file
 from pipeline.building.levels_index import play_order, stat_value
+from pipeline.building.manifest import Manifest, MapEntry
 from pipeline.output import counted
 from pipeline.recipe.model import Recipe, StageSpec
 from pipeline.registry import Exporter
@@ -48,7 +49,7 @@ class SheetUpdate:
 def plan_contact_sheet(
     pack_dir: Path,
     recipe: Recipe,
-    manifest: dict[str, Any],
+    manifest: Manifest,
     recorded: str | None,
     thumbnails: dict[str, Image.Image] | None = None,
     stamps: Stamps | None = None,
@@ -66,7 +67,7 @@ def plan_contact_sheet(
         return SheetUpdate(change, None, on_disk if change is None else None)
     if key is None:
         raise ValueError("a sheet to draw has a key")
-    data = _draw(pack_dir, recipe.pack.name, len(manifest["maps"]), entries, stats, key, thumbnails or {}, measures_line(recipe, manifest))
+    data = _draw(pack_dir, recipe.pack.name, len(manifest.maps), entries, stats, key, thumbnails or {}, measures_line(recipe, manifest))
     return SheetUpdate(change, data, sha256_bytes(data))
 
 
@@ -77,10 +78,10 @@ def apply_contact_sheet(pack_dir: Path, update: SheetUpdate, temp_dir: Path | No
         atomic_write(pack_dir / CONTACT_SHEET, update.data, temp_dir)
 
 
-def sheet_change(pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], stamps: Stamps | None = None) -> str | None:
+def sheet_change(pack_dir: Path, recipe: Recipe, manifest: Manifest, stamps: Stamps | None = None) -> str | None:
     """What a build would do to the sheet (`SheetUpdate.change`), given the last build's
     manifest less the maps it drops."""
-    return _change(pack_dir / CONTACT_SHEET, _planned(recipe, manifest)[2], manifest.get("contact_sheet"), stamps)[0]
+    return _change(pack_dir / CONTACT_SHEET, _planned(recipe, manifest)[2], manifest.contact_sheet, stamps)[0]
 
 
 def _change(path: Path, key: str | None, recorded: str | None, stamps: Stamps | None) -> tuple[str | None, str | None]:
@@ -103,22 +104,22 @@ def _change(path: Path, key: str | None, recorded: str | None, stamps: Stamps | 
     return None, on_disk
 
 
-def _planned(recipe: Recipe, manifest: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], str | None]:
+def _planned(recipe: Recipe, manifest: Manifest) -> tuple[list[dict[str, Any]], list[str], str | None]:
     """The sheet's entries, the stats its captions show and its key (None: no sheet)."""
     entries = _entries(recipe, manifest) if recipe.pack.contact_sheet else []
     if not entries:
         return [], [], None
     stats = _stats_shown(recipe, entries)
     # The entries hold all a thumbnail is drawn from (preview digest, the stats its caption reads).
-    drawn = [LAYOUT_VERSION, recipe.pack.name, len(manifest["maps"]), stats, entries, measures_line(recipe, manifest)]
+    drawn = [LAYOUT_VERSION, recipe.pack.name, len(manifest.maps), stats, entries, measures_line(recipe, manifest)]
     key = hashlib.sha256(json.dumps(drawn, sort_keys=True).encode()).hexdigest()
     return entries, stats, key
 
 
-def measures_line(recipe: Recipe, manifest: dict[str, Any]) -> str | None:
+def measures_line(recipe: Recipe, manifest: Manifest) -> str | None:
     """The line under the sheet's title: the pack's diversity and playability (the manifest's
     `measures`) for the stage whose maps the sheet shows; None when they were not measured."""
-    measures = manifest.get("measures") or {}
+    measures = manifest.measures or {}
     shown = next(previews(recipe, recipe.pack.stem(0)), None)
     # The stage the previews draw; else (the maps kept from an earlier recipe, whose every
     # rebuild failed) the first measured, which the maps shown were made of.
@@ -136,11 +137,11 @@ def measures_line(recipe: Recipe, manifest: dict[str, Any]) -> str | None:
     return "; ".join(parts) or None
 
 
-def _entries(recipe: Recipe, manifest: dict[str, Any]) -> list[dict[str, Any]]:
+def _entries(recipe: Recipe, manifest: Manifest) -> list[dict[str, Any]]:
     """Per map shown (`sheet_entry`), in play order when the pack has one (`order_by`), else by
     index."""
     entries = []
-    for m in play_order(manifest["maps"], recipe.pack.order_by):
+    for m in play_order(manifest.maps, recipe.pack.order_by):
         entry = sheet_entry(recipe, m)
         if entry is not None:
             entries.append(entry)
@@ -149,7 +150,7 @@ def _entries(recipe: Recipe, manifest: dict[str, Any]) -> list[dict[str, Any]]:
     return entries
 
 
-def sheet_entry(recipe: Recipe, m: dict[str, Any]) -> dict[str, Any] | None:
+def sheet_entry(recipe: Recipe, m: MapEntry) -> dict[str, Any] | None:
     """What the sheet shows of one manifest map: index, stem, the preview `previews` picks (the
     first exporter's that drew one, or `contact_sheet`'s stage's; file and sha256), and the stats
     of the stage that exporter drew, with the `order_by` stat as the pack was sorted by it and
@@ -157,19 +158,19 @@ def sheet_entry(recipe: Recipe, m: dict[str, Any]) -> dict[str, Any] | None:
 
     Not the map's own `stats`: those merge every exporter's input, the last one winning, so a
     recipe with two chains would caption one chain's picture with the other chain's numbers."""
-    for spec, preview in previews(recipe, m["stem"]):
-        if preview in m["files"]:
-            drawn = m["stages"].get(spec.inputs[0])
+    for spec, preview in previews(recipe, m.stem):
+        if preview in m.files:
+            drawn = spec.inputs[0]
             # No such stage: a map the last good build made from other stages, kept because
             # its rebuild failed; its own stats are what it was made with.
-            stats = dict(drawn.get("stats", {}) if drawn is not None else m.get("stats", {}))
+            stats = dict((m.stats_of(drawn) or {}) if drawn in m.stages else m.stats)
             # The stat the pack is sorted by, as it sorted, and stats named after their stage.
             named = [recipe.pack.order_by.lstrip("-")] if recipe.pack.order_by else []
-            for name in named + [n for n in recipe.pack.contact_stats or () if split_stat(n, m["stages"])[0] is not None]:
+            for name in named + [n for n in recipe.pack.contact_stats or () if split_stat(n, m.stages)[0] is not None]:
                 value = stat_value(m, name)
                 if value is not None:
                     stats[name] = value
-            return {"index": m["index"], "stem": m["stem"], "file": preview, "sha256": m["files"][preview], "stats": stats}
+            return {"index": m.index, "stem": m.stem, "file": preview, "sha256": m.files[preview], "stats": stats}
     return None
 
 

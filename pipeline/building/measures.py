@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from pipeline.building.cache import LevelCache
+from pipeline.building.manifest import Manifest, MapEntry
 from pipeline.diversity import THRESHOLD, Spread, diversity
 from pipeline.level import Level
 from pipeline.playability import solvable
@@ -20,7 +21,7 @@ from pipeline.recipe.model import Recipe
 
 # A Level the cache does not have, made again from a manifest entry and the stage's name (None:
 # it cannot be, as a map kept from an earlier recipe whose stages are gone).
-Remake = Callable[[dict[str, Any], str], "Level | None"]
+Remake = Callable[[MapEntry, str], "Level | None"]
 
 # Beyond these a build records no measures (`pcg stats` still measures on request): every pair of
 # maps is compared, tile by tile, and all the Levels are held at once. 1,000 mazes of 83 x 83
@@ -42,13 +43,13 @@ class Measured:
     judged: int  # maps with a spawn and an exit to judge
 
 
-def measured_stages(manifest: dict[str, Any]) -> list[str]:
+def measured_stages(manifest: Manifest) -> list[str]:
     """The stages an export stage writes (their maps have stats in the manifest), in recipe order."""
-    return [name for name in manifest["stages"] if any("stats" in e["stages"].get(name, {}) for e in manifest["maps"])]
+    return [name for name in manifest.stages if any(e.stats_of(name) is not None for e in manifest.maps)]
 
 
 def measure_pack(
-    manifest: dict[str, Any], cache: LevelCache, threshold: float, most_tiles: int | None = None, remake: Remake | None = None
+    manifest: Manifest, cache: LevelCache, threshold: float, most_tiles: int | None = None, remake: Remake | None = None
 ) -> tuple[dict[str, Measured], list[str]]:
     """Per stage an export stage writes, its diversity and playability over the pack's maps,
     from the Levels in the build cache (or made again by `remake`, if given); and the stages left
@@ -58,13 +59,13 @@ def measure_pack(
     for name in measured_stages(manifest):
         levels = []
         tiles = 0
-        for entry in sorted(manifest["maps"], key=lambda m: m["index"]):
-            key = entry["stages"].get(name, {}).get("key")
+        for entry in sorted(manifest.maps, key=lambda m: m.index):
+            key = entry.key_of(name)
             level = cache.load(key) if key else None
             if level is None and remake is not None:
                 level = remake(entry, name)
             if level is None:
-                missing.append(f"{name}: map {entry['index']} is no longer in the build cache (build the recipe again to measure it)")
+                missing.append(f"{name}: map {entry.index} is no longer in the build cache (build the recipe again to measure it)")
                 break
             tiles += level.tiles.size
             if most_tiles is not None and (level.tiles.size > most_tiles or tiles > MOST_TILES_IN_ALL):
@@ -72,7 +73,7 @@ def measure_pack(
                 break
             levels.append(level)
         else:
-            walls = blocking(manifest["stages"].get(name, {}).get("params", {}))
+            walls = blocking(manifest.stages.get(name, {}).get("params", {}))
             small = tiles <= SMALL  # searched without numba: see grid.bfs.distances
             verdicts = [v for v in (solvable(lv, walls, small) for lv in levels) if v is not None]
             out[name] = Measured(diversity(levels, threshold, walls, small), sum(verdicts), len(verdicts))
@@ -115,12 +116,12 @@ def from_record(recorded: dict[str, Any]) -> dict[str, Measured]:
     return out
 
 
-def threshold_of(manifest: dict[str, Any]) -> float:
+def threshold_of(manifest: Manifest) -> float:
     """The distance at which a pack's maps count as distinct: its `distinct`, else THRESHOLD."""
-    return float((manifest["pack"].get("distinct") or {}).get("min", THRESHOLD))
+    return float((manifest.pack.get("distinct") or {}).get("min", THRESHOLD))
 
 
-def pack_measures(manifest: dict[str, Any], cache: LevelCache, threshold: float) -> tuple[dict[str, Measured], list[str]]:
+def pack_measures(manifest: Manifest, cache: LevelCache, threshold: float) -> tuple[dict[str, Measured], list[str]]:
     """The measures the manifest records, if at this threshold; else measured from the cache."""
     recorded = recorded_at(manifest, threshold)
     if recorded:
@@ -128,10 +129,10 @@ def pack_measures(manifest: dict[str, Any], cache: LevelCache, threshold: float)
     return measure_pack(manifest, cache, threshold)
 
 
-def recorded_at(manifest: dict[str, Any], threshold: float) -> dict[str, Any] | None:
+def recorded_at(manifest: Manifest, threshold: float) -> dict[str, Any] | None:
     """The measures the manifest records, if of this threshold and of the shape `record` writes
     (a manifest edited by hand may hold anything); else None."""
-    recorded = manifest.get("measures")
+    recorded = manifest.measures
     try:
         from_record(recorded)  # type: ignore[arg-type]
         if all(d["threshold"] == threshold for item in recorded.values() for d in item.get("diversity", {}).values()):  # type: ignore[union-attr]
@@ -141,22 +142,22 @@ def recorded_at(manifest: dict[str, Any], threshold: float) -> dict[str, Any] | 
     return None
 
 
-def same_maps(a: dict[str, Any], b: dict[str, Any]) -> bool:
+def same_maps(a: Manifest, b: Manifest) -> bool:
     """Whether two manifests list the same maps, made from the same Levels (their stages' keys):
     their measures are the same."""
     return made_of(a) == made_of(b)
 
 
-def made_of(manifest: dict[str, Any]) -> list[tuple[int, list[tuple[str, str]]]]:
+def made_of(manifest: Manifest) -> list[tuple[int, list[tuple[str, str]]]]:
     """What a pack's measures are a function of: each map, and its stages' keys."""
-    return [(m["index"], sorted((n, s.get("key", "")) for n, s in m["stages"].items())) for m in manifest.get("maps", [])]
+    return [(m.index, sorted((n, s.key) for n, s in m.stages.items())) for m in manifest.maps]
 
 
-def worth_measuring(manifest: dict[str, Any]) -> bool:
+def worth_measuring(manifest: Manifest) -> bool:
     """Whether a build measures the pack: two maps or more (one map has no diversity, and whether
     it can be finished is `pcg stats`'s to say, on request), not too many, and a stage to measure
     (the job itself gives up on maps of more than MOST_TILES tiles)."""
-    return 2 <= len(manifest["maps"]) <= MOST_MAPS and bool(measured_stages(manifest))
+    return 2 <= len(manifest.maps) <= MOST_MAPS and bool(measured_stages(manifest))
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,7 @@ class MeasureJob:
     is made again from the recipe (`remake`), so a build's measures never depend on the cache."""
 
     cache_root: str
-    manifest: dict[str, Any]
+    manifest: Manifest
     threshold: float
     recipe: Recipe
     config: str  # the recipe's config_id: the maps it made (their manifest `config`) can be made again

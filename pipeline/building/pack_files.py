@@ -5,15 +5,16 @@ level file. The manifest records their digests, so a recipe that stops making on
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
+from pipeline.building.manifest import Manifest
 from pipeline.fsio import sha256_bytes, sha256_file, write_if_changed
 from pipeline.recipe.model import Recipe
 from pipeline.registry import Exporter, PackContext
 
 
 def update_pack_files(
-    pack_dir: Path, recipe: Recipe, manifest: dict[str, Any], recorded: dict[str, str], force: bool = False, temp_dir: Path | None = None
+    pack_dir: Path, recipe: Recipe, manifest: Manifest, recorded: dict[str, str], force: bool = False, temp_dir: Path | None = None
 ) -> tuple[dict[str, str], list[str]]:
     """Let every export stage write its pack files from the maps the manifest lists (in map
     order), skipping files whose bytes are already on disk. `recorded` is the sha256 of each
@@ -32,10 +33,10 @@ def update_pack_files(
         on_disk = _on_disk(pack_dir, exporter)
         edited = _edited(on_disk, recorded)
         maps = []
-        for entry in sorted(manifest["maps"], key=lambda m: m["index"]):
-            files = entry["stages"].get(spec.name, {}).get("files", [])
-            if files:
-                maps.append((entry["index"], entry["stem"], {f: entry["files"][f] for f in files if f in entry["files"]}))
+        for entry in sorted(manifest.maps, key=lambda m: m.index):
+            stage = entry.stages.get(spec.name)
+            if stage is not None and stage.files:
+                maps.append((entry.index, entry.stem, {f: entry.files[f] for f in stage.files if f in entry.files}))
         ctx = PackContext(pack_dir=pack_dir, pack=recipe.pack.name, seed=recipe.pack.seed, maps=maps, rewrite=force or bool(edited))
         made = exporter.pack_files(ctx)
         restored += [rel for rel in edited if rel in made]

@@ -15,7 +15,7 @@ from pipeline.building.cache import LevelCache
 from pipeline.building.distinct import rule as distinct_rule
 from pipeline.building.journal import Journal
 from pipeline.level import PropertyValue
-from pipeline.building.manifest import MANIFEST, config_id, project_path, recipe_config, recipe_record
+from pipeline.building.manifest import MANIFEST, Manifest, MapEntry, RecipeRecord, project_path, recipe_record
 from pipeline.recipe.model import Recipe, recorded_seed
 from pipeline.registry import Exporter, embedded_versions, stage_config
 from pipeline.seeds import stage_seed
@@ -58,7 +58,8 @@ class MapPlan:
 class PackPlan:
     recipe: Recipe
     pack_dir: Path
-    previous: dict[str, Any] | None  # the pack's last manifest
+    previous: Manifest | None  # the pack's last manifest
+    recorded: dict[int, MapEntry] = field(default_factory=dict)  # its map entries, by index
     maps: list[MapPlan] = field(default_factory=list)
     obsolete: list[int] = field(default_factory=list)  # built maps the pack no longer has
     owner: str | None = None  # another recipe that built this pack folder, if any
@@ -133,7 +134,7 @@ def plan_pack(
     recipe: Recipe,
     exports_root: Path,
     cache: LevelCache,
-    previous: dict[str, Any] | None,
+    previous: Manifest | None,
     force: bool = False,
     only: list[int] | None = None,
     attempts: dict[int, int] | None = None,
@@ -144,41 +145,46 @@ def plan_pack(
     pack_dir = exports_root / recipe.pack.name
     plan = PackPlan(recipe=recipe, pack_dir=pack_dir, previous=previous, stamps=Stamps.for_pack(cache.root, recipe.pack.name))
     plan.damaged = previous is None and (pack_dir / MANIFEST).exists()  # or of another format
+    # What planning needs of the last manifest, taken from it once: its maps by index, and each
+    # recipe they were built from with its config_id (thousands of maps share one or a few).
+    made_from: dict[str, tuple[RecipeRecord, str]] = {}
+    recorded_rule = None
     if previous is not None:
-        plan.obsolete = sorted(m["index"] for m in previous["maps"] if m["index"] >= recipe.pack.maps)
-        built_by = previous["recipe"].get("path")
-        if built_by != project_path(recipe, exports_root.parent):
-            plan.owner = built_by
+        plan.recorded = previous.by_index()
+        plan.obsolete = sorted(m.index for m in previous.maps if m.index >= recipe.pack.maps)
+        if previous.recipe.path != project_path(recipe, exports_root.parent):
+            plan.owner = previous.recipe.path
+        made_from = {sha: (record, record.config_id) for sha, record in previous.recipes().items()}
+        recorded_rule = previous.distinct.rule if previous.distinct is not None else None
     maker = KeyMaker(recipe)
-    prev_maps = {m["index"]: m for m in (previous or {}).get("maps", [])}
     # Paths a build that did not finish may have written: its maps are out of the manifest.
     stopped = Journal(cache.root, pack_dir).leftover().planned
     # Keys are a function of the recipe's configuration (stage kinds, versions, parameters, the
     # files they read, plugin code, seeds) and the map index: a map built from exactly this
     # configuration has the keys it recorded, and need not hash them again.
     record = recipe_record(recipe, exports_root.parent)
-    config = config_id(record) if previous is not None and not force and previous["stages"] == record["stages"] else None
+    config = record.config_id if previous is not None and not force and previous.stages == record.stages else None
     digests: dict[str, str | None] = {}  # shared files (tilesets) are hashed once, not once per map
     # A pack's attempts as pack.distinct chose them hold for its rule alone: without it, each map
     # starts over at attempt 0, as its filters would choose.
-    recorded_rule = (previous or {}).get("distinct", {}).get("rule")
     now_rule = distinct_rule(recipe)
     if now_rule is not None:
-        _plan_choice(plan, previous, recorded_rule, now_rule)
+        _plan_choice(plan, previous, now_rule)
     indices = only if only is not None else range(recipe.pack.maps)
     for index in indices:
-        prev = prev_maps.get(index)
+        prev = plan.recorded.get(index)
         # A map a filter once accepted at attempt a is current if its keys at attempt a still
         # match; if a filter stage (and so everything it judged) changed, it starts over at 0.
-        recorded = int(prev.get("attempt", 0)) if prev and not force else 0
+        recorded = prev.attempt if prev and not force else 0
         attempt = attempts.get(index, recorded) if attempts is not None else recorded
-        if attempt == recorded and config and prev and prev.get("config") == config and prev["stages"].keys() == maker.static.keys():
-            keys = {n: (s["key"], tuple(s["seed"])) for n, s in prev["stages"].items()}
+        if attempt == recorded and config and prev and prev.config == config and prev.stages.keys() == maker.static.keys():
+            keys = {n: (s.key, tuple(s.seed)) for n, s in prev.stages.items()}
         else:
             keys = maker.keys(index, attempt)
-        # Attempts given were judged from attempt 0 already (pack.distinct's walk, or verify's record).
+        # Attempts given were judged from attempt 0 already (pack.distinct's walk, or verify's
+        # record). A map with an attempt recorded has an entry.
         judge = None if attempts is not None and index in attempts else next(
-            (s.name for s in recipe.stages if attempt and s.params.may_reject and prev["stages"].get(s.name, {}).get("key") != keys[s.name][0]),  # type: ignore[index]
+            (s.name for s in recipe.stages if attempt and s.params.may_reject and prev is not None and prev.key_of(s.name) != keys[s.name][0]),
             "pack.distinct" if attempt and recorded_rule is not None and now_rule is None else None,
         )
         if judge is not None:
@@ -186,7 +192,7 @@ def plan_pack(
             keys = maker.keys(index)
         # Each map is compared with the recipe its files came from (a --map build can leave a
         # pack whose maps come from different versions of the recipe).
-        before = recipe_config(previous, prev["recipe"]) if previous and prev else None
+        before = made_from.get(prev.recipe) if prev else None
         stages: dict[str, StagePlan] = {}
         interrupted = prev is None and bool(stopped) and any(
             stopped.intersection(cast(Exporter, s.params).outputs(recipe.pack.stem(index))) for s in recipe.exporters
@@ -225,17 +231,18 @@ def plan_pack(
     return plan
 
 
-def _plan_choice(plan: PackPlan, previous: dict[str, Any] | None, recorded: dict[str, Any] | None, now: dict[str, Any]) -> None:
+def _plan_choice(plan: PackPlan, previous: Manifest | None, now: dict[str, Any]) -> None:
     """How many leading maps keep the attempts pack.distinct chose for them, and why a build
     would choose the others again (when no stage of theirs is stale, `pcg explain` says so)."""
     maps = plan.recipe.pack.maps
-    if recorded != now:
+    recorded = previous.distinct if previous is not None else None
+    if recorded is None or recorded.rule != now:
         plan.chosen = 0
         if previous is not None:
             plan.rechoose = "pack.distinct changed (or the stage it compares): every map is chosen again"
         return
-    plan.chosen = min(int(previous.get("distinct", {}).get("through", 0)), maps) if previous is not None else 0
-    if plan.chosen < maps and previous is not None:
+    plan.chosen = min(recorded.through, maps)
+    if plan.chosen < maps:
         plan.rechoose = f"pack.distinct: maps {plan.chosen}..{maps - 1} are chosen again (a map failed, or a --map build changed one before them)"
 
 
@@ -252,22 +259,25 @@ def _why_stale(
     name: str,
     index: int,
     key: str,
-    prev: dict[str, Any] | None,
-    before: dict[str, Any] | None,
+    prev: MapEntry | None,
+    before: tuple[RecipeRecord, str] | None,
     recipe: Recipe,
     keys: dict[str, tuple[str, tuple[int, ...]]],
 ) -> list[str]:
+    """Why stage `name` of map `index` is stale, given the map's entry in the last manifest
+    (`prev`), and the recipe it was built from with that recipe's config_id (`before`)."""
     if prev is None:
         return ["not built yet"]
-    if prev["stages"].get(name, {}).get("key") == key:
+    if prev.key_of(name) == key:
         return []
     if before is None:
         return ["the recipe it was built from is not in the manifest"]
-    if name not in before["stages"] or name not in prev["stages"]:
+    built_from, built_config = before
+    if name not in built_from.stages or name not in prev.stages:
         return ["new stage"]
     spec = recipe.by_name[name]
-    old = before["stages"][name]
-    prev_seed, seed = recorded_seed(before["pack"], index), recipe.pack.seed_of(index)
+    old = built_from.stages[name]
+    prev_seed, seed = recorded_seed(built_from.pack, index), recipe.pack.seed_of(index)
     reasons = []
     if old.get("kind") != spec.kind:
         reasons.append(f"stage kind changed ({old.get('kind')} -> {spec.kind})")
@@ -297,16 +307,16 @@ def _why_stale(
     if (origin.sha256 if origin else None) != old.get("plugin") and old.get("kind") == spec.kind:
         reasons.append(f"plugin code changed ({origin.name if origin else 'now built in'})")
     if prev_seed != seed:
-        reasons.append(_seed_change(before["pack"], recipe, index, prev_seed, seed))
+        reasons.append(_seed_change(built_from.pack, recipe, index, prev_seed, seed))
     if list(old.get("inputs", [])) != list(spec.inputs):
         reasons.append("inputs changed (" + ", ".join(old.get("inputs", [])) + " -> " + ", ".join(spec.inputs) + ")")
     else:
         for inp in spec.inputs:
-            if prev["stages"].get(inp, {}).get("key") != keys[inp][0]:
+            if prev.key_of(inp) != keys[inp][0]:
                 reasons.append(f"input {inp!r} changed")
-    if not reasons and spec.is_exporter and before["pack"] != recipe.pack.model_dump(mode="json"):
+    if not reasons and spec.is_exporter and built_from.pack != recipe.pack.model_dump(mode="json"):
         reasons.append("pack name or map_name changed")
-    if not reasons and prev.get("config") not in (None, config_id(before)):
+    if not reasons and prev.config not in (None, built_config):
         # Kept from before a build in which every map failed: the manifest no longer holds the
         # configuration it was built from, only the recipe text, which is the same.
         reasons.append("built before a change the recipe text does not show (plugin code, a file it reads, or a stage version)")
@@ -334,24 +344,25 @@ def _difference(old: str, new: str, width: int = 30) -> tuple[str, str]:
     )
 
 
-def _on_disk(pack_dir: Path, prev: dict[str, Any], name: str, digests: dict[str, str | None], stamps: Stamps) -> Iterator[tuple[str, str | None, str | None]]:
+def _on_disk(pack_dir: Path, prev: MapEntry, name: str, digests: dict[str, str | None], stamps: Stamps) -> Iterator[tuple[str, str | None, str | None]]:
     """Each file export stage `name` wrote for the map last time: (path, its sha256 on disk or
     None, the sha256 the build recorded), hashed once per plan (`digests`: shared files recur)."""
-    recorded = prev.get("files", {})
-    for rel in prev["stages"].get(name, {}).get("files", []):
+    recorded = prev.files
+    stage = prev.stages.get(name)
+    for rel in (stage.files or ()) if stage is not None else ():
         if rel not in digests:
             digests[rel] = stamps.digest(pack_dir / rel, rel)
         yield rel, digests[rel], recorded.get(rel)
 
 
-def _edited(pack_dir: Path, prev: dict[str, Any], exports: tuple[str, ...], digests: dict[str, str | None], stamps: Stamps) -> tuple[str, ...]:
+def _edited(pack_dir: Path, prev: MapEntry, exports: tuple[str, ...], digests: dict[str, str | None], stamps: Stamps) -> tuple[str, ...]:
     """The files these exports wrote for the map last time that are on disk with other bytes,
     whatever else makes them stale (a recipe edit, --force): the build replaces an edit there."""
     edited = [rel for name in exports for rel, now, then in _on_disk(pack_dir, prev, name, digests, stamps) if now is not None and then is not None and now != then]
     return tuple(dict.fromkeys(edited))
 
 
-def _outputs_changed(pack_dir: Path, prev: dict[str, Any], name: str, digests: dict[str, str | None], stamps: Stamps) -> list[str]:
+def _outputs_changed(pack_dir: Path, prev: MapEntry, name: str, digests: dict[str, str | None], stamps: Stamps) -> list[str]:
     for rel, now, then in _on_disk(pack_dir, prev, name, digests, stamps):
         if now is None:
             return [f"output missing on disk ({rel})"]

@@ -17,7 +17,7 @@ from pipeline.building.contact_sheet import CONTACT_SHEET
 from pipeline.errors import PipelineError
 from pipeline.building.executor import make_executor
 from pipeline.fsio import is_temp_name, sha256_file
-from pipeline.building.manifest import environment, environment_of, load_manifest, recipe_config
+from pipeline.building.manifest import environment, load_manifest
 from pipeline.recipe.load import load_recipe
 
 
@@ -34,18 +34,18 @@ def verify_pack(manifest_path: Path, workers: int, progress: Callable[[int], Non
     each n more maps are rebuilt (a pack of thousands takes a while)."""
     manifest = load_manifest(manifest_path)
     pack_dir = manifest_path.parent
-    result = VerifyResult(maps=len(manifest["maps"]))
-    if not manifest["maps"]:
+    result = VerifyResult(maps=len(manifest.maps))
+    if not manifest.maps:
         raise PipelineError([f"{manifest_path}: the manifest lists no maps"])
     here = environment()
     by_recipe: dict[str, dict[int, None]] = defaultdict(dict)  # ordered sets: a map listed twice rebuilds once
-    for entry in manifest["maps"]:
-        by_recipe[entry["recipe"]][entry["index"]] = None
-    listed = Counter(entry["index"] for entry in manifest["maps"])
+    for entry in manifest.maps:
+        by_recipe[entry.recipe][entry.index] = None
+    listed = Counter(entry.index for entry in manifest.maps)
     for index in sorted(i for i, times in listed.items() if times > 1):
         result.problems.append(f"map {index}: the manifest lists it {listed[index]} times (a build writes each map once)")
-    for env_id in sorted({e["environment"] for e in manifest["maps"]}):
-        built_with = environment_of(manifest, env_id) or {}
+    for env_id in sorted({e.environment for e in manifest.maps}):
+        built_with = manifest.environment_of(env_id) or {}
         for key, value in here.items():
             if built_with.get(key) != value:
                 result.warnings.append(f"{key} differs: maps were built with {built_with.get(key)}, this is {value}; bytes may differ")
@@ -56,19 +56,19 @@ def verify_pack(manifest_path: Path, workers: int, progress: Callable[[int], Non
             indices = list(of_recipe)
             # The recipes travel inside the manifest, so a pack verifies even after its recipe was
             # edited, and maps that a --map build left on an older recipe rebuild from that one.
-            record = recipe_config(manifest, sha)
+            record = manifest.recipe_of(sha)
             if record is None:
                 result.problems.append(f"maps {indices}: their recipe ({sha[:12]}) is not in the manifest")
                 continue
-            if hashlib.sha256(record["text"].encode("utf-8")).hexdigest() != sha:
+            if hashlib.sha256(record.text.encode("utf-8")).hexdigest() != sha:
                 result.problems.append(f"maps {indices}: the recipe text in the manifest does not match its sha256 {sha[:12]}")
                 continue
-            recipe = load_recipe(_recipe_path(pack_dir, record["path"]), text=record["text"])
+            recipe = load_recipe(_recipe_path(pack_dir, record.path), text=record.text)
             pack_files.update(rel for spec in recipe.exporters for rel in spec.params.pack_outputs())  # type: ignore[attr-defined]
             for spec in recipe.stages:
                 # Files a stage reads (rule models, tilesets and their images) live beside the
                 # recipe, not in the manifest: one edited since the build cannot rebuild alike.
-                recorded = record.get("stages", {}).get(spec.name, {}).get("files", {})
+                recorded = record.stages.get(spec.name, {}).get("files", {})
                 now = spec.params.files_read()
                 for path, digest in sorted(recorded.items()):
                     if now.get(path) != digest:
@@ -77,7 +77,7 @@ def verify_pack(manifest_path: Path, workers: int, progress: Callable[[int], Non
                         )
             root = Path(tmp) / str(n)
             # Each map at the attempt it records: pack.distinct chose it against the whole pack.
-            attempts = {e["index"]: int(e.get("attempt", 0)) for e in manifest["maps"] if e["index"] in of_recipe}
+            attempts = {e.index: e.attempt for e in manifest.maps if e.index in of_recipe}
             builder = Builder(exports_root=root / "exports", cache=LevelCache(root / "cache"), only=indices, attempts=attempts)
             executor = make_executor(min(workers, len(indices)))
             try:
@@ -88,25 +88,25 @@ def verify_pack(manifest_path: Path, workers: int, progress: Callable[[int], Non
                 result.problems.append(f"map {f.map}: stage {f.stage}: {f.message}")
             rebuilt.update({i: root / "exports" / recipe.pack.name for i in indices})
         checked: set[tuple[str, str]] = set()  # shared files (tilesets) are listed by every map
-        for entry in manifest["maps"]:
-            for rel, digest in entry["files"].items():
+        for entry in manifest.maps:
+            for rel, digest in entry.files.items():
                 if (rel, digest) in checked:
                     continue
                 checked.add((rel, digest))
-                again = sha256_file(rebuilt[entry["index"]] / rel) if entry["index"] in rebuilt else None
+                again = sha256_file(rebuilt[entry.index] / rel) if entry.index in rebuilt else None
                 if again != digest:
                     what = "was not rebuilt" if again is None else f"rebuilds differently (manifest {digest[:12]}, rebuilt {again[:12]})"
-                    result.problems.append(f"map {entry['index']}: {rel} {what}")
+                    result.problems.append(f"map {entry.index}: {rel} {what}")
                 on_disk = sha256_file(pack_dir / rel)
                 if on_disk != digest:
                     what = "is missing" if on_disk is None else "was modified"
-                    result.problems.append(f"map {entry['index']}: {pack_dir / rel} {what} on disk since the build")
+                    result.problems.append(f"map {entry.index}: {pack_dir / rel} {what} on disk since the build")
         if len(by_recipe) == 1 and rebuilt:  # one rebuild made every map: it made the pack's files too
             for rel in sorted(pack_files):
                 if sha256_file(next(iter(rebuilt.values())) / rel) != sha256_file(pack_dir / rel):
                     result.problems.append(f"{pack_dir / rel} rebuilds differently (or is missing)")
-        recorded_sheet = manifest.get("contact_sheet")
-        if isinstance(recorded_sheet, str):
+        recorded_sheet = manifest.contact_sheet
+        if recorded_sheet is not None:
             on_disk = sha256_file(pack_dir / CONTACT_SHEET)
             if on_disk != recorded_sheet:
                 result.problems.append(f"{pack_dir / CONTACT_SHEET} {'is missing' if on_disk is None else 'was modified'} on disk since the build")

@@ -28,6 +28,7 @@ from pipeline.errors import PipelineError, Rejected
 from pipeline.fsio import sha256_bytes, sha256_file, stage
 from pipeline.level import Level, ObjectRef, PropertyValue
 from pipeline.building.memory import reuse_freed_memory
+from pipeline.building.manifest import MapEntry
 from pipeline.building.measures import MeasureJob
 from pipeline.building.plan import KeyMaker, export_provenance
 from pipeline.recipe.plugins import is_plugin_file, raised_where
@@ -149,15 +150,15 @@ def run_batch(batch: Batch | MeasureJob) -> list[MapResult] | dict[str, Any]:
     return results
 
 
-def _made_again(job: MeasureJob, entry: dict[str, Any], name: str) -> Level | None:
+def _made_again(job: MeasureJob, entry: MapEntry, name: str) -> Level | None:
     """The Level of stage `name` of a map as its manifest entry records it, made again (a
     measure of the pack needs it and the cache lost it): only of a map this recipe made (another
     recipe's stages are not these under its keys), and stored nowhere. None if it cannot be."""
-    recipe, stages = job.recipe, entry["stages"]
-    if entry.get("config") != job.config or name not in recipe.by_name or any(s.name not in stages for s in recipe.upstream(name)):
+    recipe, stages = job.recipe, entry.stages
+    if entry.config != job.config or name not in recipe.by_name or any(s.name not in stages for s in recipe.upstream(name)):
         return None
-    keys = {n: (s["key"], tuple(s["seed"])) for n, s in stages.items()}
-    task = MapTask.at(keys, entry["index"], entry["stem"], int(entry.get("attempt", 0)))
+    keys = {n: (s.key, tuple(s.seed)) for n, s in stages.items()}
+    task = MapTask.at(keys, entry.index, entry.stem, entry.attempt)
     try:
         return _Levels(recipe, _ReadOnly(job.cache_root), task, MapResult(task.index))(name)
     except (StageFailed, Rejected):

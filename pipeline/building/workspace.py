@@ -370,7 +370,7 @@ def recipe_of(pack: Path, out: Path, cache: Path) -> Path:
     if pack.suffix == ".toml":
         return pack
     folder = Workspace(out, cache).pack_folder(pack)
-    recorded = load_manifest(folder / MANIFEST)["recipe"]["path"]
+    recorded = load_manifest(folder / MANIFEST).recipe.path
     # The manifest records the recipe relative to the folder that holds the exports folder.
     path = Path(os.path.relpath(out.absolute().parent / recorded))
     if not path.is_file():

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, List, Literal, Optional
+from typing import TYPE_CHECKING, List, Literal, Optional
 
 import typer
 
@@ -19,6 +19,7 @@ from pipeline.output import counted
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from pipeline.building.manifest import Manifest
     from pipeline.recipe.model import Recipe
     from pipeline.recipe.pins import Override
 
@@ -87,7 +88,7 @@ def explain_pack(recipe: Recipe, maps: list[int] | None, out: Path, cache: Path)
         stages=tuple(stages),
         rebuild=tuple(m.index for m in plan.stale_maps),
         obsolete=tuple(plan.obsolete),
-        edited=tuple(str(rel) for rel in edited_pack_files(plan.pack_dir, recipe, (plan.previous or {}).get("pack_files", {}))),
+        edited=tuple(str(rel) for rel in edited_pack_files(plan.pack_dir, recipe, plan.previous.pack_files if plan.previous else {})),
         owner=plan.owner,
         seeds=tuple(o for o in overrides(recipe) if not maps or o.map in maps),
         # With maps to build the sheet follows them anyway; with none, the recipe may still change it.
@@ -96,10 +97,10 @@ def explain_pack(recipe: Recipe, maps: list[int] | None, out: Path, cache: Path)
     )
 
 
-def _kept(manifest: dict[str, Any], obsolete: list[int]) -> dict[str, Any]:
+def _kept(manifest: Manifest, obsolete: list[int]) -> Manifest:
     """The manifest as a build would leave it when it builds no map: without the maps dropped."""
     dropped = set(obsolete)
-    return {**manifest, "maps": [m for m in manifest["maps"] if m["index"] not in dropped]}
+    return replace(manifest, maps=tuple(m for m in manifest.maps if m.index not in dropped))
 
 
 def explanations_json(packs: list[PackExplanation]) -> str:

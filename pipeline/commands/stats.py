@@ -18,6 +18,7 @@ from pipeline.commands.messages import console, user_errors
 from pipeline.commands.options import CACHE, EXPORTS, JOBS
 
 if TYPE_CHECKING:
+    from pipeline.building.manifest import Manifest
     from pipeline.building.measures import Measured
 
 Format = Literal["table", "csv", "json"]
@@ -30,12 +31,12 @@ CSV_HEADER = ("stage", "kind", "stat", "mean", "sd", "maps")
 PREFERRED = ("cells", "dead_end_pct", "solution_pct", "diameter", "loops", "straightness")
 
 
-def stage_stats(manifest: dict[str, Any]) -> dict[str, dict[str, tuple[float, float, int]]]:
+def stage_stats(manifest: Manifest) -> dict[str, dict[str, tuple[float, float, int]]]:
     """Per stage (in recipe order) and numeric stat: (mean, standard deviation, maps)."""
     values: dict[str, dict[str, list[float]]] = {}
-    for name in manifest["stages"]:
-        for entry in manifest["maps"]:
-            for key, value in entry["stages"].get(name, {}).get("stats", {}).items():
+    for name in manifest.stages:
+        for entry in manifest.maps:
+            for key, value in (entry.stats_of(name) or {}).items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     values.setdefault(name, {}).setdefault(key, []).append(float(value))
     out: dict[str, dict[str, tuple[float, float, int]]] = {}
@@ -50,12 +51,12 @@ def stage_stats(manifest: dict[str, Any]) -> dict[str, dict[str, tuple[float, fl
     return out
 
 
-def stage_kinds(manifest: dict[str, Any]) -> dict[str, str]:
+def stage_kinds(manifest: Manifest) -> dict[str, str]:
     """Each stage's kind, as the manifest records it."""
-    return {name: str(entry.get("kind", "?")) for name, entry in manifest["stages"].items()}
+    return {name: str(config.get("kind", "?")) for name, config in manifest.stages.items()}
 
 
-def stats_json(manifest: dict[str, Any], measured: dict[str, Measured] | None = None) -> str:
+def stats_json(manifest: Manifest, measured: dict[str, Measured] | None = None) -> str:
     """The statistics as one JSON document: `{"format": 1, "pack", "maps", "stages": [{"stage",
     "kind", "stats": {STAT: {"mean", "sd", "maps"}}, "diversity": {MEASURE: {"min", "median",
     "max", "distinct", "threshold", "nearest": [per map]}}, "playability": {"solvable",
@@ -71,11 +72,11 @@ def stats_json(manifest: dict[str, Any], measured: dict[str, Measured] | None = 
         item: dict[str, Any] = {"stage": name, "kind": kinds.get(name, "?"), "stats": {k: {"mean": m, "sd": sd, "maps": n} for k, (m, sd, n) in table.items()}}
         item.update(measures.get(name, {}))
         stages.append(item)
-    doc = {"format": JSON_FORMAT, "pack": manifest["pack"]["name"], "maps": len(manifest["maps"]), "stages": stages}
+    doc = {"format": JSON_FORMAT, "pack": manifest.pack["name"], "maps": len(manifest.maps), "stages": stages}
     return json.dumps(doc, indent=2) + "\n"
 
 
-def stats_csv(manifest: dict[str, Any]) -> str:
+def stats_csv(manifest: Manifest) -> str:
     """The statistics as CSV, one row per stage and stat: `stage,kind,stat,mean,sd,maps`. Long
     rather than wide, so the columns are the same whichever stats a pack has."""
     kinds = stage_kinds(manifest)
@@ -138,7 +139,7 @@ def stats(
         sys.stdout.write(stats_json(manifest, measured) if format_ == "json" else stats_csv(manifest))
         return
     keys = list(dict.fromkeys(k for table in summary.values() for k in table))
-    table = new_table(shown, f"{manifest['pack']['name']}: mean ± sd over {len(manifest['maps'])} maps")
+    table = new_table(shown, f"{manifest.pack['name']}: mean ± sd over {len(manifest.maps)} maps")
     table.add_column("stage")
     table.add_column("kind")
     for key in keys:

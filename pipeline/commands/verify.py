@@ -55,7 +55,7 @@ def _verify(folder: Path, jobs: int | None, quiet: bool, named: Callable[[str], 
     from pipeline.building.verify import verify_pack
 
     shown = console()
-    maps = len(load_manifest(folder / MANIFEST)["maps"])
+    maps = len(load_manifest(folder / MANIFEST).maps)
     with Progress(
         TextColumn(f"verifying {folder.name}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
         # Off a terminal (logs, CI) a bar only leaves a blank line behind.

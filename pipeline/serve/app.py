@@ -35,7 +35,7 @@ from starlette.staticfiles import StaticFiles
 from pipeline.building.builder import PACK_FILES
 from pipeline.building.contact_sheet import CONTACT_SHEET
 from pipeline.errors import PipelineError
-from pipeline.building.manifest import MANIFEST, read_manifest
+from pipeline.building.manifest import MANIFEST, Manifest, MapEntry, read_manifest
 from pipeline.seeds import map_seed
 from pipeline.serve.hub import Hub
 from pipeline.serve.mapfile import data_layers, inside, picture, read_map
@@ -61,7 +61,7 @@ class Site:
     _pictures: dict[tuple[str, str], bytes] = field(default_factory=dict)
     _measured: dict[str, tuple[str, Any]] = field(default_factory=dict)  # pack -> (its maps' keys, measures)
 
-    def measures(self, pack: str, m: dict[str, Any]) -> Any:
+    def measures(self, pack: str, m: Manifest) -> Any:
         """The pack's diversity and playability (pipeline.building.measures) for the maps the
         manifest lists: as the manifest records them, else measured once per build of them."""
         from pipeline.building.cache import LevelCache
@@ -82,7 +82,7 @@ class Site:
             raise HTTPException(404, f"pack {pack!r} is not built yet")
         return folder
 
-    def manifest(self, pack: str) -> dict[str, Any]:
+    def manifest(self, pack: str) -> Manifest:
         m = read_manifest(self.folder(pack) / MANIFEST)
         if m is None:
             raise HTTPException(503, f"pack {pack!r}: its manifest does not read now (missing, damaged, or of another format)")
@@ -97,7 +97,7 @@ def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
         out = []
         for name, recipe in sorted(site.packs.items()):
             built = (site.out / name / MANIFEST).is_file()
-            maps = len(site.manifest(name)["maps"]) if built else 0
+            maps = len(site.manifest(name).maps) if built else 0
             out.append({"name": name, "recipe": _shown(recipe), "built": built, "maps": maps, "sheet": _url(name, CONTACT_SHEET, site) if built else None})
         return JSONResponse({"packs": out, **site.hub.state()})
 
@@ -105,23 +105,23 @@ def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
         name = request.path_params["pack"]
         m = site.manifest(name)
         seeds = _seeds(m)
-        maps = [_card(name, entry, seeds) for entry in m["maps"]]
+        maps = [_card(name, entry, seeds) for entry in m.maps]
         # Off the event loop: the first page after a build reads every map's Level.
         measured = await run_in_threadpool(site.measures, name, m)
         # Each map's distance to its nearest neighbour, as a stat of its card: the page sorts,
         # filters and draws a histogram of it as of any stat. Of the first stage measured.
         first = next(iter(measured.values()), None)
-        by_index = sorted(range(len(m["maps"])), key=lambda k: m["maps"][k]["index"])
+        by_index = sorted(range(len(m.maps)), key=lambda k: m.maps[k].index)
         for spread in first.spreads if first is not None else ():
             for k, nearest in zip(by_index, spread.nearest):
                 maps[k]["stats"] = {**maps[k]["stats"], f"nearest_{spread.measure}": round(nearest, 4)}
         stats = sorted({k for e in maps for k, v in e["stats"].items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
         return JSONResponse({
             "name": name,
-            "description": m["pack"].get("description", ""),
+            "description": m.pack.get("description", ""),
             "recipe": _shown(site.packs[name]),
-            "recipe_text": m["recipe"]["text"],
-            "seed": str(m["pack"]["seed"]),
+            "recipe_text": m.recipe.text,
+            "seed": str(m.pack["seed"]),
             "maps": maps,
             "stats": stats,
             "sheet": _url(name, CONTACT_SHEET, site, m),
@@ -136,7 +136,7 @@ def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
         m = site.manifest(name)
         entry = _entry(m, request.path_params["index"])
         folder = site.folder(name)
-        files = entry["files"]
+        files = entry.files
         main = _map_file(entry)
         preview = _preview_path(entry)
         info = _preview_info(folder, preview) if preview else None
@@ -144,7 +144,7 @@ def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
         if main:
             try:
                 parsed = await asyncio.to_thread(read_map, folder, main)
-                heat = {h for s in m["stages"].values() for h in s["params"].get("heat_layers", []) if isinstance(h, str)}
+                heat = {h for s in m.stages.values() for h in s["params"].get("heat_layers", []) if isinstance(h, str)}
                 for key, values in data_layers(parsed).items():
                     layers[key] = {"heat": key in heat, "max": int(values.max(initial=0)), "values": values.ravel().tolist()}
             except MapFileError:
@@ -152,11 +152,11 @@ def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
         return JSONResponse({
             "pack": name,
             **_card(name, entry, _seeds(m)),
-            "maps": len(m["maps"]),
-            "stages": [{"name": s, "kind": m["stages"][s]["kind"], "version": m["stages"][s]["version"], "key": v.get("key", "")} for s, v in entry["stages"].items()],
+            "maps": len(m.maps),
+            "stages": [{"name": s, "kind": m.stages[s]["kind"], "version": m.stages[s]["version"], "key": v.key} for s, v in entry.stages.items()],
             "versions": _versions(m),
             "files": [{"path": f, "url": _url(name, f, site, m)} for f in files],
-            "picture": f"/api/packs/{name}/maps/{entry['index']}/picture.png?v={files.get(main, '')[:16]}" if main else None,
+            "picture": f"/api/packs/{name}/maps/{entry.index}/picture.png?v={files.get(main, '')[:16]}" if main else None,
             "gifs": [_url(name, f, site, m) for f in files if f.endswith(".gif")],
             "info": info,
             "layers": layers,
@@ -169,7 +169,7 @@ def create_app(site: Site, hosts: list[str] | None = None) -> Starlette:
         main = _map_file(entry)
         if main is None:
             raise HTTPException(404, "this map has no Tiled file to draw")
-        key = (name, entry["files"][main])
+        key = (name, entry.files[main])
         if key not in site._pictures:
             folder = site.folder(name)
             try:
@@ -290,76 +290,75 @@ def _sse(event: dict[str, Any]) -> str:
     return f"event: {event['type']}\ndata: {json.dumps(event, separators=(',', ':'))}\n\n"
 
 
-def _entry(m: dict[str, Any], index: int) -> dict[str, Any]:
-    for entry in m["maps"]:
-        if entry["index"] == index:
+def _entry(m: Manifest, index: int) -> MapEntry:
+    for entry in m.maps:
+        if entry.index == index:
             return entry
     raise HTTPException(404, f"the pack has no map {index}")
 
 
-def _card(pack: str, entry: dict[str, Any], seeds: dict[str, Any]) -> dict[str, Any]:
+def _card(pack: str, entry: MapEntry, seeds: dict[str, Any]) -> dict[str, Any]:
     """What the pack page shows of a map, and the map page too."""
     return {
-        "index": entry["index"],
-        "stem": entry["stem"],
-        "stats": entry.get("stats", {}),
+        "index": entry.index,
+        "stem": entry.stem,
+        "stats": entry.stats,
         "seed": _seed(entry),
-        "attempt": entry.get("attempt", 0),
-        "pinned": seeds.get(str(entry["index"])),
+        "attempt": entry.attempt,
+        "pinned": seeds.get(str(entry.index)),
         "preview": _preview_url(pack, entry),
     }
 
 
-def _seed(entry: dict[str, Any]) -> str | None:
+def _seed(entry: MapEntry) -> str | None:
     """The map's seed, from any stage's seed tuple (map, stage, seed[, attempt]): a map a filter
     made again has its attempt last, which is no seed. Seeds go to the page as text: they pass
     2**53, past which a JavaScript number is not exact."""
-    for stage in entry.get("stages", {}).values():
-        if isinstance(stage.get("seed"), list) and (seed := map_seed(stage["seed"])) is not None:
+    for stage in entry.stages.values():
+        if (seed := map_seed(stage.seed)) is not None:
             return str(seed)
     return None
 
 
-def _seeds(m: dict[str, Any]) -> dict[str, Any]:
+def _seeds(m: Manifest) -> dict[str, Any]:
     """[pack.seeds] of the recipe the pack was built from: which maps are pinned or re-rolled."""
     try:
-        seeds = tomli.loads(m["recipe"]["text"]).get("pack", {}).get("seeds", {})
-    except (tomli.TOMLDecodeError, KeyError, AttributeError):
+        seeds = tomli.loads(m.recipe.text).get("pack", {}).get("seeds", {})
+    except (tomli.TOMLDecodeError, AttributeError):
         return {}
     if not isinstance(seeds, dict):
         return {}
     return {k: ({**v, "seed": str(v.get("seed"))} if isinstance(v, dict) else str(v)) for k, v in seeds.items()}
 
 
-def _versions(m: dict[str, Any]) -> dict[str, Any]:
-    keys = ("tool_version", "python", "numpy", "bit_generator", "numba", "pillow", "zlib")
-    return {k: m[k] for k in keys if k in m}
+def _versions(m: Manifest) -> dict[str, Any]:
+    return dict(m.environment)
 
 
-def _listed(m: dict[str, Any]) -> set[str]:
-    files = {f for entry in m["maps"] for f in entry.get("files", {})}
-    return files | set(m.get("pack_files", {})) | PACK_FILES
+def _listed(m: Manifest) -> set[str]:
+    files = {f for entry in m.maps for f in entry.files}
+    return files | set(m.pack_files) | PACK_FILES
 
 
-def _map_file(entry: dict[str, Any]) -> str | None:
-    stem = entry["stem"]
-    for f in entry["files"]:
+def _map_file(entry: MapEntry) -> str | None:
+    stem = entry.stem
+    for f in entry.files:
         if f.endswith((".tmx", ".tmj")) and Path(f).stem == stem:
             return f
-    return next((f for f in entry["files"] if f.endswith((".tmx", ".tmj"))), None)
+    return next((f for f in entry.files if f.endswith((".tmx", ".tmj"))), None)
 
 
-def _preview_path(entry: dict[str, Any]) -> str | None:
+def _preview_path(entry: MapEntry) -> str | None:
     """The map's picture among its files: a preview (`previews/`, or an exporter's `dir` or
     `preview_dir`: `ldtk/previews/`), else any PNG named after the map (`export.png`'s)."""
-    pngs = sorted(f for f in entry["files"] if f.endswith(".png") and Path(f).stem == entry["stem"])
+    pngs = sorted(f for f in entry.files if f.endswith(".png") and Path(f).stem == entry.stem)
     ranked = sorted(pngs, key=lambda f: (f.split("/")[0] != "previews", "previews" not in f.split("/")[:-1]))
     return ranked[0] if ranked else None
 
 
-def _preview_url(pack: str, entry: dict[str, Any]) -> str | None:
+def _preview_url(pack: str, entry: MapEntry) -> str | None:
     preview = _preview_path(entry)
-    return f"/files/{pack}/{preview}?v={entry['files'][preview][:16]}" if preview else None
+    return f"/files/{pack}/{preview}?v={entry.files[preview][:16]}" if preview else None
 
 
 def _preview_info(folder: Path, preview: str) -> dict[str, Any] | None:
@@ -375,14 +374,14 @@ def _preview_info(folder: Path, preview: str) -> dict[str, Any] | None:
     return {"tiles": info.tiles, "tile": info.tile, "step": info.step, "markers": [m.to_json() for m in info.markers], "inks": inks}
 
 
-def _url(pack: str, relative: str, site: Site, m: dict[str, Any] | None = None) -> str:
+def _url(pack: str, relative: str, site: Site, m: Manifest | None = None) -> str:
     version = ""
     if m is not None:
-        for entry in m["maps"]:
-            if relative in entry.get("files", {}):
-                version = f"?v={entry['files'][relative][:16]}"
+        for entry in m.maps:
+            if relative in entry.files:
+                version = f"?v={entry.files[relative][:16]}"
                 break
         if relative == CONTACT_SHEET:
-            shown = json.dumps([e.get("files", {}) for e in m["maps"]], sort_keys=True).encode()
+            shown = json.dumps([e.files for e in m.maps], sort_keys=True).encode()
             version = f"?v={hashlib.sha256(shown).hexdigest()[:16]}"
     return f"/files/{pack}/{relative}{version}"
