@@ -11,8 +11,6 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from itertools import combinations
 from pathlib import Path
