@@ -70,6 +70,28 @@ Progress = Callable[[int], None]
 
 
 @dataclass
+class _PackRun:
+    """One build of one pack as it goes (Builder.build): what the journal and the manifest on
+    disk say, and what the maps have brought back so far."""
+
+    plan: PackPlan
+    report: PackReport
+    temp: Path | None  # the cache's temporary folder, where files are made before they land
+    beside: bool  # temporary files beside their targets instead (another file system, a cluster)
+    journal: Journal
+    record: Record  # what an unfinished earlier build planned and wrote
+    planned: set[str]  # what this build may write or remove
+    temp_folder: tuple[int, int] | None  # the temporary folder's identity: a cache deleted under the build comes back as another
+    unjournaled: dict[int, list[str]]  # files no journal names, looked at before this build replaces them
+    on_disk: Manifest | None  # the manifest on disk now
+    written: dict[str, str]
+    results: dict[int, MapResult] = field(default_factory=dict)
+    thumbnails: dict[str, Image.Image] = field(default_factory=dict)  # preview sha256 -> the sheet's thumbnail of it
+    error: OSError | None = None  # a file that could not be written: the build stops storing
+    lost: bool = False  # a batch came back as an exception
+
+
+@dataclass
 class Builder:
     exports_root: Path
     cache: LevelCache
@@ -183,8 +205,27 @@ class Builder:
         written, the journal makes the next build repair it). `ahead`: a batch of the plan's
         stale maps that `run_ahead` ran already, with its results."""
         start = time.perf_counter()
+        run = self._begin(plan, executor)
+        self._run_maps(run, executor, progress, ahead)
+        try:
+            self._finish(run, executor)
+        except OSError as exc:
+            run.error = run.error or exc  # the journal stays: the next build finishes the job
+        error = run.error
+        if isinstance(error, FileNotFoundError) and run.planned and (not run.journal.path.exists() or _identity(self.cache.temp_dir) != run.temp_folder):
+            # A file or folder of the cache vanished under the build (its journal, the files
+            # made there): say so, not which of them it met first.
+            error = cache_deleted(self.cache.root)
+        if error is not None:
+            raise PackWriteError([f"{plan.recipe.path}: {os_error_line(error)}"])
+        run.report.failures.sort(key=lambda f: f.map)
+        run.report.seconds = time.perf_counter() - start + plan.seconds
+        return run.report
+
+    def _begin(self, plan: PackPlan, executor: Executor) -> _PackRun:
+        """Before any map runs: what a stopped build left cleared away, the journal begun with
+        what this one may write or remove, and the manifest on disk retracted from it."""
         recipe = plan.recipe
-        report = PackReport(name=recipe.pack.name, recipe=recipe.path, maps=len(plan.maps))
         temp = self._temp_dir(plan)
         remove_stale_temps(self.cache.temp_dir)  # what a killed build left
         # Temporary files beside their targets where the cache's folder is on another file system,
@@ -195,11 +236,10 @@ class Builder:
             # (whose process this machine cannot see) made after its client died.
             remove_stale_temps(plan.pack_dir, recursive=True, whoever=True)
         journal = Journal(self.cache.root, plan.pack_dir)
-        stale = plan.stale_maps
         record = journal.leftover()  # what an unfinished earlier build planned and wrote
         # What it may write, and what it may remove (the maps the pack no longer has): a build
         # stopped after the manifest stopped naming them leaves them for the next to remove.
-        planned = _planned_paths(plan, stale) | {f for m in _maps(plan.previous) if m.index >= recipe.pack.maps for f in m.files}
+        planned = _planned_paths(plan, plan.stale_maps) | {f for m in _maps(plan.previous) if m.index >= recipe.pack.maps for f in m.files}
         if planned:
             journal.begin(Record(record.planned | planned, _merged(record.wrote, _claimed(plan.previous, planned))), self.cache.temp_dir)
             self.cache.temp_dir.mkdir(exist_ok=True)
@@ -210,13 +250,27 @@ class Builder:
         on_disk = _retracted(plan)
         if on_disk is not plan.previous:
             write_manifest(plan.pack_dir / MANIFEST, on_disk, temp)
-        results: dict[int, MapResult] = {}
-        thumbnails: dict[str, Image.Image] = {}  # preview sha256 -> the contact sheet's thumbnail of it
-        # path -> sha256 of what this build wrote there, or of what a map it keeps has there: a
-        # map that would write other bytes over either fails instead.
-        written: dict[str, str] = {path: digest for m in _maps(on_disk) for path, digest in m.files.items()}
-        error: OSError | None = None
-        lost = False  # a batch came back as an exception: its worker may still be at work
+        return _PackRun(
+            plan=plan,
+            report=PackReport(name=recipe.pack.name, recipe=recipe.path, maps=len(plan.maps)),
+            temp=temp,
+            beside=beside,
+            journal=journal,
+            record=record,
+            planned=planned,
+            temp_folder=temp_folder,
+            unjournaled=unjournaled,
+            on_disk=on_disk,
+            # path -> sha256 of what this build wrote there, or of what a map it keeps has there:
+            # a map that would write other bytes over either fails instead.
+            written={path: digest for m in _maps(on_disk) for path, digest in m.files.items()},
+        )
+
+    def _run_maps(self, run: _PackRun, executor: Executor, progress: Progress | None, ahead: Outcome | None) -> None:
+        """Run the stale maps in batches and store each one's files as it comes back, until a
+        file cannot be written (run.error): the maps not yet stored keep their earlier files."""
+        plan, report = run.plan, run.report
+        recipe, stale = plan.recipe, plan.stale_maps
         pack_dir = str(plan.pack_dir.resolve()) if executor.writes_files else None
         done = {task.index for task in ahead[0].tasks} if ahead else set()
         for m in stale:
@@ -225,101 +279,101 @@ class Builder:
         todo = [m for m in stale if m.index not in done and m.refused is None]
         if progress and len(todo) + len(done) < len(stale):
             progress(len(stale) - len(todo) - len(done))
-        batches = self._batches(recipe, todo, executor.workers, pack_dir, beside)
+        batches = self._batches(recipe, todo, executor.workers, pack_dir, run.beside)
         for batch, outcome in itertools.chain([ahead] if ahead else [], executor.results(batches)):
             if isinstance(outcome, BaseException):
-                lost = True
+                run.lost = True  # its worker may still be at work
                 why = _lost(outcome)
                 for task in batch.tasks:
                     report.failures.append(Failure(recipe.path, task.index, "-", why))
             else:
                 for result in outcome:
                     try:
-                        self._store(plan, result, written, report, temp, journal, executor.local_files)
+                        self._store(plan, result, run.written, report, run.temp, run.journal, executor.local_files)
                     except OSError as exc:
-                        error = exc
+                        run.error = exc
                         for unstored in outcome:
                             discard_staged(unstored)
                         break
                     if result.failure is None:
-                        results[result.index] = result
+                        run.results[result.index] = result
                         if result.thumbnail is not None:
                             preview, picture = result.thumbnail
                             if preview in result.digests:  # an exporter's preview among its files
-                                thumbnails[result.digests[preview]] = picture
+                                run.thumbnails[result.digests[preview]] = picture
                             result.thumbnail = None
             if progress:
                 progress(len(batch.tasks))
-            if error is not None:
+            if run.error is not None:
                 break  # the maps not yet stored keep their earlier files and entries
-        report.built = len(results)
-        report.warnings += _map_warnings(recipe, results)
-        report.warnings += _remade_edits(plan, results, unjournaled)
+
+    def _finish(self, run: _PackRun, executor: Executor) -> None:
+        """After the maps: the pack's measures, its pack files and contact sheet, each in place
+        before the manifest that records it, the manifest, and what no map claims swept away."""
+        plan, report = run.plan, run.report
+        recipe = plan.recipe
+        report.built = len(run.results)
+        report.warnings += _map_warnings(recipe, run.results)
+        report.warnings += _remade_edits(plan, run.results, run.unjournaled)
         if plan.damaged:
             report.warnings.append(f"{recipe.path}: {plan.pack_dir / MANIFEST}: damaged, unreadable or of another format, so the maps were built anew")
-        manifest = self._manifest(plan, results)
-        if error is None:
+        manifest = self._manifest(plan, run.results)
+        if run.error is None:
             manifest = self._measure(plan, manifest, executor, report)
-        try:
-            # Pack files (an LDtk project) come before the manifest, which records their digests.
-            recorded = plan.previous.pack_files if plan.previous is not None else {}
-            pack_files, restored = update_pack_files(plan.pack_dir, recipe, manifest, recorded, self.force, temp) if error is None else (recorded, [])
-            report.warnings += [f"{recipe.path}: {plan.pack_dir / rel}: edited since the last build; made again (a build owns its files)" for rel in restored]
-            report.files_written += len(restored)
-            manifest = replace(manifest, pack_files=pack_files)
-            if error is None:
-                report.files_removed = self._remove_obsolete(plan, manifest)
-            stamps = plan.stamps
-            if manifest.maps or plan.previous is not None:  # no manifest for a pack that has no map yet
-                recorded_sheet = plan.previous.contact_sheet if plan.previous is not None else None
-                # Drawn and put in place before the manifest that records its digest.
-                sheet = plan_contact_sheet(plan.pack_dir, recipe, manifest, recorded_sheet, thumbnails, stamps) if error is None else None
-                kept = on_disk.contact_sheet if on_disk is not None else None
-                digest = sheet.sha256 if sheet is not None else kept  # a failed build leaves the sheet as it was
-                if digest is not None:
-                    manifest = replace(manifest, contact_sheet=digest)
-                if sheet is not None:
-                    # In place before the manifest that names it; one that names another must
-                    # stop naming it first.
-                    if on_disk is not None and on_disk.contact_sheet not in (None, sheet.sha256):
-                        on_disk = replace(on_disk, contact_sheet=None)
-                        write_manifest(plan.pack_dir / MANIFEST, on_disk, temp)
-                    apply_contact_sheet(plan.pack_dir, sheet, temp)
-                    if stamps is not None and sheet.data is not None and sheet.sha256 is not None:
-                        stamps.record(plan.pack_dir / CONTACT_SHEET, CONTACT_SHEET, sheet.sha256)
-                if manifest != on_disk:  # comparing is far cheaper than encoding 1,000 maps
-                    write_manifest(plan.pack_dir / MANIFEST, manifest, temp)
-                if sheet is not None:
-                    update_levels_index(plan.pack_dir, recipe.pack.name, recipe.pack.order_by, manifest, temp)
-                    why = unordered(manifest.maps, recipe.pack.order_by)
-                    if why is not None:
-                        report.warnings.append(f"{recipe.path}: {why}")
-                    if sheet.change == "edited":
-                        report.warnings.append(f"{recipe.path}: {plan.pack_dir / CONTACT_SHEET}: edited since the last build; drawn again (a build owns its files)")
-                    report.files_written += sheet.data is not None  # a build that changes it is not "up to date"
-                    report.files_removed += sheet.change == "removed"
-            if stamps is not None:
-                stamps.save(self.cache.temp_dir)
-            # The manifest on disk is now this one: what it does not claim of what this build
-            # (or an unfinished one before it) wrote is nobody's.
-            # A map that failed keeps its files (the next build tries it again).
-            waiting = {path for m in stale if m.index not in results for path in _map_paths(plan, m)}
-            report.files_removed += _sweep(plan, manifest, journal.record if planned else record, waiting)
-            # A build of some maps (--map) keeps it: an unfinished build before may have taken
-            # other maps out of the manifest, whose files only the journal still knows.
-            if error is None and not lost and self.only is None:
-                journal.end()
-        except OSError as exc:
-            error = error or exc  # the journal stays: the next build finishes the job
-        if isinstance(error, FileNotFoundError) and planned and (not journal.path.exists() or _identity(self.cache.temp_dir) != temp_folder):
-            # A file or folder of the cache vanished under the build (its journal, the files
-            # made there): say so, not which of them it met first.
-            error = cache_deleted(self.cache.root)
-        if error is not None:
-            raise PackWriteError([f"{recipe.path}: {os_error_line(error)}"])
-        report.failures.sort(key=lambda f: f.map)
-        report.seconds = time.perf_counter() - start + plan.seconds
-        return report
+        # Pack files (an LDtk project) come before the manifest, which records their digests.
+        recorded = plan.previous.pack_files if plan.previous is not None else {}
+        pack_files, restored = update_pack_files(plan.pack_dir, recipe, manifest, recorded, self.force, run.temp) if run.error is None else (recorded, [])
+        report.warnings += [f"{recipe.path}: {plan.pack_dir / rel}: edited since the last build; made again (a build owns its files)" for rel in restored]
+        report.files_written += len(restored)
+        manifest = replace(manifest, pack_files=pack_files)
+        if run.error is None:
+            report.files_removed = self._remove_obsolete(plan, manifest)
+        if manifest.maps or plan.previous is not None:  # no manifest for a pack that has no map yet
+            self._write_manifest(run, manifest)
+        if plan.stamps is not None:
+            plan.stamps.save(self.cache.temp_dir)
+        # The manifest on disk is now this one: what it does not claim of what this build
+        # (or an unfinished one before it) wrote is nobody's.
+        # A map that failed keeps its files (the next build tries it again).
+        waiting = {path for m in plan.stale_maps if m.index not in run.results for path in _map_paths(plan, m)}
+        report.files_removed += _sweep(plan, manifest, run.journal.record if run.planned else run.record, waiting)
+        # A build of some maps (--map) keeps it: an unfinished build before may have taken
+        # other maps out of the manifest, whose files only the journal still knows.
+        if run.error is None and not run.lost and self.only is None:
+            run.journal.end()
+
+    def _write_manifest(self, run: _PackRun, manifest: Manifest) -> None:
+        """The contact sheet drawn and put in place, then the manifest that records its digest,
+        then the levels index that orders the maps."""
+        plan, report, temp = run.plan, run.report, run.temp
+        recipe, stamps, on_disk = plan.recipe, plan.stamps, run.on_disk
+        recorded_sheet = plan.previous.contact_sheet if plan.previous is not None else None
+        sheet = plan_contact_sheet(plan.pack_dir, recipe, manifest, recorded_sheet, run.thumbnails, stamps) if run.error is None else None
+        kept = on_disk.contact_sheet if on_disk is not None else None
+        digest = sheet.sha256 if sheet is not None else kept  # a failed build leaves the sheet as it was
+        if digest is not None:
+            manifest = replace(manifest, contact_sheet=digest)
+        if sheet is not None:
+            # In place before the manifest that names it; one that names another must stop
+            # naming it first.
+            if on_disk is not None and on_disk.contact_sheet not in (None, sheet.sha256):
+                on_disk = replace(on_disk, contact_sheet=None)
+                write_manifest(plan.pack_dir / MANIFEST, on_disk, temp)
+            apply_contact_sheet(plan.pack_dir, sheet, temp)
+            if stamps is not None and sheet.data is not None and sheet.sha256 is not None:
+                stamps.record(plan.pack_dir / CONTACT_SHEET, CONTACT_SHEET, sheet.sha256)
+        if manifest != on_disk:  # comparing is far cheaper than encoding 1,000 maps
+            write_manifest(plan.pack_dir / MANIFEST, manifest, temp)
+        if sheet is None:
+            return
+        update_levels_index(plan.pack_dir, recipe.pack.name, recipe.pack.order_by, manifest, temp)
+        why = unordered(manifest.maps, recipe.pack.order_by)
+        if why is not None:
+            report.warnings.append(f"{recipe.path}: {why}")
+        if sheet.change == "edited":
+            report.warnings.append(f"{recipe.path}: {plan.pack_dir / CONTACT_SHEET}: edited since the last build; drawn again (a build owns its files)")
+        report.files_written += sheet.data is not None  # a build that changes it is not "up to date"
+        report.files_removed += sheet.change == "removed"
 
     def _measure(self, plan: PackPlan, manifest: Manifest, executor: Executor, report: PackReport) -> Manifest:
         """The manifest with the pack's measures (pipeline.building.measures): as the last build
