@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import base64
-import gzip
 import xml.etree.ElementTree as ET
-import zlib
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -13,6 +11,7 @@ import numpy as np
 
 from pipeline.level import MapObject, PropertyValue
 from pipeline.tiled import FORMAT_VERSION, TILED_VERSION
+from pipeline.tiled.deflate import compress
 from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.xmlout import add_properties, to_bytes
 
@@ -159,15 +158,14 @@ def layer_data(gids: np.ndarray, encoding: Encoding, compression: Compression) -
 
 
 def base64_data(gids: np.ndarray, compression: Compression) -> str:
-    return base64_bytes(gids.astype("<u4").tobytes(), compression)
+    # The gids' own buffer when they are little-endian 32-bit already: no copy of a big layer.
+    return base64_bytes(memoryview(np.ascontiguousarray(gids, dtype="<u4")).cast("B"), compression)
 
 
-def base64_bytes(raw: bytes, compression: Compression) -> str:
-    """Bytes as Tiled writes layer data: compressed as asked, then base64."""
-    if compression == "zlib":
-        raw = zlib.compress(raw, 9)
-    elif compression == "gzip":
-        raw = gzip.compress(raw, compresslevel=9, mtime=0)  # mtime=0: same bytes on every build
+def base64_bytes(raw: bytes | memoryview, compression: Compression) -> str:
+    """Bytes as Tiled writes layer data: compressed as asked (pipeline.tiled.deflate), then base64."""
+    if compression != "none":
+        raw = compress(raw, compression)
     return base64.b64encode(raw).decode("ascii")
 
 

@@ -104,7 +104,7 @@ def int32_values(name: str, layer: np.ndarray) -> np.ndarray:
 
 def encode_values(values: np.ndarray, compression: Compression = "none") -> str:
     """Base64 of the values as little-endian int32, row by row; compressed as asked."""
-    return base64_bytes(np.ascontiguousarray(values, dtype="<i4").tobytes(), compression)
+    return base64_bytes(memoryview(np.ascontiguousarray(values, dtype="<i4")).cast("B"), compression)
 
 
 def decode_values(text: str, width: int, height: int, compression: str = "") -> np.ndarray:

@@ -138,17 +138,22 @@ class DrawnMapExporter(Exporter):
         
         return tileset_problem(self._loaded.spec if self._loaded else None, self.tileset, tile)
 
+    def wanted_data_layers(self) -> bool | tuple[str, ...]:
+        """`data_layers`, or what an exporter makes of it unset (a profile may leave them out)."""
+        return self.data_layers
+
     def _data_layer_names(self, level: Level) -> list[str]:
         """The Level's data layers this exporter writes, as `data_layers` picks them."""
-        if self.data_layers is True:
+        wanted = self.wanted_data_layers()
+        if wanted is True:
             return sorted(level.layers)
-        if self.data_layers is False:
+        if wanted is False:
             return []
-        missing = [n for n in self.data_layers if n not in level.layers]
+        missing = [n for n in wanted if n not in level.layers]
         if missing:
             known = ", ".join(sorted(level.layers)) or "none"
             raise PipelineError([f"data_layers: the map has no layer {missing[0]!r} (it has: {known})"])
-        return list(self.data_layers)
+        return list(wanted)
 
     def preview_file(self, stem: str) -> str | None:
         if not self.preview:
