@@ -122,3 +122,103 @@ def test_explicit_csv_is_kept_for_a_big_map_and_compression_alone_means_base64(t
     assert {d.get("encoding") for d in csv.iter("data")} == {"csv"}
     gz = ET.parse(tmp_path / "exports" / "gz" / "map_000.tmx").getroot()
     assert {(d.get("encoding"), d.get("compression")) for d in gz.iter("data")} == {("base64", "gzip")}
+
+
+def _chunked_pack(root: Path, side: int, chunk: int, fmt: str = "tmx", extra: str = "") -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    text = cave_recipe(side, f"infinite = true\nchunk = {chunk}\n{extra}").replace('use = "export.tmx"', f'use = "export.{fmt}"')
+    write_recipe(root, "caves", text)
+    pcg("build", "recipes", "-q", cwd=root)
+    return root / "exports" / "caves" / f"map_000.{fmt}"
+
+
+def _finite_layers(root: Path, side: int) -> dict[str, np.ndarray]:
+    root.mkdir(parents=True, exist_ok=True)
+    write_recipe(root, "caves", cave_recipe(side, 'encoding = "base64"\ncompression = "zlib"\n'))
+    pcg("build", "recipes", "-q", cwd=root)
+    out = {}
+    for layer in ET.parse(root / "exports" / "caves" / "map_000.tmx").getroot().iter("layer"):
+        data = layer.find("data")
+        assert data is not None
+        out[layer.get("name", "")] = np.frombuffer(zlib.decompress(base64.b64decode(data.text or "")), "<u4").reshape(side, side)
+    return out
+
+
+@needs_tiled
+@pytest.mark.parametrize(("fmt", "chunk", "extra"), [("tmx", 16, ""), ("tmx", 32, 'encoding = "csv"\n'), ("tmj", 64, "")])
+def test_tiled_reads_an_infinite_map_chunk_for_chunk(tmp_path: Path, fmt: str, chunk: int, extra: str) -> None:
+    """Tiled exports the chunked map to JSON with the same tiles in the same places; our own
+    reader (load.tmx, the gallery) gives the finite map's layers back."""
+    from pipeline.tiled.read.files import read_tiled_map
+
+    side = 300  # not a multiple of any chunk: the edge chunks are filled out with empty cells
+    expected = _finite_layers(tmp_path / "finite", side)
+    path = _chunked_pack(tmp_path / "chunked", side, chunk, fmt, extra)
+    out = tmp_path / "exported.json"
+    proc = subprocess.run(["tiled", "--export-map", "json", str(path), str(out)], env=tiled_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    assert doc["infinite"] is True
+    for layer in (item for item in doc["layers"] if item["type"] == "tilelayer"):
+        grid = np.zeros((side + chunk, side + chunk), dtype=np.uint32)
+        for piece in layer["chunks"]:
+            assert piece["x"] % chunk == 0 and piece["y"] % chunk == 0 and piece["width"] == chunk
+            data = piece["data"]
+            if isinstance(data, str):
+                raw = base64.b64decode(data)
+                data = np.frombuffer(zlib.decompress(raw) if layer.get("compression") == "zlib" else raw, "<u4")
+            grid[piece["y"] : piece["y"] + chunk, piece["x"] : piece["x"] + chunk] = np.asarray(data, dtype=np.uint32).reshape(chunk, chunk)
+        assert np.array_equal(grid[:side, :side], expected[layer["name"]]), layer["name"]
+        assert not grid[side:, :].any() and not grid[:, side:].any()
+    tiled = read_tiled_map(lambda relative, what: (path.parent / relative).read_bytes(), path.name)
+    assert [layer.name for layer in tiled.layers] == ["tiles"] and [d.name for d in tiled.data_layers] == ["region"]
+    assert np.array_equal(tiled.layers[0].gids, expected["tiles"])
+
+
+def test_an_infinite_map_leaves_empty_chunks_out_and_pytmx_refuses_it(tmp_path: Path) -> None:
+    path = _chunked_pack(tmp_path, 100, 16)
+    root = ET.parse(path).getroot()
+    assert root.get("infinite") == "1" and root.find("editorsettings") is None  # Tiled's default size goes unsaid
+    tiles = next(layer for layer in root.iter("layer") if layer.get("name") == "tiles")
+    assert len(tiles.findall("data/chunk")) == 7 * 7  # walls or floor in every chunk of 100 x 100
+    for chunk in root.iter("chunk"):
+        assert any(v.strip() not in ("", "0") for v in (chunk.text or "").split(",")), chunk.attrib
+    with pytest.raises(Exception):  # noqa: B017  pytmx logs "infinite is not supported" and raises a bare Exception
+        pytmx.TiledMap(str(path))
+
+
+def test_only_chunks_holding_a_tile_are_kept_and_their_bounds_are_the_layers() -> None:
+    from pipeline.tiled.chunks import chunked
+
+    gids = np.zeros((37, 50), dtype=np.uint32)
+    gids[20:30, 35:49] = 3
+    found = chunked(gids, 16)
+    assert [(x, y) for x, y, _ in found.chunks] == [(32, 16), (48, 16)]
+    assert [int(block.sum()) for _, _, block in found.chunks] == [3 * 13 * 10, 3 * 1 * 10]
+    assert found.bounds == (32, 16, 32, 16)
+    assert chunked(np.zeros((5, 5), dtype=np.uint32), 16) == chunked(np.zeros((5, 5), dtype=np.uint32), 16)
+    assert chunked(np.zeros((5, 5), dtype=np.uint32), 16).chunks == []
+
+
+def test_chunk_options_are_checked_as_the_recipe_loads(tmp_path: Path) -> None:
+    write_recipe(tmp_path, "caves", cave_recipe(40, "chunk = 32\n"))
+    proc = pcg("build", "recipes", cwd=tmp_path, check=False)
+    assert proc.returncode == 1 and "chunk: only with infinite = true" in proc.stderr and "Traceback" not in proc.stderr
+    write_recipe(tmp_path, "caves", cave_recipe(40, "infinite = true\n").replace('use = "export.tmx"', 'use = "export.lua"'))
+    proc = pcg("build", "recipes", cwd=tmp_path, check=False)
+    assert proc.returncode == 1 and "export.lua writes finite maps" in proc.stderr
+    write_recipe(tmp_path, "caves", cave_recipe(40, "infinite = true\nchunk = 2\n"))
+    proc = pcg("build", "recipes", cwd=tmp_path, check=False)
+    assert proc.returncode == 1 and "chunk" in proc.stderr and ">= 4" in proc.stderr.replace("greater than or equal to", ">=")
+
+
+def test_dungeons_take_sides_up_to_16384_tiles() -> None:
+    import pipeline
+    from pipeline.errors import PipelineError
+
+    assert pipeline.generate("dungeon.drunkard_walk", seed=1, size=(16384, 6)).tiles.shape == (6, 16384)
+    with pytest.raises(PipelineError, match=r"size.0: must be <= 16384 \(got 16385\)"):
+        pipeline.generate("dungeon.drunkard_walk", seed=1, size=(16385, 6))
+    # Its corridors are a maze, whose generators stop at 4096 cells: said as its own limit.
+    with pytest.raises(PipelineError, match=r"size.0: must be <= 8193 \(got 16383\)"):
+        pipeline.generate("dungeon.rooms_and_mazes", seed=1, size=(16383, 15))

@@ -11,6 +11,7 @@ import numpy as np
 
 from pipeline.level import MapObject, PropertyValue
 from pipeline.tiled import FORMAT_VERSION, TILED_VERSION
+from pipeline.tiled.chunks import DEFAULT_CHUNK, chunked
 from pipeline.tiled.deflate import compress
 from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.xmlout import add_properties, to_bytes
@@ -46,6 +47,7 @@ class TmxMap:
     compression: Compression = "none"
     # Tilesets after the first, as (firstgid, tileset, path of its external file or None to embed).
     more_tilesets: list[tuple[int, Tileset, str | None]] = field(default_factory=list)
+    chunk: int | None = None  # an infinite map's chunk size (pipeline.tiled.chunks); None: finite
 
     def to_bytes(self) -> bytes:
         has_objects = bool(self.objects)
@@ -60,11 +62,14 @@ class TmxMap:
                 "height": str(self.height),
                 "tilewidth": str(self.tile_width),
                 "tileheight": str(self.tile_height),
-                "infinite": "0",
+                "infinite": "0" if self.chunk is None else "1",
                 "nextlayerid": str(len(self.layers) + has_objects + 1),
                 "nextobjectid": str(len(self.objects) + 1),
             },
         )
+        if self.chunk is not None and self.chunk != DEFAULT_CHUNK:  # Tiled leaves its default out
+            settings = ET.SubElement(root, "editorsettings")
+            ET.SubElement(settings, "chunksize", {"width": str(self.chunk), "height": str(self.chunk)})
         add_properties(root, self.properties)
         texts: list[str] = []
         root.append(self.tileset.element(firstgid=1, source=self.tileset_source))
@@ -81,7 +86,10 @@ class TmxMap:
                 attrs["opacity"] = _number(layer.opacity)
             node = ET.SubElement(root, "layer", attrs)
             add_properties(node, layer.properties)
-            data = layer_data(layer.gids, self.encoding, self.compression)
+            if self.chunk is None:
+                data = layer_data(layer.gids, self.encoding, self.compression)
+            else:
+                data = chunked_data(layer.gids, self.encoding, self.compression, self.chunk)
             texts.append(data.text or "")
             data.text = None  # spliced in as the document is written
             node.append(data)
@@ -154,6 +162,24 @@ def layer_data(gids: np.ndarray, encoding: Encoding, compression: Compression) -
         attrs["compression"] = compression
     node = ET.Element("data", attrs)
     node.text = "\n   " + base64_data(gids, compression) + "\n  "
+    return node
+
+
+def chunked_data(gids: np.ndarray, encoding: Encoding, compression: Compression, size: int) -> ET.Element:
+    """An infinite map's <data>: a <chunk> per chunk holding a tile, each encoded as a finite
+    layer's data is (its text one level deeper)."""
+    attrs = {"encoding": encoding}
+    if compression != "none":
+        attrs["compression"] = compression
+    node = ET.Element("data", attrs)
+    parts = []
+    for x, y, block in chunked(gids, size).chunks:
+        if encoding == "csv":
+            text = "\n" + csv_rows(block) + "\n"
+        else:
+            text = "\n    " + base64_data(block, compression) + "\n   "
+        parts.append(f'\n   <chunk x="{x}" y="{y}" width="{size}" height="{size}">{text}</chunk>')
+    node.text = "".join(parts) + "\n  "
     return node
 
 

@@ -13,6 +13,7 @@ from pipeline.level import Level, dangling_references, object_ids, object_positi
 from pipeline.paths import join, relative_to
 from pipeline.registry import ExportContext, PackContext
 from pipeline.stages.export.drawn_map import DrawnMapExporter
+from pipeline.tiled.chunks import DEFAULT_CHUNK, MIN_CHUNK
 from pipeline.tiled.drawn import FOLDER, as_tileset
 from pipeline.tiled.drawing import LayerSpec
 from pipeline.tiled.profile_rules import profile_objects, profile_tileset
@@ -42,6 +43,14 @@ class TiledMapExporter(DrawnMapExporter):
         False, exclude_if=lambda world: not world,
         description="Also write maps.world beside the maps: a Tiled world with every map of the pack side by side, in the pack's order (floors joined by place.stairs, first to last), which Tiled opens as one.",
     )
+    infinite: bool = Field(
+        False, exclude_if=lambda infinite: not infinite,
+        description="Write infinite maps: each layer cut into square chunks of `chunk` tiles, the empty ones left out, which streaming engines load a piece at a time (Tiled, YATI, SuperTiled2Unity, bevy_ecs_tiled and Phaser read them; pytmx does not).",
+    )
+    chunk: int = Field(
+        DEFAULT_CHUNK, ge=MIN_CHUNK, le=256, exclude_if=lambda chunk: chunk == DEFAULT_CHUNK,
+        description="With infinite: the side of a chunk in tiles (Tiled's default 16; 32 or 64 for big worlds).",
+    )
     heat_layers: tuple[str, ...] = Field(
         ("distance",), description="Data layers pictured in 16 bands from 0 to their largest value; the others by value mod 16 (labels)."
     )
@@ -68,6 +77,12 @@ class TiledMapExporter(DrawnMapExporter):
             raise KeyedError(*problems[0])
         if options["compression"] != "none" and options["encoding"] == "csv":
             raise KeyedError("compression", 'needs encoding = "base64" (CSV data is never compressed)')
+        if "chunk" in self.model_fields_set and not self.infinite:
+            raise KeyedError("chunk", "only with infinite = true (a finite map has no chunks)")
+        if self.infinite and self.format == "lua":
+            raise KeyedError("infinite", "export.lua writes finite maps (use export.tmx or export.tmj for infinite ones)")
+        if self.infinite and self.world and self.profile == "bevy":
+            raise KeyedError("infinite", "not with world = true for profile 'bevy': bevy_ecs_tiled loads no infinite map inside a world")
         self._options = options
         return self
 
@@ -197,6 +212,7 @@ class TiledMapExporter(DrawnMapExporter):
             encoding=encoding,  # type: ignore[arg-type]  # layer_format gives one of the writer's
             compression=compression,  # type: ignore[arg-type]
             more_tilesets=more,
+            chunk=self.chunk if self.infinite else None,
         )
         files.update({join(self.dir, f"{ctx.stem}.{self.format}"): self.write_map(tmap), sheet_path: built.png})
         if not self._embedded:
