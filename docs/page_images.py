@@ -1,6 +1,6 @@
-"""The pictures of the pages whose recipes draw them (docs/graphs.md, docs/gameplay.md), for
-docs/make_images.py: built by the pipeline from the recipes the pages show, so a page and its
-pictures cannot disagree.
+"""The pictures of the pages whose recipes draw them (docs/graphs.md, docs/gameplay.md,
+docs/previews.md), for docs/make_images.py: built by the pipeline from the recipes the pages
+show, so a page and its pictures cannot disagree.
 
 - docs/img/graphs_levels.png: map 0 of recipes/levels.toml (the Gungeon-like floor), its preview.
 - Every TOML block of those pages after a line `<!-- pictures: NAME=PATH ... -->`: the block is
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = (ROOT / "docs" / "graphs.md", ROOT / "docs" / "gameplay.md")
+PAGES = (ROOT / "docs" / "graphs.md", ROOT / "docs" / "gameplay.md", ROOT / "docs" / "previews.md")
 MARK = re.compile(r"<!-- pictures: (.*?) -->\n```toml\n(.*?)```", flags=re.S)
 
 

@@ -7,6 +7,7 @@ core busy, and more threads there would only take turns.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -29,6 +30,26 @@ def in_parallel(calls: list[Callable[[], Any]]) -> list[Any]:
     futures = [_threads().submit(call) for call in calls[1:]]
     first = calls[0]()
     return [first, *(f.result() for f in futures)]
+
+
+def shared_out(calls: list[Callable[[], Any]]) -> list[Any]:
+    """Each call's result, in order, the calls shared out over every spare core, each core
+    taking the next as it finishes one: for many calls, where `in_parallel` (one thread a call,
+    all but the first on the pool's threads) would leave this one idle."""
+    if len(calls) <= 1 or spare_cores() <= 1:
+        return [call() for call in calls]
+    results: list[Any] = [None] * len(calls)
+    taken = itertools.count()  # next() on it is one step under the GIL: no call is taken twice
+
+    def work() -> None:
+        while (k := next(taken)) < len(calls):
+            results[k] = calls[k]()
+
+    helpers = [_threads().submit(work) for _ in range(spare_cores() - 1)]
+    work()
+    for helper in helpers:
+        helper.result()
+    return results
 
 
 def _threads() -> ThreadPoolExecutor:

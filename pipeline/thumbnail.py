@@ -89,25 +89,27 @@ def _shrink(rgb: Image.Image) -> Image.Image:
     return _finish(rgb.reduce(shape.reduce) if shape.reduce > 1 else rgb, shape)
 
 
-def _with_objects(thumb: Image.Image, width: int, info: PreviewInfo | None, shown: tuple[int, int] | None) -> Image.Image:
+def _with_objects(thumb: Image.Image, width: int, info: PreviewInfo | None, shown: tuple[int, int] | None, marks: bool = True) -> Image.Image:
     """The thumbnail of a preview (or its detail) `width` pixels wide, with the objects drawn at
-    the thumbnail's scale and the detail noted."""
+    the thumbnail's scale (with `marks`) and the detail noted."""
     from pipeline.tiled.markers import draw
 
     if info is None:
         return thumb
     scale = thumb.width / (width * info.step)  # thumbnail pixels per map pixel
-    if info.markers:
+    if marks and info.markers:
         draw(thumb, info.markers, scale, min(info.tile) * scale)
     if shown:
         thumb.info[DETAIL_KEY] = detail_caption(info.tiles, shown)
     return thumb
 
 
-def drawn_small(layers: list[np.ndarray], built: BuiltTileset, objects: Sequence[MapObject] = (), gids: Sequence[int] = ()) -> Image.Image | None:
-    """The thumbnail of the preview `preview_image(layers, built, objects, gids)` draws, without
-    drawing it whole; None for a map whose preview is drawn at every k-th pixel (too big to draw
-    whole)."""
+def drawn_small(
+    layers: list[np.ndarray], built: BuiltTileset, objects: Sequence[MapObject] = (), gids: Sequence[int] = (), marks: bool = True
+) -> Image.Image | None:
+    """The thumbnail of the preview `preview_image(layers, built, objects, gids, marks)` draws,
+    without drawing it whole; None for a map whose preview is drawn at every k-th pixel (too big
+    to draw whole)."""
     from pipeline.tiled.markers import draw, draws, tile_object_layers, with_inks
     from pipeline.tiled.render import MAX_SIDE, preview_info, render  # workers only: the sheet's client needs none of it
 
@@ -119,14 +121,14 @@ def drawn_small(layers: list[np.ndarray], built: BuiltTileset, objects: Sequence
     shown = detail(info.tiles, info.tile)
     columns, rows = shown or (w, h)
     stack = [g[:rows, :columns] for g in layers + tile_object_layers(objects, gids, (h, w))]
-    if draws(info.markers, min(info.tile)):
+    if marks and draws(info.markers, min(info.tile)):
         # The preview's own markers, shrunk, are under the thumbnail's: drawn as the preview
         # draws them, on the part of it the thumbnail shows.
         image = with_inks(render(stack, built), info.markers)
         draw(image, info.markers, 1, min(info.tile))
         return _with_objects(_shrink(on_background(image)), columns * tw, info, shown)
     small = _small_by_tiles(stack, built)
-    return None if small is None else _with_objects(small, columns * tw, info, shown)
+    return None if small is None else _with_objects(small, columns * tw, info, shown, marks)
 
 
 def _small_by_tiles(layers: list[np.ndarray], built: BuiltTileset) -> Image.Image | None:

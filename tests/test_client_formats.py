@@ -42,7 +42,8 @@ def accepted(cls: type[TiledMapExporter]) -> list[tuple[str, str]]:
     """Every (encoding, compression) pair the exporter takes, found by asking it, so that a value
     added to either option is tested here without editing this list."""
     found = []
-    for encoding, compression in product(choices("encoding"), choices("compression")):
+    # "auto" is one of the others, by the map's size (tests/test_big_maps.py): not a case of its own.
+    for encoding, compression in product([e for e in choices("encoding") if e != "auto"], choices("compression")):
         try:
             cls.model_validate({"encoding": encoding, "compression": compression})
         except ValidationError:

@@ -185,7 +185,6 @@ def test_object_and_file_properties_keep_their_kinds(maps: Path) -> None:
 @pytest.mark.parametrize(
     ("edit", "expected"),
     [
-        (lambda t: t.replace('infinite="0"', 'infinite="1"'), "is an infinite map"),
         (lambda t: t.replace('orientation="orthogonal"', 'orientation="isometric"'), "orientation 'isometric' is not supported"),
         (lambda t: t.replace('<data encoding="csv">', '<data encoding="base64" compression="zstd">'), "compression 'zstd' is not supported"),
         (lambda t: t.replace("<map ", "<mop ").replace("</map>", "</mop>"), "is not a Tiled map (its root element is <mop>"),

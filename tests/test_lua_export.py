@@ -234,7 +234,7 @@ def test_lua_maps_are_deterministic(pack: Path, tmp_path: Path) -> None:
         ("lua", 'profile = "tiled"', "stage.out.profile: tiled: Tiled 1.8+ reads tmx or tmj maps, not lua: use export.tmx or export.tmj"),
         ("lua", "embed_tileset = false", "stage.out.embed_tileset: must be true with profile 'love'"),
         ("lua", 'profile = "phaser"', "stage.out.profile: phaser: Phaser 3 (this.load.tilemapTiledJSON) reads tmj maps, not lua: use export.tmj"),
-        ("lua", 'compression = "zlib"', 'stage.out.compression: needs encoding = "base64"'),
+        ("lua", 'encoding = "csv"\ncompression = "zlib"', 'stage.out.compression: needs encoding = "base64"'),
     ],
 )
 def test_lua_options_sti_cannot_load_are_refused(project: Path, kind: str, extra: str, expect: str) -> None:

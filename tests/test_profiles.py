@@ -37,8 +37,10 @@ EXPORTS = [
     ("tiled_tmx", "tmx", "tiled", "dungeon", ""),
     ("tiled_tmj", "tmj", "tiled", "dungeon", ""),
     ("tiled_zlib", "tmj", "tiled", "dungeon", 'encoding = "base64"\ncompression = "zlib"\n'),
+    ("tiled_no_data", "tmj", "tiled", "dungeon", "data_layers = false\n"),
     ("phaser", "tmj", "phaser", "dungeon", ""),
     ("phaser_b64", "tmj", "phaser", "dungeon", 'encoding = "base64"\n'),
+    ("phaser_data", "tmj", "phaser", "dungeon", "data_layers = true\n"),
     ("godot_tmx", "tmx", "godot", "godot", ""),
     ("godot_tmj", "tmj", "godot", "godot", ""),
     ("unity", "tmx", "unity", "dungeon", ""),
@@ -171,9 +173,12 @@ def test_phaser_and_bevy_write_the_bytes_tiled_writes(pack: Path) -> None:
     """Phaser 3 reads Tiled's default JSON (embedded tileset, CSV arrays, `type` on objects) and
     the `tiled` crate Tiled's default TMX: their profiles only refuse what those readers cannot
     load, so their maps are Tiled's, byte for byte (and the recipe's tileset files, shared with
-    the `tiled` stages, were written once without a clash)."""
-    assert map_of(pack, "phaser").read_bytes() == map_of(pack, "tiled_tmj").read_bytes()
+    the `tiled` stages, were written once without a clash). Phaser's leaves the hidden data
+    layers out unless asked for, since Phaser would draw them."""
+    assert map_of(pack, "phaser").read_bytes() == map_of(pack, "tiled_no_data").read_bytes()
+    assert map_of(pack, "phaser_data").read_bytes() == map_of(pack, "tiled_tmj").read_bytes()
     assert map_of(pack, "bevy").read_bytes() == map_of(pack, "tiled_tmx").read_bytes()
+    assert len(json.loads(map_of(pack, "tiled_tmj").read_text())["layers"]) > len(json.loads(map_of(pack, "phaser").read_text())["layers"])
     assert not PROFILES["phaser"].changes_bytes and not PROFILES["bevy"].changes_bytes
 
 
@@ -189,8 +194,9 @@ def test_every_profile_keeps_the_tiles(pack: Path) -> None:
     expected = tmx_layers(map_of(pack, "tiled_tmx"))
     for name, *_ in EXPORTS:
         got = layers_of(map_of(pack, name))
-        assert got.keys() == expected.keys(), name
-        for layer in expected:
+        without_data = name in ("tiled_no_data", "phaser", "phaser_b64")  # data layers left out
+        assert got.keys() == ({"tiles"} if without_data else expected.keys()), name
+        for layer in got:
             assert np.array_equal(got[layer], expected[layer]), (name, layer)
 
 
@@ -310,7 +316,9 @@ def test_phaser_parses_the_phaser_maps_as_tiled_drew_them(pack: Path) -> None:
     objects keep `type` (ParseObject copies `type`, never `class`) and their properties."""
     version, maps = phaser_parse([map_of(pack, "phaser"), map_of(pack, "phaser_b64")])
     assert version.startswith("3.")
-    expected = tmx_layers(map_of(pack, "tiled_tmx"))
+    hidden = {layer.get("name") for layer in ET.parse(map_of(pack, "tiled_tmx")).getroot().iter("layer") if layer.get("visible") == "0"}
+    assert hidden, "the recipe's maps have data layers: the profile must be seen to leave them out"
+    expected = {name: gids for name, gids in tmx_layers(map_of(pack, "tiled_tmx")).items() if name not in hidden}
     parsed = list(maps.values())
     for result in parsed:
         assert result["warnings"] == []
@@ -399,3 +407,11 @@ def test_a_pack_sharing_one_tileset_between_godot_and_another_profile_is_told_to
         " (stage.godot: profile 'godot' names tile properties data_NAME): give one of them a tileset of its own with tileset_name"
     ), message
     assert not (tmp_path / "exports").exists()
+
+
+def test_phaser_warns_when_a_recipe_asks_for_its_data_layers(pack: Path) -> None:
+    from pipeline.recipe.load import load_recipe
+
+    warnings = load_recipe(pack.parent.parent / "recipes" / "engines.toml").warnings()
+    shown = [w for w in warnings if "Phaser 3 draws every tile layer" in w]
+    assert len(shown) == 1 and "phaser_data" in shown[0], warnings

@@ -282,7 +282,6 @@ def test_tiles_classes_or_the_tiles_themselves_can_be_the_symbols(tmp_path: Path
         ({"orientation": "isometric"}, "orientation 'isometric' is not supported: load.tmx reads orthogonal maps"),
         ({"orientation": "hexagonal"}, "orientation 'hexagonal' is not supported: load.tmx reads orthogonal maps"),
         ({"orientation": "staggered"}, "orientation 'staggered' is not supported: load.tmx reads orthogonal maps"),
-        ({"infinite": 1}, "is an infinite map: load.tmx reads fixed-size maps (Map > Map Properties > Infinite off)"),
     ],
 )
 def test_map_kinds_load_tmx_does_not_read_are_one_clear_error(tmp_path: Path, attributes: dict, expected: str) -> None:
@@ -290,9 +289,7 @@ def test_map_kinds_load_tmx_does_not_read_are_one_clear_error(tmp_path: Path, at
     assert refusal(tmp_path, "kind.tmx") == f"file: {tmp_path / 'kind.tmx'}: {expected}"
     doc = {"type": "map", "orientation": "orthogonal", "width": 3, "height": 2, "tilewidth": 16, "tileheight": 16, "infinite": False,
            "tilesets": [], "layers": [{"type": "tilelayer", "name": "ground", "width": 3, "height": 2, "data": [0] * 6}]}
-    doc.update({k: bool(v) if k == "infinite" else v for k, v in attributes.items()})
-    if "infinite" in attributes:  # as Tiled writes an infinite map: its layers in chunks
-        doc["layers"] = [{"type": "tilelayer", "name": "ground", "chunks": [{"x": 0, "y": 0, "width": 16, "height": 16, "data": [0] * 256}]}]
+    doc.update(attributes)
     (tmp_path / "kind.tmj").write_text(json.dumps(doc))
     assert refusal(tmp_path, "kind.tmj") == f"file: {tmp_path / 'kind.tmj'}: {expected}"
 

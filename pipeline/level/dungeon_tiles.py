@@ -16,5 +16,6 @@ DUNGEON_ALPHABET = (
     Symbol("D", "door", "#ab5236"),
 )
 
-# 4096 x 4096 tiles is 16 M tiles; beyond that, a typo.
-Side = Annotated[int, Field(ge=5, le=4096)]
+# 16384 x 16384 tiles is 268 M tiles, a world bigger than Terraria's largest (8400 x 2400), about
+# 10 GB while a cave is made and labelled; beyond that, a typo.
+Side = Annotated[int, Field(ge=5, le=16384)]

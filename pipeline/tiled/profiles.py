@@ -28,6 +28,14 @@ class Profile:
     why: str  # the reason for the constraints, shown in errors
     # Compression of base64 data when the recipe sets none (CSV data is never compressed).
     default_compression: str = "none"
+    # The layer data a recipe that sets neither encoding nor compression gets: "auto" is CSV for
+    # a small map (readable, and it diffs line by line) and base64 + zlib for a big one.
+    default_encoding: str = "auto"
+    # Whether the Level's data layers are written when the recipe does not say: as hidden tile
+    # layers, which an engine that ignores `visible` would draw over the map.
+    data_layers: bool = True
+    # Why an engine shows data layers, for the warning when a recipe asks for them anyway.
+    shows_hidden_layers: str = ""
     # Properties added to objects by shape ("rect", "polyline"), for importers that turn every
     # such object into a solid collider unless a property says otherwise.
     object_properties: Mapping[str, Mapping[str, PropertyValue]] = field(default_factory=lambda: MappingProxyType({}))
@@ -38,7 +46,7 @@ class Profile:
         """Values for the options a recipe left unset."""
         return {
             "embed_tileset": self.embed_tileset if self.embed_tileset is not None else fmt == "tmj",
-            "encoding": self.encodings[0],
+            "encoding": self.default_encoding,
             "compression": self.default_compression,
         }
 
@@ -49,6 +57,14 @@ class Profile:
 
 
 ANY_COMPRESSION = ("none", "zlib", "gzip")
+
+# The most tiles a map may have for "auto" to write its layers as CSV (256 x 256): beyond it CSV
+# costs 2 to 12 bytes a tile a layer, and zlib'd base64 a few hundredths of a byte on a cave,
+# which every importer we target inflates natively (docs/engines.md).
+CSV_MAX_TILES = 256 * 256
+# What "auto" compresses a big map's base64 data with: the one compression every importer
+# we target reads (zstd is not: pytmx, SuperTiled2Unity, STI and Phaser cannot).
+AUTO_COMPRESSION = "zlib"
 
 PROFILES: dict[str, Profile] = {
     p.name: p
@@ -62,6 +78,10 @@ PROFILES: dict[str, Profile] = {
             ("csv", "base64"),
             ("none",),
             "Phaser loads Tiled JSON only, with the tileset embedded and the layer data uncompressed",
+            # Uncompressed base64 is 5.3 bytes a tile, more than CSV's for a tileset's small ids.
+            default_encoding="csv",
+            data_layers=False,
+            shows_hidden_layers="Phaser 3 draws every tile layer it creates, hidden or not (it ignores Tiled's `visible`): create these with createLayer only to read them, or call setVisible(false)",
         ),
         Profile(
             "godot",
@@ -73,6 +93,7 @@ PROFILES: dict[str, Profile] = {
             ANY_COMPRESSION,
             "YATI reads TMX or JSON, external or embedded tilesets, zlib or gzip",
             default_compression="zlib",
+            default_encoding="base64",
             # YATI makes a StaticBody2D of any rectangle or polyline without a known class:
             # rooms would be walls and the path a fence.
             object_properties=MappingProxyType(
@@ -126,12 +147,24 @@ def resolve(profile: str, fmt: Format, given: dict[str, object]) -> tuple[dict[s
         problems.append(("profile", f"{profile}: {spec.importer} reads {' or '.join(spec.formats)} maps, not {fmt}: use {exporters}"))
     set_here = {k: v for k, v in given.items() if v is not None}
     values = {**spec.defaults(fmt), **set_here}
-    if "compression" not in set_here and values["encoding"] != "base64":
+    if values["encoding"] == "auto" and "compression" in set_here:
+        values["encoding"] = "base64"  # compression asked for: data that can be compressed
+    if "compression" not in set_here and values["encoding"] == "csv":
         values["compression"] = "none"  # a profile's default compression is for base64 data only
     if spec.embed_tileset is not None and values["embed_tileset"] != spec.embed_tileset:
         problems.append(("embed_tileset", f"must be {str(spec.embed_tileset).lower()} with profile {profile!r}: {spec.why}"))
-    if values["encoding"] not in spec.encodings:
+    # "auto" is decided per map (layer_format), within what every profile that defaults to it allows.
+    if values["encoding"] not in (*spec.encodings, spec.default_encoding):
         problems.append(("encoding", f"must be {' or '.join(map(repr, spec.encodings))} with profile {profile!r}: {spec.why}"))
     if values["compression"] not in spec.compressions:
         problems.append(("compression", f"must be {' or '.join(map(repr, spec.compressions))} with profile {profile!r}: {spec.why}"))
     return values, problems
+
+
+def layer_format(options: Mapping[str, object], tiles: int) -> tuple[str, str]:
+    """The encoding and compression of a map of `tiles` tiles, from resolved options: "auto" is
+    CSV up to CSV_MAX_TILES, else base64 compressed with AUTO_COMPRESSION."""
+    encoding, compression = str(options["encoding"]), str(options["compression"])
+    if encoding != "auto":
+        return encoding, compression
+    return ("csv", "none") if tiles <= CSV_MAX_TILES else ("base64", AUTO_COMPRESSION)

@@ -43,13 +43,16 @@ def render(layers: list[np.ndarray], built: BuiltTileset) -> Image.Image:
     return Image.fromarray(rgba, "RGBA")
 
 
-def preview_image(layers: list[np.ndarray], built: BuiltTileset, objects: Sequence[MapObject] = (), gids: Sequence[int] = ()) -> Image.Image:
+def preview_image(
+    layers: list[np.ndarray], built: BuiltTileset, objects: Sequence[MapObject] = (), gids: Sequence[int] = (), marks: bool = True
+) -> Image.Image:
     """The preview: the tile layers, the tile objects (`gids`: each object's tile gid, 0 for
-    none) as their tiles over them, and the other objects' markers on top; its PreviewInfo in
-    `info` (written into the PNG by `png_bytes`)."""
+    none) as their tiles over them, and with `marks` the other objects' markers on top (without,
+    only what a game draws); its PreviewInfo in `info` (written into the PNG by `png_bytes`),
+    markers included either way, for the gallery's overlays."""
     info = preview_info(layers[0].shape, built, objects, gids)
     image = render(layers + tile_object_layers(objects, gids, layers[0].shape), built)
-    if draws(info.markers, min(info.tile) / info.step):
+    if marks and draws(info.markers, min(info.tile) / info.step):
         image = with_inks(image, info.markers)
         draw(image, info.markers, 1 / info.step, min(info.tile) / info.step)
     image.info[PreviewInfo.KEY] = info.to_text()
@@ -67,11 +70,14 @@ def step_of(height: int, width: int) -> int:
     return max(1, -(-max(height, width) // MAX_SIDE))
 
 
-def preview_png(layers: list[np.ndarray], built: BuiltTileset, objects: Sequence[MapObject] = (), gids: Sequence[int] = ()) -> bytes:
-    """The PNG of `preview_image`. A single layer of a palette sheet drawn whole with no objects
-    (the common case) is gathered packed and written directly (pipeline.tiled.palette_png)."""
+def preview_png(
+    layers: list[np.ndarray], built: BuiltTileset, objects: Sequence[MapObject] = (), gids: Sequence[int] = (), marks: bool = True
+) -> bytes:
+    """The PNG of `preview_image`. A single layer of a palette sheet drawn whole with nothing over
+    it (the common case) is gathered packed and written directly (pipeline.tiled.palette_png)."""
     packed, palette = built.atlas.packed, built.atlas.palette
-    if packed is not None and palette is not None and len(layers) == 1 and not objects:
+    nothing_over = not any(gids) and (not objects or not marks)
+    if packed is not None and palette is not None and len(layers) == 1 and nothing_over:
         bits, tiles = packed
         gids_ = layers[0]
         h, w = gids_.shape
@@ -79,7 +85,7 @@ def preview_png(layers: list[np.ndarray], built: BuiltTileset, objects: Sequence
         if max(h * th, w * tw) <= MAX_SIDE:
             info = preview_info((h, w), built, objects, gids)
             return palette_png.write(_gather(tiles, gids_), w * tw, bits, palette, {PreviewInfo.KEY: info.to_text()})
-    return png_bytes(preview_image(layers, built, objects, gids))
+    return png_bytes(preview_image(layers, built, objects, gids, marks))
 
 
 def _gather(atlas: np.ndarray, gids: np.ndarray) -> np.ndarray:

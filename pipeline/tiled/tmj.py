@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pipeline.tiled import FORMAT_VERSION, TILED_VERSION
+from pipeline.tiled.chunks import DEFAULT_CHUNK, chunked
 from pipeline.tiled.properties import json_properties
 from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TmxMap, base64_data, csv_rows, object_box, polyline_pixels
@@ -27,24 +29,33 @@ def tmj_bytes(tmap: TmxMap) -> bytes:
         if tmap.encoding == "base64":
             # Tiled writes "" for uncompressed base64, and readers (pytiled-parser) require the key.
             node["compression"] = "" if tmap.compression == "none" else tmap.compression
+        width, height = tmap.width, tmap.height
+        if tmap.chunk is not None:
+            found = chunked(layer.gids, tmap.chunk)
+            node["chunks"] = [_chunk(x, y, block, tmap, arrays) for x, y, block in found.chunks]
+            startx, starty, width, height = found.bounds
+        elif tmap.encoding == "base64":
             node["data"] = base64_data(layer.gids, tmap.compression)
-            node["encoding"] = "base64"
         else:
             node["data"] = f"@data{len(arrays)}@"
             arrays.append("[\n" + csv_rows(layer.gids) + "]")
+        if tmap.encoding == "base64":
+            node["encoding"] = "base64"
         node.update(
             {
-                "height": tmap.height,
+                "height": height,
                 "id": layer_id,
                 "name": layer.name,
                 "opacity": 1 if layer.opacity == 1 else layer.opacity,  # Tiled writes a whole 1 as 1
                 "type": "tilelayer",
                 "visible": layer.visible,
-                "width": tmap.width,
+                "width": width,
                 "x": 0,
                 "y": 0,
             }
         )
+        if tmap.chunk is not None:
+            node.update({"startx": startx, "starty": starty})
         if layer.locked:
             node["locked"] = True  # Tiled writes it only when set
         if layer.properties:
@@ -83,15 +94,17 @@ def tmj_bytes(tmap: TmxMap) -> bytes:
                 "y": 0,
             }
         )
-    root: dict[str, Any] = {
-        "compressionlevel": -1,
+    root: dict[str, Any] = {"compressionlevel": -1}
+    if tmap.chunk is not None and tmap.chunk != DEFAULT_CHUNK:  # Tiled leaves its default out
+        root["editorsettings"] = {"chunksize": {"height": tmap.chunk, "width": tmap.chunk}}
+    root.update({
         "height": tmap.height,
-        "infinite": False,
+        "infinite": tmap.chunk is not None,
         "layers": layers,
         "nextlayerid": len(layers) + 1,
         "nextobjectid": len(tmap.objects) + 1,
         "orientation": "orthogonal",
-    }
+    })
     if tmap.properties:
         root["properties"] = json_properties(tmap.properties)
     root.update(
@@ -107,9 +120,22 @@ def tmj_bytes(tmap: TmxMap) -> bytes:
         }
     )
     text = json.dumps(root, indent=1, ensure_ascii=False, allow_nan=False)
-    for i, array in enumerate(arrays):
-        text = text.replace(f'"@data{i}@"', array, 1)
+    if arrays:
+        # In one pass (an infinite map may have thousands of chunks), and only the first
+        # len(arrays) matches: every data placeholder comes before any text a user wrote (a
+        # layer's properties sort after its data, the map's after its layers).
+        text = re.sub(r'"@data(\d+)@"', lambda m: arrays[int(m.group(1))], text, count=len(arrays))
     return (text + "\n").encode("utf-8")
+
+
+def _chunk(x: int, y: int, block: Any, tmap: TmxMap, arrays: list[str]) -> dict[str, Any]:
+    """One chunk of an infinite map's layer, its data as the map's other layer data is."""
+    if tmap.encoding == "base64":
+        data: Any = base64_data(block, tmap.compression)
+    else:
+        data = f"@data{len(arrays)}@"
+        arrays.append("[" + csv_rows(block).replace("\n", "") + "]")
+    return {"data": data, "height": block.shape[0], "width": block.shape[1], "x": x, "y": y}
 
 
 def _number(value: float) -> float:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import base64
-import gzip
 import xml.etree.ElementTree as ET
-import zlib
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -13,6 +11,8 @@ import numpy as np
 
 from pipeline.level import MapObject, PropertyValue
 from pipeline.tiled import FORMAT_VERSION, TILED_VERSION
+from pipeline.tiled.chunks import DEFAULT_CHUNK, chunked
+from pipeline.tiled.deflate import compress
 from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.xmlout import add_properties, to_bytes
 
@@ -47,6 +47,7 @@ class TmxMap:
     compression: Compression = "none"
     # Tilesets after the first, as (firstgid, tileset, path of its external file or None to embed).
     more_tilesets: list[tuple[int, Tileset, str | None]] = field(default_factory=list)
+    chunk: int | None = None  # an infinite map's chunk size (pipeline.tiled.chunks); None: finite
 
     def to_bytes(self) -> bytes:
         has_objects = bool(self.objects)
@@ -61,11 +62,14 @@ class TmxMap:
                 "height": str(self.height),
                 "tilewidth": str(self.tile_width),
                 "tileheight": str(self.tile_height),
-                "infinite": "0",
+                "infinite": "0" if self.chunk is None else "1",
                 "nextlayerid": str(len(self.layers) + has_objects + 1),
                 "nextobjectid": str(len(self.objects) + 1),
             },
         )
+        if self.chunk is not None and self.chunk != DEFAULT_CHUNK:  # Tiled leaves its default out
+            settings = ET.SubElement(root, "editorsettings")
+            ET.SubElement(settings, "chunksize", {"width": str(self.chunk), "height": str(self.chunk)})
         add_properties(root, self.properties)
         texts: list[str] = []
         root.append(self.tileset.element(firstgid=1, source=self.tileset_source))
@@ -82,7 +86,10 @@ class TmxMap:
                 attrs["opacity"] = _number(layer.opacity)
             node = ET.SubElement(root, "layer", attrs)
             add_properties(node, layer.properties)
-            data = layer_data(layer.gids, self.encoding, self.compression)
+            if self.chunk is None:
+                data = layer_data(layer.gids, self.encoding, self.compression)
+            else:
+                data = chunked_data(layer.gids, self.encoding, self.compression, self.chunk)
             texts.append(data.text or "")
             data.text = None  # spliced in as the document is written
             node.append(data)
@@ -158,16 +165,33 @@ def layer_data(gids: np.ndarray, encoding: Encoding, compression: Compression) -
     return node
 
 
+def chunked_data(gids: np.ndarray, encoding: Encoding, compression: Compression, size: int) -> ET.Element:
+    """An infinite map's <data>: a <chunk> per chunk holding a tile, each encoded as a finite
+    layer's data is (its text one level deeper)."""
+    attrs = {"encoding": encoding}
+    if compression != "none":
+        attrs["compression"] = compression
+    node = ET.Element("data", attrs)
+    parts = []
+    for x, y, block in chunked(gids, size).chunks:
+        if encoding == "csv":
+            text = "\n" + csv_rows(block) + "\n"
+        else:
+            text = "\n    " + base64_data(block, compression) + "\n   "
+        parts.append(f'\n   <chunk x="{x}" y="{y}" width="{size}" height="{size}">{text}</chunk>')
+    node.text = "".join(parts) + "\n  "
+    return node
+
+
 def base64_data(gids: np.ndarray, compression: Compression) -> str:
-    return base64_bytes(gids.astype("<u4").tobytes(), compression)
+    # The gids' own buffer when they are little-endian 32-bit already: no copy of a big layer.
+    return base64_bytes(memoryview(np.ascontiguousarray(gids, dtype="<u4")).cast("B"), compression)
 
 
-def base64_bytes(raw: bytes, compression: Compression) -> str:
-    """Bytes as Tiled writes layer data: compressed as asked, then base64."""
-    if compression == "zlib":
-        raw = zlib.compress(raw, 9)
-    elif compression == "gzip":
-        raw = gzip.compress(raw, compresslevel=9, mtime=0)  # mtime=0: same bytes on every build
+def base64_bytes(raw: bytes | memoryview, compression: Compression) -> str:
+    """Bytes as Tiled writes layer data: compressed as asked (pipeline.tiled.deflate), then base64."""
+    if compression != "none":
+        raw = compress(raw, compression)
     return base64.b64encode(raw).decode("ascii")
 
 

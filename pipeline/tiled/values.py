@@ -77,34 +77,38 @@ def values_tileset(tile_width: int, tile_height: int, image: str) -> tuple[Tiles
 def data_layer(name: str, layer: np.ndarray, heat: bool, firstgid: int, compression: Compression) -> TileLayer:
     """The hidden tile layer of one Level layer: its picture as gids, its values as a property."""
     values = int32_values(name, layer)
-    gids = np.zeros(values.shape, dtype=np.uint32)
     if heat:
         # Negative means unreached (a distance of -1): left empty.
+        gids = np.zeros(values.shape, dtype=np.uint32)
         reached = values >= 0
         top = int(values.max(initial=0))
         bands = (values[reached].astype(np.int64) * BANDS) // (top + 1)
         gids[reached] = firstgid + BANDS + bands.astype(np.uint32)
     else:
-        # 0 and below mean "no label" (walls): left empty.
-        labelled = values > 0
-        gids[labelled] = firstgid + ((values[labelled].astype(np.int64) - 1) % len(PALETTE)).astype(np.uint32)
+        # 0 and below mean "no label" (walls): left empty. Worked in place on one array: a big
+        # map's labels would otherwise pass through several 8-byte copies.
+        gids = values.astype(np.uint32)
+        gids -= 1  # a label of 0 or less wraps around here, and is cleared below
+        gids %= len(PALETTE)
+        gids += firstgid
+        gids[values <= 0] = 0
     return TileLayer(name, gids, visible=False, locked=True, opacity=OPACITY, properties={"values": encode_values(values, compression)})
 
 
 def int32_values(name: str, layer: np.ndarray) -> np.ndarray:
     """The layer as int32, or a PipelineError when its values do not fit one."""
     if layer.dtype == np.bool_:
-        return layer.astype(np.int32)
+        return np.asarray(layer, dtype=np.int32)  # no copy of a layer that is int32 already: it is only read
     if not np.issubdtype(layer.dtype, np.integer):
         raise PipelineError([f"layer {name!r} holds {layer.dtype} values: data layers are written as int32 (leave it out with data_layers)"])
     if layer.size and (int(layer.min()) < _INT32.min or int(layer.max()) > _INT32.max):
         raise PipelineError([f"layer {name!r} holds values outside int32 ({int(layer.min())}..{int(layer.max())})"])
-    return layer.astype(np.int32)
+    return np.asarray(layer, dtype=np.int32)  # no copy of a layer that is int32 already: it is only read
 
 
 def encode_values(values: np.ndarray, compression: Compression = "none") -> str:
     """Base64 of the values as little-endian int32, row by row; compressed as asked."""
-    return base64_bytes(np.ascontiguousarray(values, dtype="<i4").tobytes(), compression)
+    return base64_bytes(memoryview(np.ascontiguousarray(values, dtype="<i4")).cast("B"), compression)
 
 
 def decode_values(text: str, width: int, height: int, compression: str = "") -> np.ndarray:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, cast
+from typing import Annotated, ClassVar, cast
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from pipeline import registry
-from pipeline.level.dungeon_tiles import DOOR, DUNGEON_ALPHABET, FLOOR, WALL, Side
+from pipeline.level.dungeon_tiles import DOOR, DUNGEON_ALPHABET, FLOOR, WALL
 from pipeline.errors import KeyedError
 from pipeline.jit import compiled
 from pipeline.level import Level, MapObject
@@ -17,6 +17,9 @@ from pipeline.registry import StageParams, stage
 from pipeline.stages.maze.generator import MazeGenerator, restrict
 from pipeline.grid.graph import DX, DY, random_order, union
 from pipeline.stages.regions.label import label_regions
+
+# The corridors are a maze of (side - 1) / 2 cells a side, and maze generators stop at 4096.
+MazedSide = Annotated[int, Field(ge=5, le=2 * 4096 + 1)]
 
 GROWING_TREE = "maze.growing_tree"
 NO_MAZE = "none"
@@ -38,7 +41,7 @@ class RoomsAndMazes(StageParams):
 
     adds_stats: ClassVar[tuple[str, ...] | None] = ("rooms", "doors", "floor_pct")
 
-    size: size_type(Side) = Field(
+    size: size_type(MazedSide) = Field(
         (81, 51), description="Map size in tiles, [width, height]; both odd. A side may be [min, max] (both odd): an odd size drawn per map (recorded as size_w, size_h)."
     )
     room_attempts: int = Field(200, ge=0, le=1_000_000, description="Random rooms tried.")

@@ -6,7 +6,7 @@ that every exporter of a pack draws the same tilesheet."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import Field, PositiveInt, PrivateAttr, ValidationInfo, field_validator, model_validator
 
@@ -47,6 +47,10 @@ class DrawnMapExporter(Exporter):
         description="Also write a PNG of each map drawn from the tilesheet, as the engine shows it, with its objects (tile objects as their tile; points, rectangles and paths as markers).",
     )
     preview_dir: str | None = Field(None, description="Folder inside the pack for the previews (unset: `previews` inside `dir`).")
+    preview_style: Literal["debug", "clean"] = Field(
+        "debug", exclude_if=lambda style: style == "debug",
+        description="debug: previews and contact-sheet thumbnails mark the objects (room outlines, spawn and exit discs, paths) for tuning; clean: only what the game draws, tiles and tile objects (store pages, level-select thumbnails).",
+    )
     data_layers: bool | tuple[str, ...] = Field(
         True,
         description="The Level's data layers (region, distance...) with their exact values (TMX: hidden tile layers with the property `values`; LDtk: level fields NAME_values): true = all, false = none, or the names.",
@@ -138,17 +142,22 @@ class DrawnMapExporter(Exporter):
         
         return tileset_problem(self._loaded.spec if self._loaded else None, self.tileset, tile)
 
+    def wanted_data_layers(self) -> bool | tuple[str, ...]:
+        """`data_layers`, or what an exporter makes of it unset (a profile may leave them out)."""
+        return self.data_layers
+
     def _data_layer_names(self, level: Level) -> list[str]:
         """The Level's data layers this exporter writes, as `data_layers` picks them."""
-        if self.data_layers is True:
+        wanted = self.wanted_data_layers()
+        if wanted is True:
             return sorted(level.layers)
-        if self.data_layers is False:
+        if wanted is False:
             return []
-        missing = [n for n in self.data_layers if n not in level.layers]
+        missing = [n for n in wanted if n not in level.layers]
         if missing:
             known = ", ".join(sorted(level.layers)) or "none"
             raise PipelineError([f"data_layers: the map has no layer {missing[0]!r} (it has: {known})"])
-        return list(self.data_layers)
+        return list(wanted)
 
     def preview_file(self, stem: str) -> str | None:
         if not self.preview:
@@ -186,7 +195,7 @@ class DrawnMapExporter(Exporter):
 
     def _preview(self, level: Level, built: BuiltTileset, drawn: list[tuple[str, Any]], art: MapArt | None = None) -> bytes:
         built, layers, gids = self._pictured(level, built, drawn, art)
-        return preview_png(layers, built, level.objects, gids)
+        return preview_png(layers, built, level.objects, gids, self.preview_style == "debug")
 
     def _pictured(self, level: Level, built: BuiltTileset, drawn: list[tuple[str, Any]], art: MapArt | None) -> tuple[BuiltTileset, list[Any], list[int]]:
         """What previews draw: the tile layers and object gids, with the tileset's atlas, the
@@ -203,4 +212,4 @@ class DrawnMapExporter(Exporter):
 
         built, drawn, art = self._drawn_map(level)
         built, layers, gids = self._pictured(level, built, drawn, art)
-        return drawn_small(layers, built, level.objects, gids)
+        return drawn_small(layers, built, level.objects, gids, self.preview_style == "debug")

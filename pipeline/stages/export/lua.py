@@ -14,7 +14,7 @@ from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TmxMap
 
 
-@stage("export.lua", version=7)
+@stage("export.lua", version=8)
 class ExportLua(TiledMapExporter):
     """Write each map in Tiled's Lua format (.lua), the map file LÖVE's STI loads.
 

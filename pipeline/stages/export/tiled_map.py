@@ -13,10 +13,11 @@ from pipeline.level import Level, dangling_references, object_ids, object_positi
 from pipeline.paths import join, relative_to
 from pipeline.registry import ExportContext, PackContext
 from pipeline.stages.export.drawn_map import DrawnMapExporter
+from pipeline.tiled.chunks import DEFAULT_CHUNK, MIN_CHUNK
 from pipeline.tiled.drawn import FOLDER, as_tileset
 from pipeline.tiled.drawing import LayerSpec
 from pipeline.tiled.profile_rules import profile_objects, profile_tileset
-from pipeline.tiled.profiles import PROFILES, Format, ProfileName, resolve
+from pipeline.tiled.profiles import PROFILES, Format, ProfileName, layer_format, resolve
 from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TileLayer, TmxMap
 from pipeline.tiled.validate import check_map
@@ -31,11 +32,24 @@ class TiledMapExporter(DrawnMapExporter):
 
     profile: ProfileName = Field("tiled", description="Engine the files are for: tiled, phaser, godot, unity, love or bevy (docs/engines.md says what each changes).")
     embed_tileset: bool | None = Field(None, description="Embed the tileset in every map (unset: as the profile prefers).")
-    encoding: Literal["csv", "base64"] | None = Field(None, description="Tile layer data encoding (unset: csv; base64 with profile godot).")
-    compression: Literal["none", "zlib", "gzip"] | None = Field(None, description="Compression of base64 layer data (unset: none; zlib with profile godot).")
+    encoding: Literal["auto", "csv", "base64"] | None = Field(
+        None,
+        description="Tile layer data encoding. auto: csv for maps of up to 256 x 256 tiles, base64 + zlib for bigger ones. Unset: auto (csv with profile phaser, base64 with godot; base64 when compression is set).",
+    )
+    compression: Literal["none", "zlib", "gzip"] | None = Field(
+        None, description="Compression of base64 layer data (unset: none for small maps, zlib for big ones with encoding auto; zlib with profile godot)."
+    )
     world: bool = Field(
         False, exclude_if=lambda world: not world,
         description="Also write maps.world beside the maps: a Tiled world with every map of the pack side by side, in the pack's order (floors joined by place.stairs, first to last), which Tiled opens as one.",
+    )
+    infinite: bool = Field(
+        False, exclude_if=lambda infinite: not infinite,
+        description="Write infinite maps: each layer cut into square chunks of `chunk` tiles, the empty ones left out, which streaming engines load a piece at a time (Tiled, YATI, SuperTiled2Unity, bevy_ecs_tiled and Phaser read them; pytmx does not).",
+    )
+    chunk: int = Field(
+        DEFAULT_CHUNK, ge=MIN_CHUNK, le=256, exclude_if=lambda chunk: chunk == DEFAULT_CHUNK,
+        description="With infinite: the side of a chunk in tiles (Tiled's default 16; 32 or 64 for big worlds).",
     )
     heat_layers: tuple[str, ...] = Field(
         ("distance",), description="Data layers pictured in 16 bands from 0 to their largest value; the others by value mod 16 (labels)."
@@ -61,10 +75,27 @@ class TiledMapExporter(DrawnMapExporter):
         )
         if problems:
             raise KeyedError(*problems[0])
-        if options["compression"] != "none" and options["encoding"] != "base64":
+        if options["compression"] != "none" and options["encoding"] == "csv":
             raise KeyedError("compression", 'needs encoding = "base64" (CSV data is never compressed)')
+        if "chunk" in self.model_fields_set and not self.infinite:
+            raise KeyedError("chunk", "only with infinite = true (a finite map has no chunks)")
+        if self.infinite and self.format == "lua":
+            raise KeyedError("infinite", "export.lua writes finite maps (use export.tmx or export.tmj for infinite ones)")
+        if self.infinite and self.world and self.profile == "bevy":
+            raise KeyedError("infinite", "not with world = true for profile 'bevy': bevy_ecs_tiled loads no infinite map inside a world")
         self._options = options
         return self
+
+    def wanted_data_layers(self) -> bool | tuple[str, ...]:
+        # A profile whose engine would draw them over the map writes them only when asked for.
+        if "data_layers" not in self.model_fields_set and not PROFILES[self.profile].data_layers:
+            return False
+        return self.data_layers
+
+    def warnings(self) -> list[str]:
+        shows = PROFILES[self.profile].shows_hidden_layers
+        asked = shows and "data_layers" in self.model_fields_set and self.data_layers not in (False, ())
+        return super().warnings() + ([f"data_layers: {shows}"] if asked else [])
 
     @property
     def _embedded(self) -> bool:
@@ -77,7 +108,7 @@ class TiledMapExporter(DrawnMapExporter):
     def _values_paths(self) -> tuple[str, str] | None:
         """The values tileset's files, whenever data layers may be written: the files of a map are
         known before it is made, so they are written even for maps that have no layers."""
-        if self.data_layers is False or self.data_layers == ():
+        if self.wanted_data_layers() in (False, ()):
             return None
         return values_paths(self._spec.name, self.format)
 
@@ -100,12 +131,12 @@ class TiledMapExporter(DrawnMapExporter):
         described = [self._tileset_paths()[0], *(self._art_description(stem) for _, stem in self._art_sets)]
         return f"profile {self.profile!r} names tile properties {prefix}NAME" if prefix and path in described else ""
 
-    def _data_layers(self, level: Level, taken: list[str], firstgid: int) -> list[TileLayer]:
+    def _data_layers(self, level: Level, taken: list[str], firstgid: int, compression: str) -> list[TileLayer]:
         names = self._data_layer_names(level)
         clashes = [n for n in names if n in taken or n == "objects"]
         if clashes:
             raise PipelineError([f"data_layers: layer {clashes[0]!r} has the name of a tile layer or of the object layer; rename one"])
-        return [data_layer(n, level.layers[n], n in self.heat_layers, firstgid, self._options["compression"]) for n in names]
+        return [data_layer(n, level.layers[n], n in self.heat_layers, firstgid, compression) for n in names]
 
     def outputs(self, stem: str) -> list[str]:
         preview = self.preview_file(stem)
@@ -142,6 +173,7 @@ class TiledMapExporter(DrawnMapExporter):
         object_gids = art.object_gids(level, pack_gids) if art else pack_gids
         layers = art.merged(drawn) if art else drawn
         values = self._values_paths()
+        encoding, compression = layer_format(self._options, level.width * level.height)
         data: list[TileLayer] = []
         more: list[tuple[int, Tileset, str | None]] = []
         files: dict[str, bytes] = {}
@@ -159,7 +191,7 @@ class TiledMapExporter(DrawnMapExporter):
         if values:
             # After the main tileset, whose size the tileset (not the map) fixes, and the art's.
             values_first = art.next_gid if art else 1 + tileset.tilecount
-            data = self._data_layers(level, [name for name, _ in layers], values_first)
+            data = self._data_layers(level, [name for name, _ in layers], values_first, compression)
             values_sheet = values[1]
             values_set, files[values_sheet] = values_tileset(
                 *self._spec.tile_size, relative_to(values_sheet, self.dir if self._embedded else "tilesets")
@@ -177,9 +209,10 @@ class TiledMapExporter(DrawnMapExporter):
             objects=profile_objects(PROFILES[self.profile], with_object_ids(list(level.objects))),
             object_gids=object_gids,
             properties={**object_ids(level.properties, object_positions(level.objects)), **ctx.provenance},
-            encoding=self._options["encoding"],
-            compression=self._options["compression"],
+            encoding=encoding,  # type: ignore[arg-type]  # layer_format gives one of the writer's
+            compression=compression,  # type: ignore[arg-type]
             more_tilesets=more,
+            chunk=self.chunk if self.infinite else None,
         )
         files.update({join(self.dir, f"{ctx.stem}.{self.format}"): self.write_map(tmap), sheet_path: built.png})
         if not self._embedded:

@@ -9,7 +9,7 @@ from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TmxMap
 
 
-@stage("export.tmj", version=14)
+@stage("export.tmj", version=15)
 class ExportTmj(TiledMapExporter):
     """Write each map as Tiled JSON (.tmj), the format Phaser and other JSON-only engines load.
 

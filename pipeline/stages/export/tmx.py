@@ -8,7 +8,7 @@ from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TmxMap
 
 
-@stage("export.tmx", version=13)
+@stage("export.tmx", version=14)
 class ExportTmx(TiledMapExporter):
     """Write each map as a Tiled TMX file with its tileset, tilesheet and preview.
 

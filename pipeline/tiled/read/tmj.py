@@ -7,12 +7,14 @@ import json
 import posixpath
 from typing import Any
 
+import numpy as np
+
 from pipeline.tiled.read.error import MapFileError
 from pipeline.tiled.read.layer_data import base64_gids, gid_rows
 from pipeline.tiled.read.model import DataLayer, ExternalTileset, TiledMap, TiledObject, TileLayer, Tileset
 from pipeline.tiled.read.numbers import image_size, integer, number
 from pipeline.tiled.read.properties import Properties, typed
-from pipeline.tiled.read.supported import check_layer_size, check_map_header, chunked
+from pipeline.tiled.read.supported import check_layer_size, check_map_header, from_chunks
 
 
 def parse_json(data: bytes, what: str) -> Any:
@@ -30,7 +32,7 @@ def read_tmj(doc: Any, folder: str, external: ExternalTileset) -> TiledMap:
     height = integer(doc.get("height"), "map height")
     tw = integer(doc.get("tilewidth"), "tilewidth")
     th = integer(doc.get("tileheight"), "tileheight")
-    check_map_header(doc.get("orientation", "orthogonal"), bool(doc.get("infinite", False)), width, height, tw, th)
+    check_map_header(doc.get("orientation", "orthogonal"), width, height, tw, th)
     tilesets = [_map_tileset(ts, folder, external) for ts in doc.get("tilesets", [])]
     tiled = TiledMap(width, height, tw, th, tilesets)
     _layers(doc.get("layers", []), tiled)
@@ -109,7 +111,8 @@ def _tile_layer(item: dict[str, Any], width: int, height: int) -> TileLayer:
     name = str(item.get("name", ""))
     what = f"layer {name!r}"
     if "chunks" in item:
-        raise chunked(what)
+        pieces = [_chunk(c, item, what) for c in item.get("chunks") or []]
+        return TileLayer(name, from_chunks(pieces, width, height, what), bool(item.get("visible", True)))
     check_layer_size(item.get("width"), item.get("height"), width, height, what)
     data = item.get("data")
     if item.get("encoding", "csv") == "base64" and isinstance(data, str):
@@ -119,6 +122,19 @@ def _tile_layer(item: dict[str, Any], width: int, height: int) -> TileLayer:
     else:
         raise MapFileError(f"{what}: encoding {item.get('encoding')!r} is not supported (use CSV or base64)")
     return TileLayer(name, drawn, bool(item.get("visible", True)))
+
+
+def _chunk(chunk: Any, layer: dict[str, Any], what: str) -> tuple[int, int, int, int, np.ndarray]:
+    """(x, y, width, height, gids) of one chunk, its data encoded as its layer says."""
+    if not isinstance(chunk, dict):
+        raise MapFileError(f"{what}: a chunk is not a JSON object")
+    x, y, w, h = (integer(chunk.get(k), f"{what} chunk {k}") for k in ("x", "y", "width", "height"))
+    data = chunk.get("data")
+    if layer.get("encoding", "csv") == "base64" and isinstance(data, str):
+        return x, y, w, h, base64_gids(data, layer.get("compression", ""), what)
+    if isinstance(data, list):
+        return x, y, w, h, gid_rows([integer(v, f"{what} tile gid") for v in data], len(data), 1, what).ravel()
+    raise MapFileError(f"{what}: encoding {layer.get('encoding')!r} is not supported (use CSV or base64)")
 
 
 def _object(obj: Any, dropped: list[str]) -> TiledObject:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import posixpath
 import xml.etree.ElementTree as ET
 
+import numpy as np
+
 from pipeline.tiled.read.error import MapFileError
 from pipeline.tiled.read.layer_data import base64_gids, csv_gids, gid_rows
 from pipeline.tiled.read.model import DataLayer, ExternalTileset, TiledMap, TiledObject, TileLayer, Tileset
 from pipeline.tiled.read.numbers import image_size, integer, number
 from pipeline.tiled.read.properties import Properties, typed
-from pipeline.tiled.read.supported import check_layer_size, check_map_header, chunked
+from pipeline.tiled.read.supported import check_layer_size, check_map_header, from_chunks
 
 
 def parse_xml(data: bytes, what: str) -> ET.Element:
@@ -33,7 +35,7 @@ def read_tmx(root: ET.Element, folder: str, external: ExternalTileset) -> TiledM
     height = integer(root.get("height"), "map height")
     tw = integer(root.get("tilewidth"), "tilewidth")
     th = integer(root.get("tileheight"), "tileheight")
-    check_map_header(root.get("orientation", "orthogonal"), root.get("infinite", "0") == "1", width, height, tw, th)
+    check_map_header(root.get("orientation", "orthogonal"), width, height, tw, th)
     tilesets = [_map_tileset(node, folder, external) for node in root.findall("tileset")]
     tiled = TiledMap(width, height, tw, th, tilesets)
     _layers(root, tiled)
@@ -96,10 +98,14 @@ def _tile_layer(node: ET.Element, width: int, height: int) -> TileLayer:
     data = node.find("data")
     if data is None:
         raise MapFileError(f"{what} has no <data>")
-    if data.find("chunk") is not None:
-        raise chunked(what)
-    check_layer_size(node.get("width"), node.get("height"), width, height, what)
     encoding = data.get("encoding", "")
+    if data.find("chunk") is not None:
+        pieces = [
+            (*(integer(c.get(k), f"{what} chunk {k}") for k in ("x", "y", "width", "height")), _gids(c, encoding, data.get("compression", ""), what))
+            for c in data.findall("chunk")
+        ]
+        return TileLayer(name, from_chunks(pieces, width, height, what), node.get("visible", "1") != "0")  # type: ignore[arg-type]
+    check_layer_size(node.get("width"), node.get("height"), width, height, what)
     if encoding == "csv":
         drawn = gid_rows(csv_gids(data.text or "", what), width, height, what)
     elif encoding == "base64":
@@ -109,6 +115,17 @@ def _tile_layer(node: ET.Element, width: int, height: int) -> TileLayer:
     else:
         raise MapFileError(f"{what}: encoding {encoding!r} is not supported (use CSV or base64)")
     return TileLayer(name, drawn, node.get("visible", "1") != "0")
+
+
+def _gids(node: ET.Element, encoding: str, compression: str, what: str) -> np.ndarray:
+    """The gids of a chunk, encoded as its layer's <data> says."""
+    if encoding == "csv":
+        return np.asarray(csv_gids(node.text or "", what), dtype=np.int64).astype(np.uint32)
+    if encoding == "base64":
+        return base64_gids(node.text or "", compression, what)
+    if encoding == "":
+        return np.array([integer(t.get("gid", "0"), f"{what} tile gid") for t in node.findall("tile")], dtype=np.int64).astype(np.uint32)
+    raise MapFileError(f"{what}: encoding {encoding!r} is not supported (use CSV or base64)")
 
 
 def _object(node: ET.Element, dropped: list[str]) -> TiledObject:
