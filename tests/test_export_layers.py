@@ -119,7 +119,8 @@ def test_tmj_carries_the_same_values(tmp_path: Path) -> None:
     import pytiled_parser
 
     level = maze_with_layers()
-    files = ExportTmj.model_validate({"tile_size": 8, "profile": "phaser"}).export(level, CTX)
+    # Phaser's profile writes the data layers only when asked (Phaser would draw them).
+    files = ExportTmj.model_validate({"tile_size": 8, "profile": "phaser", "data_layers": True}).export(level, CTX)
     write(files, tmp_path)
     doc = json.loads((tmp_path / "map_000.tmj").read_text())
     assert [t["name"] for t in doc["tilesets"]] == ["symbols", "values"]

@@ -414,7 +414,7 @@ def test_each_profile_writes_what_its_engine_accepts(project: Path, profile: str
         ("phaser", "tmj", 'encoding = "base64"\ncompression = "zlib"', "stage.out.compression: must be 'none' with profile 'phaser'"),
         ("unity", "tmj", "", "stage.out.profile: unity: Unity with SuperTiled2Unity 2.x reads tmx maps, not tmj: use export.tmx"),
         ("love", "lua", "embed_tileset = false", "stage.out.embed_tileset: must be true with profile 'love'"),
-        ("tiled", "tmx", 'compression = "zlib"', 'stage.out.compression: needs encoding = "base64"'),
+        ("tiled", "tmx", 'encoding = "csv"\ncompression = "zlib"', 'stage.out.compression: needs encoding = "base64"'),
     ],
 )
 def test_a_profile_refuses_what_its_engine_cannot_load(project: Path, profile: str, fmt: str, extra: str, expect: str) -> None:
