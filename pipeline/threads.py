@@ -35,7 +35,9 @@ def in_parallel(calls: list[Callable[[], Any]]) -> list[Any]:
 def shared_out(calls: list[Callable[[], Any]]) -> list[Any]:
     """Each call's result, in order, the calls shared out over every spare core, each core
     taking the next as it finishes one: for many calls, where `in_parallel` (one thread a call,
-    all but the first on the pool's threads) would leave this one idle."""
+    all but the first on the pool's threads) would leave this one idle. Call it from the main
+    thread, never from a call on the pool (it would wait on helpers queued behind itself). A call
+    that raises here raises to the caller at once, while the pool's threads finish the others."""
     if len(calls) <= 1 or spare_cores() <= 1:
         return [call() for call in calls]
     results: list[Any] = [None] * len(calls)

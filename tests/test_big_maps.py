@@ -222,3 +222,17 @@ def test_dungeons_take_sides_up_to_16384_tiles() -> None:
     # Its corridors are a maze, whose generators stop at 4096 cells: said as its own limit.
     with pytest.raises(PipelineError, match=r"size.0: must be <= 8193 \(got 16383\)"):
         pipeline.generate("dungeon.rooms_and_mazes", seed=1, size=(16383, 15))
+
+
+@pytest.mark.parametrize("fmt", ["tmx", "tmj"])
+def test_an_infinite_map_with_an_empty_layer_and_odd_layer_names_reads_back(tmp_path: Path, fmt: str) -> None:
+    """A layer with no tile has no chunk at all; a layer named like the writer's placeholders
+    keeps its name and its data."""
+    from pipeline.tiled.read.files import read_tiled_map
+
+    layers = '[{ name = "@data1@" }, { name = "doors", symbols = ["door"] }, { name = "b" }]'
+    path = _chunked_pack(tmp_path, 40, 16, fmt, f"layers = {layers}\ndata_layers = false\n")
+    tiled = read_tiled_map(lambda relative, what: (path.parent / relative).read_bytes(), path.name)
+    got = {layer.name: layer.gids for layer in tiled.layers}
+    assert list(got) == ["@data1@", "doors", "b"]
+    assert not got["doors"].any() and got["@data1@"].all() and np.array_equal(got["@data1@"], got["b"])

@@ -415,3 +415,18 @@ def test_phaser_warns_when_a_recipe_asks_for_its_data_layers(pack: Path) -> None
     warnings = load_recipe(pack.parent.parent / "recipes" / "engines.toml").warnings()
     shown = [w for w in warnings if "Phaser 3 draws every tile layer" in w]
     assert len(shown) == 1 and "phaser_data" in shown[0], warnings
+
+
+def test_asking_phaser_for_its_data_layers_rebuilds_the_maps_with_them(tmp_path: Path) -> None:
+    """The stage's identity holds what it writes: `data_layers = true` under profile phaser is
+    not the option left unset, so the maps are made again, now with the layers."""
+    (tmp_path / "tilesets").mkdir()
+    shutil.copy(ROOT / "tilesets" / "dungeon.toml", tmp_path / "tilesets")
+    text = HEAD + '\n[stage.out]\nuse = "export.tmj"\ninput = "path"\ntileset = "../tilesets/dungeon.toml"\nprofile = "phaser"\npreview = false\n'
+    write_recipe(tmp_path, "engines", text)
+    pcg("build", "recipes", "-q", cwd=tmp_path)
+    layers = lambda: [layer["name"] for layer in json.loads((tmp_path / "exports" / "engines" / "map_000.tmj").read_text())["layers"]]
+    assert layers() == ["tiles", "objects"]
+    write_recipe(tmp_path, "engines", text + "data_layers = true\n")
+    pcg("build", "recipes", "-q", cwd=tmp_path)
+    assert layers() == ["tiles", "room", "objects"]

@@ -147,8 +147,11 @@ def resolve(profile: str, fmt: Format, given: dict[str, object]) -> tuple[dict[s
         problems.append(("profile", f"{profile}: {spec.importer} reads {' or '.join(spec.formats)} maps, not {fmt}: use {exporters}"))
     set_here = {k: v for k, v in given.items() if v is not None}
     values = {**spec.defaults(fmt), **set_here}
+    if values["encoding"] == "auto" and spec.default_encoding != "auto":
+        values["encoding"] = spec.default_encoding  # the one this profile's engine reads best
     if values["encoding"] == "auto" and "compression" in set_here:
-        values["encoding"] = "base64"  # compression asked for: data that can be compressed
+        # zlib or gzip asked for: data that can be compressed; "none" keeps CSV, as it always did.
+        values["encoding"] = "csv" if set_here["compression"] == "none" else "base64"
     if "compression" not in set_here and values["encoding"] == "csv":
         values["compression"] = "none"  # a profile's default compression is for base64 data only
     if spec.embed_tileset is not None and values["embed_tileset"] != spec.embed_tileset:

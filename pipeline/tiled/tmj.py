@@ -121,10 +121,9 @@ def tmj_bytes(tmap: TmxMap) -> bytes:
     )
     text = json.dumps(root, indent=1, ensure_ascii=False, allow_nan=False)
     if arrays:
-        # In one pass (an infinite map may have thousands of chunks), and only the first
-        # len(arrays) matches: every data placeholder comes before any text a user wrote (a
-        # layer's properties sort after its data, the map's after its layers).
-        text = re.sub(r'"@data(\d+)@"', lambda m: arrays[int(m.group(1))], text, count=len(arrays))
+        # In one pass: an infinite map may have thousands of chunks. Anchored on the key, which
+        # no text a user wrote can hold: json.dumps escapes the quotes in a name or a value.
+        text = re.sub(r'"data": "@data(\d+)@"', lambda m: '"data": ' + arrays[int(m.group(1))], text)
     return (text + "\n").encode("utf-8")
 
 

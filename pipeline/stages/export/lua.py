@@ -21,9 +21,9 @@ class ExportLua(TiledMapExporter):
     The file is what `tiled --export-map lua` would write for the same map as `export.tmx`
     (tileset, layers, objects, typed properties, preview PNG), with every tileset embedded,
     since STI cannot read external ones, and the tilesheet PNG under tilesets/. Load it with
-    `sti("map_000.lua")`. Layer data is a plain Lua array by default; `encoding = "base64"`
-    with `compression = "zlib"` or `"gzip"` makes smaller files (STI decodes them with
-    LuaJIT's FFI and LÖVE 11's decompressor).
+    `sti("map_000.lua")`. Layer data is a plain Lua array for maps up to 256 x 256 tiles and
+    base64 + zlib for bigger ones (`encoding = "auto"`, the default: STI decodes them with
+    LuaJIT's FFI and LÖVE 11's decompressor); `encoding = "csv"` keeps arrays at any size.
     """
 
     format = "lua"
@@ -33,11 +33,12 @@ class ExportLua(TiledMapExporter):
         "love", description="Engine the files are for: love (LÖVE with STI), the only reader of Lua maps; the others read export.tmx or export.tmj."
     )
     embed_tileset: bool | None = Field(None, description="Always embedded (STI cannot read a tileset of its own file): false is refused.")
-    encoding: Literal["csv", "base64"] | None = Field(
-        None, description='Tile layer data: unset or "csv" writes plain Lua arrays (encoding = "lua" in the file); "base64" writes smaller files.'
+    encoding: Literal["auto", "csv", "base64"] | None = Field(
+        None,
+        description='Tile layer data: "csv" writes plain Lua arrays (encoding = "lua" in the file), "base64" smaller files; unset or "auto": arrays up to 256 x 256 tiles, base64 + zlib beyond.',
     )
     compression: Literal["none", "zlib", "gzip"] | None = Field(
-        None, description='Compression of base64 layer data (unset: none; LÖVE 11 or later decompresses "zlib" and "gzip").'
+        None, description='Compression of base64 layer data (unset: none for small maps, zlib for big ones with encoding auto; LÖVE 11 or later decompresses "zlib" and "gzip").'
     )
 
     def write_map(self, tmap: TmxMap) -> bytes:

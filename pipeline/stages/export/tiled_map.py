@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, PrivateAttr, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_serializer, field_validator, model_validator
 
 from pipeline.errors import KeyedError, PipelineError
 from pipeline.level import Level, dangling_references, object_ids, object_positions, with_object_ids
@@ -91,6 +91,12 @@ class TiledMapExporter(DrawnMapExporter):
         if "data_layers" not in self.model_fields_set and not PROFILES[self.profile].data_layers:
             return False
         return self.data_layers
+
+    @field_serializer("data_layers")
+    def _written_data_layers(self, value: bool | tuple[str, ...]) -> bool | tuple[str, ...]:
+        # The stage's identity (its cache key) holds what it writes: `data_layers = true` asked
+        # for under such a profile is another stage than the option left unset.
+        return self.wanted_data_layers()
 
     def warnings(self) -> list[str]:
         shows = PROFILES[self.profile].shows_hidden_layers

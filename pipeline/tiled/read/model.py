@@ -88,13 +88,15 @@ class TiledObject:
 
 @dataclass
 class TiledMap:
-    """A finite orthogonal map (the only kind read)."""
+    """An orthogonal map (the only kind read): a finite one, or an infinite one whose chunks lie
+    inside its width x height, read as the finite map of that size."""
 
     width: int
     height: int
     tile_width: int
     tile_height: int
     tilesets: list[Tileset]
+    infinite: bool = False  # its layers are in chunks, a layer with no tile in none
     layers: list[TileLayer] = field(default_factory=list)  # bottom first
     data_layers: list[DataLayer] = field(default_factory=list)
     objects: list[TiledObject] = field(default_factory=list)  # of every object layer, in file order

@@ -35,9 +35,7 @@ def from_chunks(chunks: list[tuple[int, int, int, int, np.ndarray]], width: int,
     gids of w * h); one with a tile outside that rectangle is refused (the Level would not hold it)."""
     layer = np.zeros((height, width), dtype=np.uint32)
     for x, y, w, h, gids in chunks:
-        if gids.size != w * h:
-            raise MapFileError(f"{what}: the chunk at ({x}, {y}) has {gids.size} tiles, not its {w} x {h}")
-        block = gids.reshape(h, w)
+        block = gids.reshape(h, w)  # checked by the reader: w x h gids
         x0, y0, x1, y1 = max(x, 0), max(y, 0), min(x + w, width), min(y + h, height)
         inside = block[y0 - y : max(y1 - y, y0 - y), x0 - x : max(x1 - x, x0 - x)]
         if int(np.count_nonzero(block)) != int(np.count_nonzero(inside)):

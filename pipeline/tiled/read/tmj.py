@@ -125,15 +125,19 @@ def _tile_layer(item: dict[str, Any], width: int, height: int) -> TileLayer:
 
 
 def _chunk(chunk: Any, layer: dict[str, Any], what: str) -> tuple[int, int, int, int, np.ndarray]:
-    """(x, y, width, height, gids) of one chunk, its data encoded as its layer says."""
+    """(x, y, width, height, gids) of one chunk, its data encoded as its layer says and checked
+    as a layer's is."""
     if not isinstance(chunk, dict):
         raise MapFileError(f"{what}: a chunk is not a JSON object")
     x, y, w, h = (integer(chunk.get(k), f"{what} chunk {k}") for k in ("x", "y", "width", "height"))
+    where = f"{what}, the chunk at ({x}, {y})"
+    if w < 1 or h < 1:
+        raise MapFileError(f"{where} is {w} x {h} tiles")
     data = chunk.get("data")
     if layer.get("encoding", "csv") == "base64" and isinstance(data, str):
-        return x, y, w, h, base64_gids(data, layer.get("compression", ""), what)
+        return x, y, w, h, gid_rows(base64_gids(data, layer.get("compression", ""), where), w, h, where)
     if isinstance(data, list):
-        return x, y, w, h, gid_rows([integer(v, f"{what} tile gid") for v in data], len(data), 1, what).ravel()
+        return x, y, w, h, gid_rows([integer(v, f"{where} tile gid") for v in data], w, h, where)
     raise MapFileError(f"{what}: encoding {layer.get('encoding')!r} is not supported (use CSV or base64)")
 
 

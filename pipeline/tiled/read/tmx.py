@@ -37,7 +37,7 @@ def read_tmx(root: ET.Element, folder: str, external: ExternalTileset) -> TiledM
     th = integer(root.get("tileheight"), "tileheight")
     check_map_header(root.get("orientation", "orthogonal"), width, height, tw, th)
     tilesets = [_map_tileset(node, folder, external) for node in root.findall("tileset")]
-    tiled = TiledMap(width, height, tw, th, tilesets)
+    tiled = TiledMap(width, height, tw, th, tilesets, infinite=root.get("infinite", "0") == "1")
     _layers(root, tiled)
     tiled.properties = _properties(root, "map ", tiled.dropped)
     return tiled
@@ -84,7 +84,7 @@ def _layers(parent: ET.Element, tiled: TiledMap) -> None:
                 compression = data.get("compression", "") if data is not None else ""
                 tiled.data_layers.append(DataLayer(node.get("name", ""), str(own["values"]), compression))
             else:
-                tiled.layers.append(_tile_layer(node, tiled.width, tiled.height))
+                tiled.layers.append(_tile_layer(node, tiled.width, tiled.height, tiled.infinite))
         elif node.tag == "objectgroup":
             for obj in node.findall("object"):
                 tiled.objects.append(_object(obj, tiled.dropped))
@@ -92,19 +92,20 @@ def _layers(parent: ET.Element, tiled: TiledMap) -> None:
             _layers(node, tiled)
 
 
-def _tile_layer(node: ET.Element, width: int, height: int) -> TileLayer:
+def _tile_layer(node: ET.Element, width: int, height: int, infinite: bool = False) -> TileLayer:
     name = node.get("name", "")
     what = f"layer {name!r}"
     data = node.find("data")
     if data is None:
         raise MapFileError(f"{what} has no <data>")
     encoding = data.get("encoding", "")
-    if data.find("chunk") is not None:
-        pieces = [
-            (*(integer(c.get(k), f"{what} chunk {k}") for k in ("x", "y", "width", "height")), _gids(c, encoding, data.get("compression", ""), what))
-            for c in data.findall("chunk")
-        ]
-        return TileLayer(name, from_chunks(pieces, width, height, what), node.get("visible", "1") != "0")  # type: ignore[arg-type]
+    # An infinite map's layer is its chunks: none at all for a layer with no tile.
+    if infinite or data.find("chunk") is not None:
+        pieces = []
+        for c in data.findall("chunk"):
+            x, y, w, h = (integer(c.get(k), f"{what} chunk {k}") for k in ("x", "y", "width", "height"))
+            pieces.append((x, y, w, h, _gids(c, encoding, data.get("compression", ""), w, h, f"{what}, the chunk at ({x}, {y})")))
+        return TileLayer(name, from_chunks(pieces, width, height, what), node.get("visible", "1") != "0")
     check_layer_size(node.get("width"), node.get("height"), width, height, what)
     if encoding == "csv":
         drawn = gid_rows(csv_gids(data.text or "", what), width, height, what)
@@ -117,14 +118,16 @@ def _tile_layer(node: ET.Element, width: int, height: int) -> TileLayer:
     return TileLayer(name, drawn, node.get("visible", "1") != "0")
 
 
-def _gids(node: ET.Element, encoding: str, compression: str, what: str) -> np.ndarray:
-    """The gids of a chunk, encoded as its layer's <data> says."""
+def _gids(node: ET.Element, encoding: str, compression: str, w: int, h: int, what: str) -> np.ndarray:
+    """The gids of a w x h chunk, encoded as its layer's <data> says, checked as a layer's are."""
+    if w < 1 or h < 1:
+        raise MapFileError(f"{what} is {w} x {h} tiles")
     if encoding == "csv":
-        return np.asarray(csv_gids(node.text or "", what), dtype=np.int64).astype(np.uint32)
+        return gid_rows(csv_gids(node.text or "", what), w, h, what)
     if encoding == "base64":
-        return base64_gids(node.text or "", compression, what)
+        return gid_rows(base64_gids(node.text or "", compression, what), w, h, what)
     if encoding == "":
-        return np.array([integer(t.get("gid", "0"), f"{what} tile gid") for t in node.findall("tile")], dtype=np.int64).astype(np.uint32)
+        return gid_rows([integer(t.get("gid", "0"), f"{what} tile gid") for t in node.findall("tile")], w, h, what)
     raise MapFileError(f"{what}: encoding {encoding!r} is not supported (use CSV or base64)")
 
 
