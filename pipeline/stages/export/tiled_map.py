@@ -34,7 +34,7 @@ class TiledMapExporter(DrawnMapExporter):
     embed_tileset: bool | None = Field(None, description="Embed the tileset in every map (unset: as the profile prefers).")
     encoding: Literal["auto", "csv", "base64"] | None = Field(
         None,
-        description="Tile layer data encoding. auto: csv for maps of up to 256 x 256 tiles, base64 + zlib for bigger ones. Unset: auto (csv with profile phaser, base64 with godot; base64 when compression is set).",
+        description="Tile layer data encoding. auto: csv for maps of up to 256 x 256 tiles, base64 + zlib for bigger ones. Unset: auto (csv with profile phaser, base64 with godot; base64 when compression is zlib or gzip).",
     )
     compression: Literal["none", "zlib", "gzip"] | None = Field(
         None, description="Compression of base64 layer data (unset: none for small maps, zlib for big ones with encoding auto; zlib with profile godot)."
