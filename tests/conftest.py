@@ -14,6 +14,13 @@ from scipy import ndimage
 from pipeline.stages.maze.block import open_sides
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# The tests run hundreds of `pcg` processes. With bytecode caches off (some CI images and
+# containers set PYTHONDONTWRITEBYTECODE) each one compiles the package from source again, about
+# 0.1 s a process; a user's Python writes the caches, and so do the tests (the workers and the
+# processes they start inherit this).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 RECIPES = ROOT / "recipes"
 TILESETS = ROOT / "tilesets"
 TILED = shutil.which("tiled")
