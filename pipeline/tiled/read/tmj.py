@@ -114,14 +114,16 @@ def _tile_layer(item: dict[str, Any], width: int, height: int) -> TileLayer:
         pieces = [_chunk(c, item, what) for c in item.get("chunks") or []]
         return TileLayer(name, from_chunks(pieces, width, height, what), bool(item.get("visible", True)))
     check_layer_size(item.get("width"), item.get("height"), width, height, what)
-    data = item.get("data")
-    if item.get("encoding", "csv") == "base64" and isinstance(data, str):
-        drawn = gid_rows(base64_gids(data, item.get("compression", ""), what), width, height, what)
-    elif isinstance(data, list):
-        drawn = gid_rows([integer(v, f"{what} tile gid") for v in data], width, height, what)
-    else:
-        raise MapFileError(f"{what}: encoding {item.get('encoding')!r} is not supported (use CSV or base64)")
-    return TileLayer(name, drawn, bool(item.get("visible", True)))
+    return TileLayer(name, _gids(item.get("data"), item, width, height, what), bool(item.get("visible", True)))
+
+
+def _gids(data: Any, layer: dict[str, Any], w: int, h: int, what: str) -> np.ndarray:
+    """The w x h gids of a layer's or a chunk's `data`, encoded as the layer says, checked."""
+    if layer.get("encoding", "csv") == "base64" and isinstance(data, str):
+        return gid_rows(base64_gids(data, layer.get("compression", ""), what), w, h, what)
+    if isinstance(data, list):
+        return gid_rows([integer(v, f"{what} tile gid") for v in data], w, h, what)
+    raise MapFileError(f"{what}: encoding {layer.get('encoding')!r} is not supported (use CSV or base64)")
 
 
 def _chunk(chunk: Any, layer: dict[str, Any], what: str) -> tuple[int, int, int, int, np.ndarray]:
@@ -133,12 +135,7 @@ def _chunk(chunk: Any, layer: dict[str, Any], what: str) -> tuple[int, int, int,
     where = f"{what}, the chunk at ({x}, {y})"
     if w < 1 or h < 1:
         raise MapFileError(f"{where} is {w} x {h} tiles")
-    data = chunk.get("data")
-    if layer.get("encoding", "csv") == "base64" and isinstance(data, str):
-        return x, y, w, h, gid_rows(base64_gids(data, layer.get("compression", ""), where), w, h, where)
-    if isinstance(data, list):
-        return x, y, w, h, gid_rows([integer(v, f"{where} tile gid") for v in data], w, h, where)
-    raise MapFileError(f"{what}: encoding {layer.get('encoding')!r} is not supported (use CSV or base64)")
+    return x, y, w, h, _gids(chunk.get("data"), layer, w, h, where)
 
 
 def _object(obj: Any, dropped: list[str]) -> TiledObject:

@@ -104,24 +104,17 @@ def _tile_layer(node: ET.Element, width: int, height: int, infinite: bool = Fals
         pieces = []
         for c in data.findall("chunk"):
             x, y, w, h = (integer(c.get(k), f"{what} chunk {k}") for k in ("x", "y", "width", "height"))
-            pieces.append((x, y, w, h, _gids(c, encoding, data.get("compression", ""), w, h, f"{what}, the chunk at ({x}, {y})")))
+            where = f"{what}, the chunk at ({x}, {y})"
+            if w < 1 or h < 1:
+                raise MapFileError(f"{where} is {w} x {h} tiles")
+            pieces.append((x, y, w, h, _gids(c, encoding, data.get("compression", ""), w, h, where)))
         return TileLayer(name, from_chunks(pieces, width, height, what), node.get("visible", "1") != "0")
     check_layer_size(node.get("width"), node.get("height"), width, height, what)
-    if encoding == "csv":
-        drawn = gid_rows(csv_gids(data.text or "", what), width, height, what)
-    elif encoding == "base64":
-        drawn = gid_rows(base64_gids(data.text or "", data.get("compression", ""), what), width, height, what)
-    elif encoding == "":
-        drawn = gid_rows([integer(t.get("gid", "0"), f"{what} tile gid") for t in data.findall("tile")], width, height, what)
-    else:
-        raise MapFileError(f"{what}: encoding {encoding!r} is not supported (use CSV or base64)")
-    return TileLayer(name, drawn, node.get("visible", "1") != "0")
+    return TileLayer(name, _gids(data, encoding, data.get("compression", ""), width, height, what), node.get("visible", "1") != "0")
 
 
 def _gids(node: ET.Element, encoding: str, compression: str, w: int, h: int, what: str) -> np.ndarray:
-    """The gids of a w x h chunk, encoded as its layer's <data> says, checked as a layer's are."""
-    if w < 1 or h < 1:
-        raise MapFileError(f"{what} is {w} x {h} tiles")
+    """The w x h gids of a <data> or a <chunk>, encoded as the layer's <data> says, checked."""
     if encoding == "csv":
         return gid_rows(csv_gids(node.text or "", what), w, h, what)
     if encoding == "base64":
