@@ -124,6 +124,10 @@ class ProcessExecutor:
         # fork starts workers in milliseconds with the stage modules already imported. Workers are
         # forked here, before the client starts any thread (rich's progress bar has one).
         method = "fork" if sys.platform == "linux" else None
+        if method == "fork":
+            from pipeline.jit import ready_before_fork
+
+            ready_before_fork()
         pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context(method), initializer=_worker_signals, initargs=(os.getpid(),))
         pool.submit(int).result()  # with fork, the first submit starts every worker: do it now
         return pool
