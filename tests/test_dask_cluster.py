@@ -8,7 +8,7 @@ through the real CLI (`pcg build --scheduler ...`).
   the same bytes as a local build. Prefab maps and plugin files do not exist in this codebase
   yet: when they do, add them to that recipe.
 - A worker killed mid-build has its batches redone by another: the same bytes again.
-- With every worker killed mid-build the CLI fails within `--wait-for-workers` (plus slack) with a
+- With every worker killed mid-build the CLI fails within `--wait-for-workers` (plus generous slack: the give-up timing itself is test_dask_give_up) with a
   clear message, keeps the maps that finished, and the next build completes and verifies.
 
 Every process started here is killed in teardown, and every wait is bounded.
@@ -299,9 +299,10 @@ def test_with_every_worker_killed_the_build_fails_in_bounded_time_and_keeps_what
         cluster.kill("one")
         cluster.kill("two")
         assert build.poll() is None, "the build finished before the workers were killed: give it more maps"
-        # Given up CHECK_EVERY at most after `wait`, and the second pack does not wait all over
-        # again; the slack is for writing the files and the report.
-        bound = wait + CHECK_EVERY + 10
+        # Given up, not waiting forever. How soon after `wait` (one check at most, and the
+        # second pack not waiting all over again) is held by test_dask_give_up: on a machine
+        # busy with other tests, writing the files and the report takes what it takes.
+        bound = wait + CHECK_EVERY + 40
         try:
             out, err = build.communicate(timeout=bound)
         except subprocess.TimeoutExpired:
