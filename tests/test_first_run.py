@@ -33,27 +33,6 @@ COMPILING = "compiling kernels, first run only"
 MORE = "compiling kernels of stages or rule nodes not run before"
 
 
-def test_a_build_with_an_empty_kernel_cache_says_it_compiles_and_the_next_does_not(tmp_path: Path) -> None:
-    write_recipe(tmp_path, "small", SMALL_RECIPE.replace("maps = 6", "maps = 1"))
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "kernels"), "COLUMNS": "200", "NO_COLOR": "1"}
-
-    def build(*args: str) -> str:
-        proc = subprocess.run([sys.executable, "-m", "pipeline", "build", "recipes", "-j", "1", *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout
-
-    first = build("--force")
-    assert first.splitlines()[0].startswith(COMPILING), first
-    assert COMPILING not in build("--force")  # the kernels are cached now
-    assert COMPILING not in build()  # and a build with nothing to do never says it
-
-    # A generator no build has run before compiles its kernel: that is said too, once.
-    write_recipe(tmp_path, "small", SMALL_RECIPE.replace("maps = 6", "maps = 1").replace('"maze.backtracker"', '"maze.wilson"'))
-    later = build()
-    assert MORE in later and COMPILING not in later, later
-    assert MORE not in build("--force")
-
-
 def test_a_first_build_that_compiles_nothing_says_nothing(tmp_path: Path) -> None:
     # A hand-made map exported: no stage with a kernel. Said before the build, the notice came
     # on every such build (nothing ever compiled, so every build was a "first run").
@@ -66,28 +45,38 @@ def test_a_first_build_that_compiles_nothing_says_nothing(tmp_path: Path) -> Non
         assert "compiling" not in proc.stdout, proc.stdout
 
 
-def test_another_checkout_compiling_what_the_first_compiled_says_so(tmp_path: Path) -> None:
+def test_a_first_build_says_it_compiles_a_later_one_not_and_another_checkout_says_so_again(tmp_path: Path) -> None:
     # Checkouts of one version share its cache folder, lock files included, but each compiles
     # its own kernels: with one lock folder for all, the second checkout compiled a stage kind
     # new to it (but not to the first) in silence.
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "kernels"), "COLUMNS": "200", "NO_COLOR": "1"}
     small = SMALL_RECIPE.replace("maps = 6", "maps = 1")
     wilson = small.replace('"maze.backtracker"', '"maze.wilson"')
-    said = {}
-    for checkout, recipes in (("one", (small, wilson)), ("two", (small, wilson))):
+
+    def build(project: Path, checkout: str, *args: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pipeline", "build", "recipes", "-j", "1", *args], cwd=project, capture_output=True, text=True,
+            timeout=300, env={**env, "PYTHONPATH": str(tmp_path / checkout)},
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    for checkout in ("one", "two"):
         shutil.copytree(ROOT / "pipeline", tmp_path / checkout / "pipeline", ignore=shutil.ignore_patterns("__pycache__"))
         project = tmp_path / checkout / "project"
         project.mkdir()
-        for n, text in enumerate(recipes):
-            write_recipe(project, "small", text)
-            proc = subprocess.run(
-                [sys.executable, "-m", "pipeline", "build", "recipes", "-j", "1"], cwd=project, capture_output=True, text=True,
-                timeout=300, env={**env, "PYTHONPATH": str(tmp_path / checkout)},
-            )
-            assert proc.returncode == 0, proc.stderr
-            said[checkout, n] = proc.stdout.splitlines()[0]
-    for checkout in ("one", "two"):
-        assert said[checkout, 0].startswith(COMPILING) and said[checkout, 1].startswith(MORE), said
+        write_recipe(project, "small", small)
+        first = build(project, checkout)
+        assert first.splitlines()[0].startswith(COMPILING), first
+        if checkout == "one":
+            assert COMPILING not in build(project, checkout, "--force")  # the kernels are cached now
+            assert COMPILING not in build(project, checkout)  # and a build with nothing to do never says it
+        # A generator no build of this checkout has run before compiles its kernel: said too, once.
+        write_recipe(project, "small", wilson)
+        later = build(project, checkout)
+        assert later.splitlines()[0].startswith(MORE) and COMPILING not in later, later
+        if checkout == "one":
+            assert MORE not in build(project, checkout, "--force")
 
 
 def test_a_compile_starting_during_a_build_is_noticed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
