@@ -257,6 +257,9 @@ class PackContext:
     pack: str
     seed: int
     maps: list[tuple[int, str, dict[str, str]]]  # (index, stem, {path: sha256})
+    # Every file of those maps, whichever stage wrote it (path -> sha256): a pack file made from
+    # all the maps of a folder (the Tiled project of two exporters writing there) reads them all.
+    files: dict[str, str] = field(default_factory=dict)
     # Make the files even if those on disk look current: --force, or one edited since the last
     # build recorded it (a project saved in LDtk keeps the header that says what it was made of).
     rewrite: bool = False
@@ -310,6 +313,11 @@ class Exporter(StageParams):
 
     def pack_outputs(self) -> list[str]:
         """The files `pack_files` writes (`pcg verify` claims and compares them)."""
+        return []
+
+    def shared_pack_outputs(self) -> list[str]:
+        """Those of `pack_outputs` that other export stages may write too, made alike from the
+        same maps (the Tiled project of a folder two exporters write maps into)."""
         return []
 
     def pack_files(self, ctx: PackContext) -> dict[str, bytes]:

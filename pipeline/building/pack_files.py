@@ -37,9 +37,10 @@ def update_pack_files(
             stage = entry.stages.get(spec.name)
             if stage is not None and stage.files:
                 maps.append((entry.index, entry.stem, {f: entry.files[f] for f in stage.files if f in entry.files}))
-        ctx = PackContext(pack_dir=pack_dir, pack=recipe.pack.name, seed=recipe.pack.seed, maps=maps, rewrite=force or bool(edited))
+        every = {path: digest for entry in manifest.maps for path, digest in entry.files.items()}
+        ctx = PackContext(pack_dir=pack_dir, pack=recipe.pack.name, seed=recipe.pack.seed, maps=maps, files=every, rewrite=force or bool(edited))
         made = exporter.pack_files(ctx)
-        restored += [rel for rel in edited if rel in made]
+        restored += [rel for rel in edited if rel in made and rel not in restored]  # a shared one, made again once
         for rel, data in made.items():
             digests[rel] = sha256_bytes(data)
             write_if_changed(pack_dir / rel, data, temp_dir)

@@ -379,8 +379,9 @@ def _check_outputs(specs: list[StageSpec], pack: PackConfig, problems: list[str]
         if not spec.is_exporter:
             continue
         clashes: dict[str, list[str]] = {}
-        mine = set(spec.params.shared_outputs())  # type: ignore[attr-defined]
-        # A pack file (an LDtk project, a Tiled world) is one exporter's alone, as a map's files are.
+        mine = set(spec.params.shared_outputs()) | set(spec.params.shared_pack_outputs())  # type: ignore[attr-defined]
+        # A pack file (an LDtk project, a Tiled world) is one exporter's alone, as a map's files
+        # are, unless made from every map of its folder whoever wrote them (a Tiled project).
         for path in [*spec.params.outputs(pack.stem(0)), *spec.params.pack_outputs()]:  # type: ignore[attr-defined]
             other = writers.setdefault(path, spec.name)
             if other != spec.name and not (path in mine and path in shared):

@@ -37,18 +37,20 @@ def property_text(value: PropertyValue) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
-def json_properties(properties: Mapping[str, PropertyValue]) -> list[dict[str, Any]]:
-    """Tiled JSON's property list, sorted by name as Tiled sorts it."""
+def json_properties(properties: Mapping[str, PropertyValue], enums: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Tiled JSON's property list, sorted by name as Tiled sorts it. `enums`: the properties that
+    hold a word of a Tiled enum, by the enum's name (its `propertytype`)."""
     out = []
     for name in sorted(properties):
         value = properties[name]
         kind = property_type(value) or "string"
+        enum = enums.get(name) if enums and kind == "string" and isinstance(value, str) else None
         if isinstance(value, Color):
             shown: Any = value.argb()
         elif kind in ("string", "file"):
             shown = str(value)
         else:
             shown = int(value) if isinstance(value, ObjectId) else value
-        out.append({"name": name, "type": kind, "value": shown})
+        out.append({"name": name, **({"propertytype": enum} if enum else {}), "type": kind, "value": shown})
     return out
 

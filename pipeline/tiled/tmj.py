@@ -8,6 +8,7 @@ from typing import Any
 
 from pipeline.tiled import FORMAT_VERSION, TILED_VERSION
 from pipeline.tiled.chunks import DEFAULT_CHUNK, chunked
+from pipeline.tiled.custom_types import enum_members
 from pipeline.tiled.properties import json_properties
 from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TmxMap, base64_data, csv_rows, object_box, polyline_pixels
@@ -75,7 +76,7 @@ def tmj_bytes(tmap: TmxMap) -> bytes:
             elif obj.points and not gid:
                 item["polyline"] = [{"x": _number(x), "y": _number(y)} for x, y in polyline_pixels(obj, tmap.tile_width, tmap.tile_height)]
             if obj.properties:
-                item["properties"] = json_properties(obj.properties)
+                item["properties"] = json_properties(obj.properties, enum_members(obj.type))
             item.update({
                 "rotation": 0, "type": obj.type, "visible": True,
                 "width": _number(box.get("width", 0)), "x": _number(box["x"]), "y": _number(box["y"]),

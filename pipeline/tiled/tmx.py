@@ -12,6 +12,7 @@ import numpy as np
 from pipeline.level import MapObject, PropertyValue
 from pipeline.tiled import FORMAT_VERSION, TILED_VERSION
 from pipeline.tiled.chunks import DEFAULT_CHUNK, chunked
+from pipeline.tiled.custom_types import enum_members
 from pipeline.tiled.deflate import compress
 from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.xmlout import add_properties, to_bytes
@@ -115,7 +116,7 @@ def object_element(obj: MapObject, object_id: int, tile_width: int, tile_height:
         attrs["width"] = _number(box["width"])
         attrs["height"] = _number(box["height"])
     node = ET.Element("object", attrs)
-    add_properties(node, obj.properties)
+    add_properties(node, obj.properties, enum_members(obj.type))
     if box.get("point"):
         ET.SubElement(node, "point")
     elif obj.points and not gid:

@@ -11,8 +11,9 @@ from pipeline.level import NOT_XML, PropertyValue
 from pipeline.tiled.properties import property_text, property_type
 
 
-def add_properties(parent: ET.Element, properties: Mapping[str, PropertyValue]) -> None:
-    """Append a <properties> element (sorted by name, as Tiled sorts them) unless empty."""
+def add_properties(parent: ET.Element, properties: Mapping[str, PropertyValue], enums: Mapping[str, str] | None = None) -> None:
+    """Append a <properties> element (sorted by name, as Tiled sorts them) unless empty. `enums`:
+    the properties that hold a word of a Tiled enum, by the enum's name (its `propertytype`)."""
     if not properties:
         return
     node = ET.SubElement(parent, "properties")
@@ -22,6 +23,8 @@ def add_properties(parent: ET.Element, properties: Mapping[str, PropertyValue]) 
         kind = property_type(value)
         if kind:
             attrs["type"] = kind
+        elif enums and name in enums and isinstance(value, str):
+            attrs["propertytype"] = enums[name]
         text = property_text(value)
         if "\n" in text:
             ET.SubElement(node, "property", attrs).text = text  # Tiled writes multi-line strings as text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from pipeline.registry import stage
 from pipeline.stages.export.tiled_map import TiledMapExporter
@@ -40,6 +40,15 @@ class ExportLua(TiledMapExporter):
     compression: Literal["none", "zlib", "gzip"] | None = Field(
         None, description='Compression of base64 layer data (unset: none for small maps, zlib for big ones with encoding auto; LÖVE 11 or later decompresses "zlib" and "gzip").'
     )
+
+    project: str = Field("", exclude_if=lambda project: not project, description="Not for Lua maps: STI reads no Tiled project (export.tmx and export.tmj write one).")
+
+    @field_validator("project")
+    @classmethod
+    def _no_project(cls, value: str) -> str:
+        if value:
+            raise ValueError("export.lua writes no Tiled project: STI reads none (export.tmx and export.tmj write one)")
+        return value
 
     def write_map(self, tmap: TmxMap) -> bytes:
         return lua_bytes(tmap)

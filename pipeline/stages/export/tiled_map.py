@@ -3,6 +3,7 @@ the preview drawn from the tilesheet."""
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import replace
 from typing import Any, ClassVar, Literal
 
@@ -10,7 +11,7 @@ from pydantic import Field, PrivateAttr, field_serializer, field_validator, mode
 
 from pipeline.errors import KeyedError, PipelineError
 from pipeline.level import Level, dangling_references, object_ids, object_positions, with_object_ids
-from pipeline.paths import join, relative_to
+from pipeline.paths import check_plain_name, join, relative_to
 from pipeline.registry import ExportContext, PackContext
 from pipeline.stages.export.drawn_map import DrawnMapExporter
 from pipeline.tiled.chunks import DEFAULT_CHUNK, MIN_CHUNK
@@ -18,6 +19,9 @@ from pipeline.tiled.drawn import FOLDER, as_tileset
 from pipeline.tiled.drawing import LayerSpec
 from pipeline.tiled.profile_rules import profile_objects, profile_tileset
 from pipeline.tiled.profiles import PROFILES, Format, ProfileName, layer_format, resolve
+from pipeline.tiled.project import OBJECT_TYPES_SUFFIX, PROJECT_SUFFIX, is_current, project_files, sources_key
+from pipeline.tiled.read.error import MapFileError
+from pipeline.tiled.read.objects import map_objects
 from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TileLayer, TmxMap
 from pipeline.tiled.validate import check_map
@@ -54,6 +58,16 @@ class TiledMapExporter(DrawnMapExporter):
     heat_layers: tuple[str, ...] = Field(
         ("distance",), description="Data layers pictured in 16 bands from 0 to their largest value; the others by value mod 16 (labels)."
     )
+    project: str = Field(
+        "maps", exclude_if=lambda project: project == "maps",
+        description=(
+            "Also write DIR/PROJECT.tiled-project, a Tiled project declaring a class for each object type the maps hold, with a typed"
+            " member for each property, and enums for room roles, door sides and stairs directions (and DIR/PROJECT.objecttypes.json,"
+            ' the same classes for Tiled 1.8). "": no project.'
+        ),
+    )
+
+    _project = field_validator("project")(classmethod(lambda cls, v: check_plain_name(v) if v else v))
 
     _options: dict[str, Any] = PrivateAttr(default_factory=dict)
 
@@ -151,18 +165,39 @@ class TiledMapExporter(DrawnMapExporter):
     def write_map(self, tmap: TmxMap) -> bytes:
         raise NotImplementedError
 
+    def _project_paths(self) -> dict[str, str]:
+        """The project's files by suffix (none without a project)."""
+        return {suffix: join(self.dir, f"{self.project}{suffix}") for suffix in (PROJECT_SUFFIX, OBJECT_TYPES_SUFFIX)} if self.project else {}
+
     def pack_outputs(self) -> list[str]:
-        return [join(self.dir, WORLD_FILE)] if self.world else []
+        return ([join(self.dir, WORLD_FILE)] if self.world else []) + list(self._project_paths().values())
+
+    def shared_pack_outputs(self) -> list[str]:
+        # The project is its folder's: made from every TMX and TMJ map there, whichever stage
+        # wrote it, so a .tmx and a .tmj exporter writing into one folder write it alike.
+        return list(self._project_paths().values())
 
     def pack_files(self, ctx: PackContext) -> dict[str, bytes]:
-        if not self.world:
-            return {}
-        maps = []
-        for _, stem, files in ctx.maps:
-            name = f"{stem}.{self.format}"
-            if join(self.dir, name) in files:
-                maps.append((name, map_pixels(ctx.pack_dir / join(self.dir, name))))
-        return {join(self.dir, WORLD_FILE): world_json(maps)}
+        made: dict[str, bytes] = {}
+        if self.world:
+            mine = [path for _, stem, files in ctx.maps if (path := join(self.dir, f"{stem}.{self.format}")) in files]
+            made[join(self.dir, WORLD_FILE)] = world_json([(relative_to(path, self.dir), map_pixels(ctx.pack_dir / path)) for path in mine])
+        paths = self._project_paths()
+        folder = posixpath.dirname(join(self.dir, "map"))
+        # Every Tiled map of the folder, by path: (path in the pack, sha256).
+        maps = sorted((path, digest) for path, digest in ctx.files.items() if posixpath.dirname(path) == folder and path.endswith((".tmx", ".tmj")))
+        if paths and maps:
+            key = sources_key(self.project, maps)
+            current = is_current(ctx.pack_dir / paths[PROJECT_SUFFIX], key) and (ctx.pack_dir / paths[OBJECT_TYPES_SUFFIX]).is_file()
+            if ctx.rewrite or not current:
+                objects = []
+                for path, _ in maps:
+                    try:
+                        objects += map_objects(ctx.pack_dir / path)
+                    except (OSError, MapFileError) as exc:
+                        raise PipelineError([f"{ctx.pack_dir / path}: cannot read its objects for the Tiled project ({exc}); rebuild the pack with --force"]) from None
+                made.update({paths[suffix]: data for suffix, data in project_files(self.project, objects, key).items()})
+        return made
 
     def write_tileset(self, tileset: Tileset) -> bytes:
         raise NotImplementedError

@@ -9,13 +9,14 @@ from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TmxMap
 
 
-@stage("export.tmj", version=15)
+@stage("export.tmj", version=16)
 class ExportTmj(TiledMapExporter):
     """Write each map as Tiled JSON (.tmj), the format Phaser and other JSON-only engines load.
 
     It is the same map as `export.tmx` (tileset, layers, objects, properties, preview), with the
     tileset embedded and layer data as a plain array by default. With
-    `embed_tileset = false` the tileset goes to tilesets/NAME.tsj.
+    `embed_tileset = false` the tileset goes to tilesets/NAME.tsj. The Tiled project beside the
+    maps (`project`) is as `export.tmx` writes it.
     """
 
     format = "tmj"

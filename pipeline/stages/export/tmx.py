@@ -8,7 +8,7 @@ from pipeline.tiled.tileset import Tileset
 from pipeline.tiled.tmx import TmxMap
 
 
-@stage("export.tmx", version=14)
+@stage("export.tmx", version=15)
 class ExportTmx(TiledMapExporter):
     """Write each map as a Tiled TMX file with its tileset, tilesheet and preview.
 
@@ -21,7 +21,9 @@ class ExportTmx(TiledMapExporter):
     decoration); `profile` fits the files to an engine's importer (what it accepts, and for
     Godot and Unity the properties that keep rooms from importing as walls). Objects (spawn, exit,
     rooms, items) go into an object layer with typed properties; map properties carry the
-    pack, map index, seed, stage chain and the map's stats.
+    pack, map index, seed, stage chain and the map's stats. Beside the maps, `maps.tiled-project`
+    declares a class for each object type the maps hold, with typed members, and enums for room
+    roles, door sides and stairs (`project` names it; its folder's TMX and JSON maps share it).
     """
 
     format = "tmx"

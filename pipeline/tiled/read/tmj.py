@@ -102,7 +102,7 @@ def _layers(items: Any, tiled: TiledMap) -> None:
                 tiled.layers.append(_tile_layer(item, tiled.width, tiled.height))
         elif kind == "objectgroup":
             for obj in item.get("objects", []):
-                tiled.objects.append(_object(obj, tiled.dropped))
+                tiled.objects.append(read_object(obj, tiled.dropped))
         elif kind == "group":
             _layers(item.get("layers", []), tiled)
 
@@ -138,7 +138,7 @@ def _chunk(chunk: Any, layer: dict[str, Any], what: str) -> tuple[int, int, int,
     return x, y, w, h, _gids(chunk.get("data"), layer, w, h, where)
 
 
-def _object(obj: Any, dropped: list[str]) -> TiledObject:
+def read_object(obj: Any, dropped: list[str]) -> TiledObject:
     if not isinstance(obj, dict):
         raise MapFileError("an object is not a JSON object")
     where = f"object {obj.get('id', '?')}"

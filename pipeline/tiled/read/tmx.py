@@ -87,7 +87,7 @@ def _layers(parent: ET.Element, tiled: TiledMap) -> None:
                 tiled.layers.append(_tile_layer(node, tiled.width, tiled.height, tiled.infinite))
         elif node.tag == "objectgroup":
             for obj in node.findall("object"):
-                tiled.objects.append(_object(obj, tiled.dropped))
+                tiled.objects.append(read_object(obj, tiled.dropped))
         elif node.tag == "group":
             _layers(node, tiled)
 
@@ -124,7 +124,7 @@ def _gids(node: ET.Element, encoding: str, compression: str, w: int, h: int, wha
     raise MapFileError(f"{what}: encoding {encoding!r} is not supported (use CSV or base64)")
 
 
-def _object(node: ET.Element, dropped: list[str]) -> TiledObject:
+def read_object(node: ET.Element, dropped: list[str]) -> TiledObject:
     where = f"object {node.get('id', '?')}"
     if node.get("template"):
         raise MapFileError(f"{where} comes from a template ({node.get('template')}): detach it in Tiled (Detach Template), or export with --detach-templates")

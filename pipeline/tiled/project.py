@@ -1,0 +1,142 @@
+"""A pack's Tiled project (`NAME.tiled-project`): a class for every object type its maps hold, with
+a typed member for every property those objects carry, and the enums some members hold
+(`pipeline.tiled.custom_types`). Tiled shows an object's class members as typed fields, YATI
+(Godot) reads the classes into metadata, and the project opens the pack's maps folder.
+
+Tiled 1.8 takes object types only from an object types file that a project names, and ignores a
+class's `useAs`; 1.9 made classes the object types, and imports such a file into them. So the
+project names one (`NAME.objecttypes.json`) holding the same classes, and both Tiled lines agree.
+
+Made once the maps are, from the objects their files hold, as the LDtk project is: a plugin
+stage's objects get classes as ours do, and nothing here knows which stage makes what. The
+project records what it was made of (`pcg_sources`, a project property) to be left alone when
+no map changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from pipeline.errors import PipelineError
+from pipeline.level import ObjectRef, PropertyValue
+from pipeline.tiled.custom_types import ENUMS, enum_members
+from pipeline.tiled.markers import colour
+from pipeline.tiled.properties import property_type
+from pipeline.tiled.read.model import TiledObject
+
+PROJECT_SUFFIX = ".tiled-project"
+OBJECT_TYPES_SUFFIX = ".objecttypes.json"
+# Bump when the project made from the same maps changes: projects on disk are then made again.
+PROJECT_FORMAT = 1
+SOURCES = "pcg_sources"
+
+# A member's value when an object leaves the property out: Tiled's own empty values.
+_EMPTY: dict[str, Any] = {"bool": False, "color": "", "file": "", "float": 0, "int": 0, "object": 0, "string": ""}
+
+
+def sources_key(name: str, maps: list[tuple[str, str]]) -> str:
+    """What a project depends on: its name and the (path, sha256) of the maps it is made of."""
+    text = json.dumps([PROJECT_FORMAT, name, maps], separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def is_current(path: Path, key: str) -> bool:
+    """Whether the project at `path` was made from exactly these maps (it says so)."""
+    try:
+        doc = json.loads(path.read_bytes())
+        recorded = [p.get("value") for p in doc.get("properties", []) if isinstance(p, dict) and p.get("name") == SOURCES]
+    except (OSError, ValueError, AttributeError):
+        return False
+    return recorded == [key]
+
+
+def property_kind(value: PropertyValue) -> str:
+    """The Tiled type of a property as read back from a map file."""
+    if isinstance(value, ObjectRef):  # what the reader makes of an object property
+        return "object"
+    return property_type(value) or "string"
+
+
+@dataclass
+class _Class:
+    kinds: dict[str, set[str]] = field(default_factory=dict)  # member -> the types the maps give it
+
+
+def _merged(kinds: set[str]) -> str:
+    """One type for a member the maps give several: numbers as float, anything else as string
+    (a map's own property keeps its own type in Tiled either way)."""
+    if len(kinds) == 1:
+        return next(iter(kinds))
+    return "float" if kinds <= {"int", "float"} else "string"
+
+
+def project_files(name: str, objects: Iterable[TiledObject], key: str) -> dict[str, bytes]:
+    """The project file and its object types file (by suffix: PROJECT_SUFFIX, OBJECT_TYPES_SUFFIX)
+    for `objects` (every object of the pack's maps), recording `key`."""
+    classes: dict[str, _Class] = {}
+    words: dict[str, set[str]] = {enum.name: set() for enum in ENUMS}
+    for obj in objects:
+        if not obj.cls:
+            continue  # no class to declare (Tiled: an object of no type)
+        known = classes.setdefault(obj.cls, _Class())
+        enums = enum_members(obj.cls)
+        for prop, value in obj.properties.items():
+            kind = property_kind(value)
+            known.kinds.setdefault(prop, set()).add(kind)
+            if prop in enums and kind == "string":
+                words[enums[prop]].add(str(value))
+    members = {cls: _members(cls, c) for cls, c in classes.items()}
+    used = {e for cls_members in members.values() for _, _, e in cls_members if e}
+    enum_types = [enum for enum in ENUMS if enum.name in used]
+    clash = sorted({e.name for e in enum_types} & set(classes))
+    if clash:
+        raise PipelineError([f"Tiled project {name}: objects of type {clash[0]!r} would have the name of the project's enum {clash[0]}; rename their type"])
+    types: list[dict[str, Any]] = []
+    for enum in enum_types:
+        extra = sorted(words[enum.name] - set(enum.values) - {""})
+        types.append({
+            "id": len(types) + 1, "name": enum.name, "storageType": "string", "type": "enum",
+            "values": ["", *enum.values, *extra], "valuesAsFlags": False,
+        })
+    object_types = []
+    for cls in sorted(classes):
+        argb = "#{3:02x}{0:02x}{1:02x}{2:02x}".format(*colour(cls))
+        types.append({
+            "color": argb, "drawFill": True, "id": len(types) + 1, "name": cls, "type": "class", "useAs": ["object"],
+            "members": [{"name": m, "type": kind, "value": _EMPTY[kind], **({"propertyType": e} if e else {})} for m, kind, e in members[cls]],
+        })
+        object_types.append({
+            "color": argb, "name": cls,
+            "properties": [{"name": m, "type": kind, "value": _EMPTY[kind], **({"propertytype": e} if e else {})} for m, kind, e in members[cls]],
+        })
+    project = {
+        "automappingRulesFile": "",
+        "commands": [],
+        "extensionsPath": "extensions",
+        "folders": ["."],
+        "objectTypesFile": f"{name}{OBJECT_TYPES_SUFFIX}",
+        "properties": [{"name": SOURCES, "type": "string", "value": key}],
+        "propertyTypes": types,
+    }
+    return {PROJECT_SUFFIX: _json(project), OBJECT_TYPES_SUFFIX: _json(object_types)}
+
+
+def _members(cls: str, known: _Class) -> list[tuple[str, str, str | None]]:
+    """(name, type, enum or None) of each member of a class, by name as Tiled keeps them."""
+    enums = enum_members(cls)
+    out = []
+    for prop in sorted(known.kinds):
+        kinds = known.kinds[prop]
+        # An enum member only when every map holds words there: one that holds a number too
+        # (a plugin's own `role`) is a plain member.
+        out.append((prop, _merged(kinds), enums.get(prop) if kinds == {"string"} else None))
+    return out
+
+
+def _json(doc: Any) -> bytes:
+    # As Tiled writes its JSON (Qt's): keys sorted, four-space indents.
+    return (json.dumps(doc, indent=4, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
