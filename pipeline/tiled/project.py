@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -61,11 +60,6 @@ def property_kind(value: PropertyValue) -> str:
     return property_type(value) or "string"
 
 
-@dataclass
-class _Class:
-    kinds: dict[str, set[str]] = field(default_factory=dict)  # member -> the types the maps give it
-
-
 def _merged(kinds: set[str]) -> str:
     """One type for a member the maps give several: numbers as float, anything else as string
     (a map's own property keeps its own type in Tiled either way)."""
@@ -77,20 +71,20 @@ def _merged(kinds: set[str]) -> str:
 def project_files(name: str, objects: Iterable[TiledObject], key: str) -> dict[str, bytes]:
     """The project file and its object types file (by suffix: PROJECT_SUFFIX, OBJECT_TYPES_SUFFIX)
     for `objects` (every object of the pack's maps), recording `key`."""
-    classes: dict[str, _Class] = {}
+    classes: dict[str, dict[str, set[str]]] = {}  # class -> member -> the types the maps give it
     words: dict[str, set[str]] = {enum.name: set() for enum in ENUMS}
     for obj in objects:
         if not obj.cls:
             continue  # no class to declare (Tiled: an object of no type)
-        known = classes.setdefault(obj.cls, _Class())
+        members = classes.setdefault(obj.cls, {})
         enums = enum_members(obj.cls)
         for prop, value in obj.properties.items():
             kind = property_kind(value)
-            known.kinds.setdefault(prop, set()).add(kind)
+            members.setdefault(prop, set()).add(kind)
             if prop in enums and kind == "string":
                 words[enums[prop]].add(str(value))
-    members = {cls: _members(cls, c) for cls, c in classes.items()}
-    used = {e for cls_members in members.values() for _, _, e in cls_members if e}
+    typed = {cls: _members(cls, kinds) for cls, kinds in classes.items()}
+    used = {e for members in typed.values() for _, _, e in members if e}
     enum_types = [enum for enum in ENUMS if enum.name in used]
     clash = sorted({e.name for e in enum_types} & set(classes))
     if clash:
@@ -107,11 +101,11 @@ def project_files(name: str, objects: Iterable[TiledObject], key: str) -> dict[s
         argb = "#{3:02x}{0:02x}{1:02x}{2:02x}".format(*colour(cls))
         types.append({
             "color": argb, "drawFill": True, "id": len(types) + 1, "name": cls, "type": "class", "useAs": ["object"],
-            "members": [{"name": m, "type": kind, "value": _EMPTY[kind], **({"propertyType": e} if e else {})} for m, kind, e in members[cls]],
+            "members": [{"name": m, "type": kind, "value": _EMPTY[kind], **({"propertyType": e} if e else {})} for m, kind, e in typed[cls]],
         })
         object_types.append({
             "color": argb, "name": cls,
-            "properties": [{"name": m, "type": kind, "value": _EMPTY[kind], **({"propertytype": e} if e else {})} for m, kind, e in members[cls]],
+            "properties": [{"name": m, "type": kind, "value": _EMPTY[kind], **({"propertytype": e} if e else {})} for m, kind, e in typed[cls]],
         })
     project = {
         "automappingRulesFile": "",
@@ -125,12 +119,12 @@ def project_files(name: str, objects: Iterable[TiledObject], key: str) -> dict[s
     return {PROJECT_SUFFIX: _json(project), OBJECT_TYPES_SUFFIX: _json(object_types)}
 
 
-def _members(cls: str, known: _Class) -> list[tuple[str, str, str | None]]:
+def _members(cls: str, kinds_of: dict[str, set[str]]) -> list[tuple[str, str, str | None]]:
     """(name, type, enum or None) of each member of a class, by name as Tiled keeps them."""
     enums = enum_members(cls)
     out = []
-    for prop in sorted(known.kinds):
-        kinds = known.kinds[prop]
+    for prop in sorted(kinds_of):
+        kinds = kinds_of[prop]
         # An enum member only when every map holds words there: one that holds a number too
         # (a plugin's own `role`) is a plain member.
         out.append((prop, _merged(kinds), enums.get(prop) if kinds == {"string"} else None))
