@@ -263,7 +263,12 @@ def ready_before_fork() -> None:
     """Import numba and set up its CPU target (its lowering registries, the BLAS check) in this
     process, for the workers it is about to fork to inherit: about 0.6 s of one core that each
     worker would otherwise spend on its first kernel, all of them at once. The kernels
-    themselves still load in the workers (each batch's stages pick its own)."""
-    from numba.core.registry import cpu_target
+    themselves still load in the workers (each batch's stages pick its own). It starts no
+    thread (a test holds it), so forking after it is safe. Only a saving: should it fail, each
+    worker sets numba up itself, and says why if it cannot."""
+    try:
+        from numba.core.registry import cpu_target
 
-    cpu_target.target_context.refresh()
+        cpu_target.target_context.refresh()
+    except Exception:  # the workers meet the same problem, with its message
+        pass

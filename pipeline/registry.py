@@ -315,6 +315,12 @@ class Exporter(StageParams):
         """The files `pack_files` writes (`pcg verify` claims and compares them)."""
         return []
 
+    def editor_files(self) -> list[str]:
+        """Files an editor writes beside this stage's files while a user works in them (the
+        session file Tiled keeps beside a project it opened): theirs, neither made nor claimed
+        by a build, nor reported by `pcg verify` as added by hand."""
+        return []
+
     def shared_pack_outputs(self) -> list[str]:
         """Those of `pack_outputs` that other export stages may write too, made alike from the
         same maps (the Tiled project of a folder two exporters write maps into)."""

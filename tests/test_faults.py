@@ -315,6 +315,23 @@ def test_locks_are_released_even_while_forked_workers_live(tmp_path: Path) -> No
         child.join()
 
 
+def test_numba_readied_before_the_fork_starts_no_thread_of_its_own() -> None:
+    """The process pool sets numba up before it forks its workers: a thread started by that
+    (numba's threading layer, a Python thread) would not exist in the children, and any lock it
+    held would stay held there for good. The only threads are the BLAS pools that numpy and
+    scipy load, which prepare for a fork themselves (pthread_atfork), as they did before."""
+    tasks = "import os; n = len(os.listdir('/proc/self/task'))"
+    readied = (
+        "from pipeline.jit import ready_before_fork; ready_before_fork(); import threading, numba.np.ufunc.parallel as p;"
+        f" {tasks}; print(n, threading.active_count(), p._is_initialized)"
+    )
+    blas = f"import numpy, scipy.linalg; {tasks}; print(n)"
+    said = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT) for code in (readied, blas)]
+    assert all(done.returncode == 0 for done in said), [done.stderr for done in said]
+    threads, python_threads, layer = said[0].stdout.split()
+    assert (threads, python_threads, layer) == (said[1].stdout.strip(), "1", "False")
+
+
 def _echo(batch: str) -> str:
     return batch
 

@@ -256,7 +256,18 @@ def test_the_project_follows_the_pack_and_is_made_again_when_edited(tmp_path: Pa
     project.write_text(project.read_text().replace('"folders": [\n        "."\n    ]', '"folders": [".", "../other"]'))
     rebuilt = pcg("build", "recipes", cwd=root)
     assert "maps.tiled-project: edited since the last build; made again" in " ".join(rebuilt.stderr.split()) and project.read_bytes() == first
+    # Opened in Tiled, which keeps its session beside the project: the user's file, not ours.
+    session = pack / "maps.tiled-session"
+    session.write_text('{"project": "maps.tiled-project"}')
     assert pcg("verify", "levels", cwd=root).returncode == 0
+    session.unlink()  # (a session left by a project no build writes any more is the user's to remove)
+    # The object types file edited in Tiled 1.8's editor (the project itself untouched), with no
+    # manifest to say what the build wrote: made again all the same.
+    (pack / "manifest.json").unlink()
+    types_file = pack / f"maps{OBJECT_TYPES_SUFFIX}"
+    types_file.write_text(types_file.read_text().replace('"name": "beacon"', '"name": "lamp"'))
+    pcg("build", "recipes", "-q", cwd=root)
+    assert '"name": "beacon"' in types_file.read_text() and project.read_bytes() == first
     # The beacons go: so does their class.
     write_recipe(root, "levels", levels_recipe().replace('input = "lit"', 'input = "floor"'))
     pcg("build", "recipes", "-q", cwd=root)
@@ -269,6 +280,8 @@ def test_the_project_follows_the_pack_and_is_made_again_when_edited(tmp_path: Pa
     write_recipe(root, "levels", levels_recipe().replace('input = "lit"', 'input = "floor"\nproject = ""'))
     pcg("build", "recipes", "-q", cwd=root)
     assert not list(pack.glob("*.tiled-project")) and not list(pack.glob(f"*{OBJECT_TYPES_SUFFIX}"))
+    # No project to declare the enums: the maps name none Tiled would not know.
+    assert "propertytype" not in (pack / "map_000.tmx").read_text() and 'name="role"' in (pack / "map_000.tmx").read_text()
     assert pcg("verify", "levels", cwd=root).returncode == 0
 
 
@@ -282,6 +295,11 @@ def test_two_tiled_exporters_in_one_folder_share_its_project(tmp_path: Path) -> 
     assert "room" not in (pack / "map_000.tmj").read_text() and "spawn" not in (pack / "map_000.tmx").read_text()
     assert {"room", "spawn", "exit"} <= set(types)
     assert pcg("verify", "two", cwd=tmp_path).returncode == 0
+    # A map changes: the first exporter makes the project again, and the second does not take
+    # those new bytes for an edit of the user's.
+    write_recipe(tmp_path, "two", TWO_EXPORTERS.replace("seed = 3", "seed = 4"))
+    again = pcg("build", "recipes", cwd=tmp_path)
+    assert "edited" not in again.stderr and "edited" not in pcg("explain", cwd=tmp_path).stdout, again.stderr
     # Projects of their own names: each the folder's, the same classes.
     write_recipe(tmp_path, "two", TWO_EXPORTERS.replace('use = "export.tmj"', 'use = "export.tmj"\nproject = "json"'))
     pcg("build", "recipes", "-q", cwd=tmp_path)
@@ -342,12 +360,31 @@ def test_members_two_types_meet_in_and_enum_words_of_other_types() -> None:
     assert [(m["name"], m["type"], m.get("propertyType")) for m in room["members"]] == [
         ("area", "float", None), ("lit", "string", None), ("role", "string", None),  # an int met the role's words: a plain string
     ]
-    assert [t["name"] for t in doc["propertyTypes"]] == ["room"]  # no member holds an enum: none declared
+    # No member holds the enum, but a map writes "vault" with its name: it is declared all the same.
+    assert [t["name"] for t in doc["propertyTypes"]] == ["RoomRole", "room"]
+    assert doc["propertyTypes"][0]["values"] == ["", "start", "boss", "exit", "treasure", "secret", "vault"]
     assert json.loads(files[OBJECT_TYPES_SUFFIX])[0]["name"] == "room"
 
 
+def test_the_project_is_current_only_for_its_maps_its_object_types_file_and_the_code_that_made_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.tiled import project as made
+
+    key = made.sources_key("maps", [("map_000.tmx", "a" * 64)])
+    for suffix, data in project_files("maps", [obj("room", role="boss")], key).items():
+        (tmp_path / f"maps{suffix}").write_bytes(data)
+    paths = tmp_path / f"maps{PROJECT_SUFFIX}", tmp_path / f"maps{OBJECT_TYPES_SUFFIX}"
+    assert made.is_current(*paths, key)
+    assert not made.is_current(*paths, made.sources_key("maps", [("map_000.tmx", "b" * 64)]))
+    monkeypatch.setattr(made, "_maker", lambda: "another release")
+    assert made.sources_key("maps", [("map_000.tmx", "a" * 64)]) != key
+    paths[1].write_bytes(paths[1].read_bytes().replace(b"room", b"hall"))
+    assert not made.is_current(*paths, key)
+    paths[1].unlink()
+    assert not made.is_current(*paths, key)
+
+
 def test_an_object_type_named_like_an_enum_is_refused() -> None:
-    with pytest.raises(PipelineError, match="objects of type 'RoomRole' would have the name of the project's enum"):
+    with pytest.raises(PipelineError, match="objects of type 'RoomRole' would have the name of the project's enum RoomRole: rename their type, or write no project"):
         project_files("p", [obj("room", role="start"), obj("RoomRole", x=1)], "k")
 
 

@@ -24,40 +24,44 @@ def update_pack_files(
     unless it was edited since), and the edited files made again."""
     digests: dict[str, str] = {}
     restored: list[str] = []
+    # What every pack file holds on disk before any is written, read once: whether it was
+    # edited since (two exporters may share one, and the second must not take the first's new
+    # bytes for an edit), and (when it stays as it is) its digest for the manifest.
+    before = _on_disk(pack_dir, recipe)
+    every = {path: digest for entry in manifest.maps for path, digest in entry.files.items()}
     for spec in recipe.exporters:
         exporter = cast(Exporter, spec.params)
         if type(exporter).pack_files is Exporter.pack_files:
             continue
-        # What each of its files holds on disk now, read once: whether it was edited since,
-        # and (when it stays as it is) its digest for the manifest.
-        on_disk = _on_disk(pack_dir, exporter)
-        edited = _edited(on_disk, recorded)
+        edited = _edited({rel: before[rel] for rel in exporter.pack_outputs()}, recorded)
         maps = []
         for entry in sorted(manifest.maps, key=lambda m: m.index):
             stage = entry.stages.get(spec.name)
             if stage is not None and stage.files:
                 maps.append((entry.index, entry.stem, {f: entry.files[f] for f in stage.files if f in entry.files}))
-        every = {path: digest for entry in manifest.maps for path, digest in entry.files.items()}
         ctx = PackContext(pack_dir=pack_dir, pack=recipe.pack.name, seed=recipe.pack.seed, maps=maps, files=every, rewrite=force or bool(edited))
         made = exporter.pack_files(ctx)
         restored += [rel for rel in edited if rel in made and rel not in restored]  # a shared one, made again once
         for rel, data in made.items():
             digests[rel] = sha256_bytes(data)
             write_if_changed(pack_dir / rel, data, temp_dir)
-        for rel, digest in on_disk.items():
-            if rel not in made and digest is not None:  # current already (or no map to list)
+        for rel in exporter.pack_outputs():
+            digest = before[rel]
+            if rel not in digests and digest is not None:  # current already (or no map to list)
                 digests[rel] = digest
     return dict(sorted(digests.items())), restored
 
 
 def edited_pack_files(pack_dir: Path, recipe: Recipe, recorded: dict[str, str]) -> list[str]:
     """The pack files on disk that differ from what the last build wrote (`recorded`)."""
-    return [rel for spec in recipe.exporters for rel in _edited(_on_disk(pack_dir, cast(Exporter, spec.params)), recorded)]
+    return _edited(_on_disk(pack_dir, recipe), recorded)
 
 
-def _on_disk(pack_dir: Path, exporter: Exporter) -> dict[str, str | None]:
-    """The sha256 of each of the exporter's pack files on disk (None: not there)."""
-    return {rel: sha256_file(pack_dir / rel) for rel in exporter.pack_outputs()}
+def _on_disk(pack_dir: Path, recipe: Recipe) -> dict[str, str | None]:
+    """The sha256 of each pack file of the recipe's exporters on disk (None: not there), each
+    once however many exporters make it."""
+    paths = dict.fromkeys(rel for spec in recipe.exporters for rel in cast(Exporter, spec.params).pack_outputs())
+    return {rel: sha256_file(pack_dir / rel) for rel in paths}
 
 
 def _edited(on_disk: dict[str, str | None], recorded: dict[str, str]) -> list[str]:

@@ -51,6 +51,7 @@ def verify_pack(manifest_path: Path, workers: int, progress: Callable[[int], Non
                 result.warnings.append(f"{key} differs: maps were built with {built_with.get(key)}, this is {value}; bytes may differ")
     rebuilt: dict[int, Path] = {}
     pack_files: set[str] = set()  # made once per pack from the maps' files (an LDtk project)
+    editors: set[str] = set()  # an editor's own files beside ours (Tiled's session of the project)
     with tempfile.TemporaryDirectory(prefix="pcg-verify-") as tmp:
         for n, (sha, of_recipe) in enumerate(sorted(by_recipe.items())):
             indices = list(of_recipe)
@@ -65,6 +66,7 @@ def verify_pack(manifest_path: Path, workers: int, progress: Callable[[int], Non
                 continue
             recipe = load_recipe(_recipe_path(pack_dir, record.path), text=record.text)
             pack_files.update(rel for spec in recipe.exporters for rel in spec.params.pack_outputs())  # type: ignore[attr-defined]
+            editors.update(rel for spec in recipe.exporters for rel in spec.params.editor_files())  # type: ignore[attr-defined]
             for spec in recipe.stages:
                 # Files a stage reads (rule models, tilesets and their images) live beside the
                 # recipe, not in the manifest: one edited since the build cannot rebuild alike.
@@ -113,7 +115,7 @@ def verify_pack(manifest_path: Path, workers: int, progress: Callable[[int], Non
             if len(by_recipe) == 1 and rebuilt and sha256_file(next(iter(rebuilt.values())) / CONTACT_SHEET) != recorded_sheet:
                 result.problems.append(f"{pack_dir / CONTACT_SHEET} rebuilds differently (or not at all)")
         result.files = len(checked)
-    claimed = {rel for rel, _ in checked} | PACK_FILES | pack_files
+    claimed = {rel for rel, _ in checked} | PACK_FILES | pack_files | editors
     for path in sorted(p for p in pack_dir.rglob("*") if p.is_file()):
         rel = path.relative_to(pack_dir).as_posix()
         # Hidden files other than a build's temporary ones are the desktop's (.DS_Store), not ours.

@@ -15,8 +15,10 @@ no map changed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import sys
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -29,28 +31,44 @@ from pipeline.tiled.read.model import TiledObject
 
 PROJECT_SUFFIX = ".tiled-project"
 OBJECT_TYPES_SUFFIX = ".objecttypes.json"
-# Bump when the project made from the same maps changes: projects on disk are then made again.
+SESSION_SUFFIX = ".tiled-session"  # Tiled's, beside a project it opened
+# Bump when the project made from the same maps changes in a way the sources below do not show.
 PROJECT_FORMAT = 1
-SOURCES = "pcg_sources"
+SOURCES = "pcg_sources"  # project properties: what it was made of,
+OBJECT_TYPES = "pcg_object_types"  # and the sha256 of the object types file written with it
 
 # A member's value when an object leaves the property out: Tiled's own empty values.
 _EMPTY: dict[str, Any] = {"bool": False, "color": "", "file": "", "float": 0, "int": 0, "object": 0, "string": ""}
 
 
 def sources_key(name: str, maps: list[tuple[str, str]]) -> str:
-    """What a project depends on: its name and the (path, sha256) of the maps it is made of."""
-    text = json.dumps([PROJECT_FORMAT, name, maps], separators=(",", ":"))
+    """What a project depends on: its name, the (path, sha256) of the maps it is made of, and the
+    code that makes it from them (a release with another role word or colour makes it again,
+    though no map changed)."""
+    text = json.dumps([PROJECT_FORMAT, _maker(), name, maps], separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def is_current(path: Path, key: str) -> bool:
-    """Whether the project at `path` was made from exactly these maps (it says so)."""
+@functools.cache
+def _maker() -> str:
+    from pipeline.tiled import custom_types, markers
+
+    digest = hashlib.sha256()
+    for module in (sys.modules[__name__], custom_types, markers):
+        digest.update(Path(str(module.__file__)).read_bytes())
+    return digest.hexdigest()
+
+
+def is_current(project: Path, object_types: Path, key: str) -> bool:
+    """Whether the project was made from exactly these maps, and the object types file beside it
+    is the one written with it (the project says both)."""
     try:
-        doc = json.loads(path.read_bytes())
-        recorded = [p.get("value") for p in doc.get("properties", []) if isinstance(p, dict) and p.get("name") == SOURCES]
+        doc = json.loads(project.read_bytes())
+        said = {p.get("name"): p.get("value") for p in doc.get("properties", []) if isinstance(p, dict)}
+        written = hashlib.sha256(object_types.read_bytes()).hexdigest()
     except (OSError, ValueError, AttributeError):
         return False
-    return recorded == [key]
+    return said.get(SOURCES) == key and said.get(OBJECT_TYPES) == written
 
 
 def property_kind(value: PropertyValue) -> str:
@@ -84,11 +102,15 @@ def project_files(name: str, objects: Iterable[TiledObject], key: str) -> dict[s
             if prop in enums and kind == "string":
                 words[enums[prop]].add(str(value))
     typed = {cls: _members(cls, kinds) for cls, kinds in classes.items()}
-    used = {e for members in typed.values() for _, _, e in members if e}
-    enum_types = [enum for enum in ENUMS if enum.name in used]
+    # Every enum a map names (the maps write `propertytype` on each word), so none is unknown
+    # to Tiled, whether or not a member of only words holds it.
+    enum_types = [enum for enum in ENUMS if words[enum.name]]
     clash = sorted({e.name for e in enum_types} & set(classes))
     if clash:
-        raise PipelineError([f"Tiled project {name}: objects of type {clash[0]!r} would have the name of the project's enum {clash[0]}; rename their type"])
+        raise PipelineError([
+            f"Tiled project {name}: objects of type {clash[0]!r} would have the name of the project's enum {clash[0]}:"
+            ' rename their type, or write no project (project = "")'
+        ])
     types: list[dict[str, Any]] = []
     for enum in enum_types:
         extra = sorted(words[enum.name] - set(enum.values) - {""})
@@ -107,16 +129,22 @@ def project_files(name: str, objects: Iterable[TiledObject], key: str) -> dict[s
             "color": argb, "name": cls,
             "properties": [{"name": m, "type": kind, "value": _EMPTY[kind], **({"propertytype": e} if e else {})} for m, kind, e in typed[cls]],
         })
+    object_types_file = _json(object_types)
     project = {
         "automappingRulesFile": "",
         "commands": [],
         "extensionsPath": "extensions",
         "folders": ["."],
         "objectTypesFile": f"{name}{OBJECT_TYPES_SUFFIX}",
-        "properties": [{"name": SOURCES, "type": "string", "value": key}],
+        "properties": [
+            {"name": OBJECT_TYPES, "type": "string", "value": hashlib.sha256(object_types_file).hexdigest()},
+            {"name": SOURCES, "type": "string", "value": key},
+        ],
         "propertyTypes": types,
     }
-    return {PROJECT_SUFFIX: _json(project), OBJECT_TYPES_SUFFIX: _json(object_types)}
+    # The object types file first: a build stopped between the two leaves a project that does
+    # not say it is current.
+    return {OBJECT_TYPES_SUFFIX: object_types_file, PROJECT_SUFFIX: _json(project)}
 
 
 def _members(cls: str, kinds_of: dict[str, set[str]]) -> list[tuple[str, str, str | None]]:

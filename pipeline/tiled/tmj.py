@@ -76,7 +76,7 @@ def tmj_bytes(tmap: TmxMap) -> bytes:
             elif obj.points and not gid:
                 item["polyline"] = [{"x": _number(x), "y": _number(y)} for x, y in polyline_pixels(obj, tmap.tile_width, tmap.tile_height)]
             if obj.properties:
-                item["properties"] = json_properties(obj.properties, enum_members(obj.type))
+                item["properties"] = json_properties(obj.properties, enum_members(obj.type) if tmap.enums else None)
             item.update({
                 "rotation": 0, "type": obj.type, "visible": True,
                 "width": _number(box.get("width", 0)), "x": _number(box["x"]), "y": _number(box["y"]),

@@ -49,6 +49,9 @@ class TmxMap:
     # Tilesets after the first, as (firstgid, tileset, path of its external file or None to embed).
     more_tilesets: list[tuple[int, Tileset, str | None]] = field(default_factory=list)
     chunk: int | None = None  # an infinite map's chunk size (pipeline.tiled.chunks); None: finite
+    # Write each word of an enum (a room's role) with the enum's name, which the pack's Tiled
+    # project declares; without a project a name Tiled does not know would be an error to it.
+    enums: bool = True
 
     def to_bytes(self) -> bytes:
         has_objects = bool(self.objects)
@@ -98,12 +101,13 @@ class TmxMap:
             group = ET.SubElement(root, "objectgroup", {"id": str(len(self.layers) + 1), "name": "objects"})
             gids = self.object_gids or [0] * len(self.objects)
             for object_id, (obj, gid) in enumerate(zip(self.objects, gids), start=1):
-                group.append(object_element(obj, object_id, self.tile_width, self.tile_height, gid))
+                group.append(object_element(obj, object_id, self.tile_width, self.tile_height, gid, self.enums))
         return to_bytes(root, texts)
 
 
-def object_element(obj: MapObject, object_id: int, tile_width: int, tile_height: int, gid: int = 0) -> ET.Element:
-    """A Tiled object; positions and sizes arrive in tiles and are written in pixels."""
+def object_element(obj: MapObject, object_id: int, tile_width: int, tile_height: int, gid: int = 0, enums: bool = True) -> ET.Element:
+    """A Tiled object; positions and sizes arrive in tiles and are written in pixels. `enums`:
+    the words of enums with their enum's name (`TmxMap.enums`)."""
     attrs = {"id": str(object_id), "name": obj.name}
     if obj.type:
         attrs["type"] = obj.type  # Tiled omits an empty type
@@ -116,7 +120,7 @@ def object_element(obj: MapObject, object_id: int, tile_width: int, tile_height:
         attrs["width"] = _number(box["width"])
         attrs["height"] = _number(box["height"])
     node = ET.Element("object", attrs)
-    add_properties(node, obj.properties, enum_members(obj.type))
+    add_properties(node, obj.properties, enum_members(obj.type) if enums else None)
     if box.get("point"):
         ET.SubElement(node, "point")
     elif obj.points and not gid:

@@ -19,7 +19,7 @@ from pipeline.tiled.drawn import FOLDER, as_tileset
 from pipeline.tiled.drawing import LayerSpec
 from pipeline.tiled.profile_rules import profile_objects, profile_tileset
 from pipeline.tiled.profiles import PROFILES, Format, ProfileName, layer_format, resolve
-from pipeline.tiled.project import OBJECT_TYPES_SUFFIX, PROJECT_SUFFIX, is_current, project_files, sources_key
+from pipeline.tiled.project import OBJECT_TYPES_SUFFIX, PROJECT_SUFFIX, SESSION_SUFFIX, is_current, project_files, sources_key
 from pipeline.tiled.read.error import MapFileError
 from pipeline.tiled.read.objects import map_objects
 from pipeline.tiled.tileset import Tileset
@@ -63,7 +63,7 @@ class TiledMapExporter(DrawnMapExporter):
         description=(
             "Also write DIR/PROJECT.tiled-project, a Tiled project declaring a class for each object type the maps hold, with a typed"
             " member for each property, and enums for room roles, door sides and stairs directions (and DIR/PROJECT.objecttypes.json,"
-            ' the same classes for Tiled 1.8). "": no project.'
+            ' the same classes for Tiled 1.8). The maps of one folder share it. "": no project, and the maps name no enum.'
         ),
     )
 
@@ -172,6 +172,10 @@ class TiledMapExporter(DrawnMapExporter):
     def pack_outputs(self) -> list[str]:
         return ([join(self.dir, WORLD_FILE)] if self.world else []) + list(self._project_paths().values())
 
+    def editor_files(self) -> list[str]:
+        # Tiled keeps the state of a project it opened (open maps, folders) in a file beside it.
+        return [join(self.dir, f"{self.project}{SESSION_SUFFIX}")] if self.project else []
+
     def shared_pack_outputs(self) -> list[str]:
         # The project is its folder's: made from every TMX and TMJ map there, whichever stage
         # wrote it, so a .tmx and a .tmj exporter writing into one folder write it alike.
@@ -188,8 +192,7 @@ class TiledMapExporter(DrawnMapExporter):
         maps = sorted((path, digest) for path, digest in ctx.files.items() if posixpath.dirname(path) == folder and path.endswith((".tmx", ".tmj")))
         if paths and maps:
             key = sources_key(self.project, maps)
-            current = is_current(ctx.pack_dir / paths[PROJECT_SUFFIX], key) and (ctx.pack_dir / paths[OBJECT_TYPES_SUFFIX]).is_file()
-            if ctx.rewrite or not current:
+            if ctx.rewrite or not is_current(ctx.pack_dir / paths[PROJECT_SUFFIX], ctx.pack_dir / paths[OBJECT_TYPES_SUFFIX], key):
                 objects = []
                 for path, _ in maps:
                     try:
@@ -254,6 +257,7 @@ class TiledMapExporter(DrawnMapExporter):
             compression=compression,  # type: ignore[arg-type]
             more_tilesets=more,
             chunk=self.chunk if self.infinite else None,
+            enums=bool(self.project),
         )
         files.update({join(self.dir, f"{ctx.stem}.{self.format}"): self.write_map(tmap), sheet_path: built.png})
         if not self._embedded:

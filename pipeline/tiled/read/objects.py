@@ -27,26 +27,25 @@ def map_objects(path: Path) -> list[TiledObject]:
     data = path.read_bytes()
     if b"<map" not in data[:512]:
         raise MapFileError(f"{path} is not a Tiled TMX map")
-    # Tiled writes no element inside another of its own name: each object layer outside the
-    # tilesets (whose tiles hold objects too: collision shapes) is found by its tags, in one
-    # pass, and parsed alone; the layers' data between them never is. A comment or CDATA
-    # (never written by Tiled) could hide a tag: such a file is parsed whole.
+    # Tiled writes no element inside another of its own name, nor comments or CDATA: each object
+    # layer outside the tilesets (whose tiles hold objects too: collision shapes) is found by
+    # its tags, in one pass, and parsed alone; the layers' data between them never is. A file
+    # not written so (a comment that could hide a tag, a tag Tiled would not write) is parsed
+    # whole instead, which also tells what is wrong with a broken one.
     found: list[TiledObject] = []
     at = 0
     while (tag := _TAGS.search(data, at)) is not None:
         name = tag.group(1)
-        if name.startswith(b"!"):
-            return _streamed(path, dropped)
         opened = data.find(b">", tag.end())
         close = b"</" + name + b">"
         end = opened + 1 if data[opened - 1 : opened] == b"/" else data.find(close, opened) + len(close)
-        if opened < 0 or end < len(close):
-            raise MapFileError(f"{path} is not a Tiled TMX map (an unclosed <{name.decode()}>)")
+        if name.startswith(b"!") or opened < 0 or end < len(close) or data.find(b"<!", tag.start(), end) >= 0:
+            return _streamed(path, dropped)
         if name == b"objectgroup":
             try:
                 layer = ET.fromstring(data[tag.start() : end])
-            except ET.ParseError as exc:
-                raise MapFileError(f"{path} is not a Tiled TMX map (XML error in an object layer: {exc})") from None
+            except ET.ParseError:
+                return _streamed(path, dropped)
             found += [tmx.read_object(node, dropped) for node in layer.iter("object")]
         at = end
     return found
