@@ -51,6 +51,8 @@ def sources_key(name: str, maps: list[tuple[str, str]]) -> str:
 
 @functools.cache
 def _maker() -> str:
+    """The sha256 of the code that makes a project from maps: this module, the enums and their
+    words, and the classes' colours (the previews' marker colours)."""
     from pipeline.tiled import custom_types, markers
 
     digest = hashlib.sha256()
