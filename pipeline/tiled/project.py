@@ -26,7 +26,7 @@ from pipeline.errors import PipelineError
 from pipeline.level import ObjectRef, PropertyValue
 from pipeline.tiled.custom_types import ENUMS, enum_members
 from pipeline.tiled.markers import colour
-from pipeline.tiled.properties import property_type
+from pipeline.tiled.properties import enum_of, property_type
 from pipeline.tiled.read.model import TiledObject
 
 PROJECT_SUFFIX = ".tiled-project"
@@ -99,10 +99,9 @@ def project_files(name: str, objects: Iterable[TiledObject], key: str) -> dict[s
         members = classes.setdefault(obj.cls, {})
         enums = enum_members(obj.cls)
         for prop, value in obj.properties.items():
-            kind = property_kind(value)
-            members.setdefault(prop, set()).add(kind)
-            if prop in enums and kind == "string":
-                words[enums[prop]].add(str(value))
+            members.setdefault(prop, set()).add(property_kind(value))
+            if enum := enum_of(prop, value, enums):
+                words[enum].add(str(value))
     typed = {cls: _members(cls, kinds) for cls, kinds in classes.items()}
     # Every enum a map names (the maps write `propertytype` on each word), so none is unknown
     # to Tiled, whether or not a member of only words holds it.

@@ -37,6 +37,15 @@ def property_text(value: PropertyValue) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+def enum_of(name: str, value: PropertyValue, enums: Mapping[str, str] | None) -> str | None:
+    """The Tiled enum whose word the property `name` holds (its `propertytype`), given `enums`
+    (the properties of its object that hold one, by the enum's name): only a plain string is a
+    word; None for any other property or value."""
+    if enums and name in enums and isinstance(value, str) and property_type(value) is None:
+        return enums[name]
+    return None
+
+
 def json_properties(properties: Mapping[str, PropertyValue], enums: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """Tiled JSON's property list, sorted by name as Tiled sorts it. `enums`: the properties that
     hold a word of a Tiled enum, by the enum's name (its `propertytype`)."""
@@ -44,7 +53,7 @@ def json_properties(properties: Mapping[str, PropertyValue], enums: Mapping[str,
     for name in sorted(properties):
         value = properties[name]
         kind = property_type(value) or "string"
-        enum = enums.get(name) if enums and kind == "string" and isinstance(value, str) else None
+        enum = enum_of(name, value, enums)
         if isinstance(value, Color):
             shown: Any = value.argb()
         elif kind in ("string", "file"):

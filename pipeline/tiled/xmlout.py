@@ -8,7 +8,7 @@ from typing import Mapping, Sequence
 
 from pipeline.errors import PipelineError
 from pipeline.level import NOT_XML, PropertyValue
-from pipeline.tiled.properties import property_text, property_type
+from pipeline.tiled.properties import enum_of, property_text, property_type
 
 
 def add_properties(parent: ET.Element, properties: Mapping[str, PropertyValue], enums: Mapping[str, str] | None = None) -> None:
@@ -23,8 +23,8 @@ def add_properties(parent: ET.Element, properties: Mapping[str, PropertyValue], 
         kind = property_type(value)
         if kind:
             attrs["type"] = kind
-        elif enums and name in enums and isinstance(value, str):
-            attrs["propertytype"] = enums[name]
+        elif enum := enum_of(name, value, enums):
+            attrs["propertytype"] = enum
         text = property_text(value)
         if "\n" in text:
             ET.SubElement(node, "property", attrs).text = text  # Tiled writes multi-line strings as text
